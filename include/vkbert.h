@@ -1,0 +1,207 @@
+/*
+ * vkbert: BERT-style transformer attention on any GPU through Vulkan compute.
+ *
+ * The only public header. Every call returns a vkbert_status; on failure the context keeps a
+ * message (vkbert_last_error). The library never aborts and never prints.
+ *
+ * Layout conventions: tensors are float32, row-major, shapes outermost first. Weights use
+ * PyTorch's nn.Linear layout, W[out][in], so a linear layer is y = x * W^T + b.
+ */
+#ifndef VKBERT_H
+#define VKBERT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(VKBERT_BUILDING_LIBRARY) && defined(__GNUC__)
+#define VKBERT_API __attribute__((visibility("default")))
+#else
+#define VKBERT_API
+#endif
+
+#define VKBERT_VERSION_MAJOR 0
+#define VKBERT_VERSION_MINOR 1
+#define VKBERT_VERSION_PATCH 0
+
+typedef enum vkbert_status {
+    VKBERT_OK = 0,
+    VKBERT_ERROR_INVALID_ARGUMENT, /* a NULL pointer, a bad shape, an inconsistent option */
+    VKBERT_ERROR_NO_VULKAN,        /* no Vulkan loader, or no driver behind it */
+    VKBERT_ERROR_NO_DEVICE,        /* no device matches, or none is usable (needs Vulkan 1.1) */
+    VKBERT_ERROR_DEVICE_LIMIT,     /* the shape needs more than the device allows */
+    VKBERT_ERROR_OUT_OF_MEMORY,    /* host or device memory ran out */
+    VKBERT_ERROR_VULKAN,           /* a Vulkan call failed; the message names it */
+    VKBERT_ERROR_VALIDATION,       /* the validation layer reported a message (tests only) */
+} vkbert_status;
+
+/* A constant name for a status, such as "VKBERT_ERROR_DEVICE_LIMIT". */
+VKBERT_API const char *vkbert_status_name(vkbert_status status);
+
+/* ---------------------------------------------------------------- devices and context ---- */
+
+typedef enum vkbert_device_type {
+    VKBERT_DEVICE_OTHER = 0,
+    VKBERT_DEVICE_INTEGRATED_GPU = 1,
+    VKBERT_DEVICE_DISCRETE_GPU = 2,
+    VKBERT_DEVICE_VIRTUAL_GPU = 3,
+    VKBERT_DEVICE_CPU = 4,
+} vkbert_device_type;
+
+typedef struct vkbert_device_info {
+    char name[256];
+    char driver[256]; /* driver name and version string */
+    vkbert_device_type type;
+    uint32_t api_version;        /* VK_MAKE_API_VERSION packed */
+    uint64_t device_local_bytes; /* size of the largest device-local heap */
+    uint32_t subgroup_size;
+    uint32_t shared_memory_bytes; /* maxComputeSharedMemorySize */
+    uint32_t max_storage_buffer_range;
+    uint32_t max_storage_buffers; /* per stage */
+    uint32_t max_workgroup_invocations;
+    int fp16_storage;    /* storageBuffer16BitAccess */
+    int fp16_arithmetic; /* shaderFloat16 */
+    int usable;          /* Vulkan 1.1 and a compute queue */
+} vkbert_device_info;
+
+/* A short name of a device type: "discrete", "integrated", "virtual", "cpu", "other". */
+VKBERT_API const char *vkbert_device_type_name(vkbert_device_type type);
+
+/* Lists the Vulkan devices. Writes up to `capacity` entries and sets *count to the number of
+ * devices. On failure the message is in vkbert_last_error(NULL). */
+VKBERT_API vkbert_status vkbert_list_devices(vkbert_device_info *infos, uint32_t capacity,
+                                             uint32_t *count);
+
+typedef struct vkbert_context vkbert_context;
+
+typedef struct vkbert_context_options {
+    /* Device: a decimal index or a substring of the device name. NULL or "" means the
+     * environment variable VKBERT_DEVICE, else the first discrete GPU, then integrated, then
+     * virtual, then CPU. */
+    const char *device;
+    /* Enables VK_LAYER_KHRONOS_validation with synchronization validation. Messages are
+     * counted (vkbert_validation_messages), and a call during which one arrived fails with
+     * VKBERT_ERROR_VALIDATION. Also enabled by the environment variable VKBERT_VALIDATION=1. */
+    int validation;
+    /* Records timestamp queries around each dispatch (vkbert_attention_timings). */
+    int timestamps;
+} vkbert_context_options;
+
+/* Creates a context: instance, device, compute queue, pipeline cache, memory. `options` may
+ * be NULL. On failure *out is NULL and the message is in vkbert_last_error(NULL). */
+VKBERT_API vkbert_status vkbert_context_create(const vkbert_context_options *options,
+                                               vkbert_context **out);
+VKBERT_API void vkbert_context_destroy(vkbert_context *ctx);
+
+/* The message of the last failed call on `ctx`, or of the last failed call without a context
+ * (context creation, device listing) in this thread when `ctx` is NULL. Never NULL. */
+VKBERT_API const char *vkbert_last_error(const vkbert_context *ctx);
+
+/* The device the context runs on. */
+VKBERT_API vkbert_status vkbert_context_device(const vkbert_context *ctx, vkbert_device_info *info);
+
+/* Number of validation messages so far; the text of the first is copied to `first` if given. */
+VKBERT_API uint32_t vkbert_validation_messages(const vkbert_context *ctx, char *first,
+                                               size_t first_size);
+
+/* ---------------------------------------------------------------- device tensors ----------- */
+
+#define VKBERT_MAX_DIMS 4
+
+/* A float32 tensor in device memory, for keeping activations on the GPU between calls. */
+typedef struct vkbert_tensor vkbert_tensor;
+
+VKBERT_API vkbert_status vkbert_tensor_create(vkbert_context *ctx, int ndim, const int64_t *shape,
+                                              vkbert_tensor **out);
+VKBERT_API void vkbert_tensor_destroy(vkbert_context *ctx, vkbert_tensor *tensor);
+/* Copies `count` floats (must equal the element count) between host and device. */
+VKBERT_API vkbert_status vkbert_tensor_write(vkbert_context *ctx, vkbert_tensor *tensor,
+                                             const float *data, size_t count);
+VKBERT_API vkbert_status vkbert_tensor_read(vkbert_context *ctx, const vkbert_tensor *tensor,
+                                            float *data, size_t count);
+/* The shape; returns ndim. `shape` may be NULL. */
+VKBERT_API int vkbert_tensor_shape(const vkbert_tensor *tensor, int64_t shape[VKBERT_MAX_DIMS]);
+
+/* ---------------------------------------------------------------- the attention layer ------ */
+
+/* Host weights in PyTorch's layout: *_weight is [E][E] = [out][in], *_bias is [E]. */
+typedef struct vkbert_attention_weights {
+    const float *q_weight, *q_bias;
+    const float *k_weight, *k_bias;
+    const float *v_weight, *v_bias;
+    const float *out_weight, *out_bias;
+} vkbert_attention_weights;
+
+typedef enum vkbert_dtype {
+    VKBERT_DTYPE_FLOAT32 = 0,
+    VKBERT_DTYPE_BOOL = 1, /* one byte, 0 or 1 */
+    VKBERT_DTYPE_UINT8 = 2,
+    VKBERT_DTYPE_INT32 = 3,
+    VKBERT_DTYPE_INT64 = 4,
+} vkbert_dtype;
+
+/* An attention mask: 0 means masked, anything else means keep. Accepted shapes, for input
+ * [B,S,E] and H heads:
+ *   [S]                   shared key padding
+ *   [B,S] or [B,1,1,S]    key padding (the usual BERT attention_mask)
+ *   [B,S,S] or [B,1,S,S]  per query
+ *   [B,H,S,S]             per head
+ *   [S,S]                 shared by the batch (for example causal or banded)
+ * and any 4-D shape whose dimensions are each 1 or full, as torch broadcasts to [B,H,S,S].
+ * A 2-D mask that fits both [B,S] and [S,S] (B == S) is read as [S,S], as torch reads it;
+ * pass [B,1,1,S] to mean key padding. A query row whose keys are all masked gets the zero
+ * vector as attention output, so its y is out_bias. */
+typedef struct vkbert_mask {
+    const void *data;
+    vkbert_dtype dtype;
+    int ndim;
+    int64_t shape[VKBERT_MAX_DIMS];
+} vkbert_mask;
+
+typedef struct vkbert_attention_options {
+    int causal;    /* also mask keys j > i */
+    float dropout; /* training-mode dropout on the attention weights, 0 <= p <= 1; 0 = eval */
+    uint64_t seed; /* Philox4x32-10 key: the same seed gives the same result on every device */
+} vkbert_attention_options;
+
+typedef struct vkbert_attention vkbert_attention;
+
+/* Uploads the weights of a layer with embedding size E and H heads (E % H == 0). */
+VKBERT_API vkbert_status vkbert_attention_create(vkbert_context *ctx, int embed_dim, int num_heads,
+                                                 const vkbert_attention_weights *weights,
+                                                 vkbert_attention **out);
+VKBERT_API void vkbert_attention_destroy(vkbert_attention *layer);
+
+/* y = attention(x) with device tensors: x and y are [B,S,E]; `mask` is NULL or a float32
+ * tensor of one of the mask shapes above (0 = masked); `options` may be NULL (eval, no
+ * causal). The first call with a shape records a command buffer; later calls replay it. */
+VKBERT_API vkbert_status vkbert_attention_forward(vkbert_attention *layer, const vkbert_tensor *x,
+                                                  const vkbert_tensor *mask,
+                                                  const vkbert_attention_options *options,
+                                                  vkbert_tensor *y);
+
+/* The same with host arrays: x and y are [B][S][E] floats; `mask` may be NULL. */
+VKBERT_API vkbert_status vkbert_attention_forward_host(vkbert_attention *layer, int batch,
+                                                       int seq_len, const float *x,
+                                                       const vkbert_mask *mask,
+                                                       const vkbert_attention_options *options,
+                                                       float *y);
+
+typedef struct vkbert_timing {
+    const char *name; /* the dispatch, such as "qkv_projection" */
+    double milliseconds;
+} vkbert_timing;
+
+/* Per-dispatch GPU times of the last forward, when the context was made with timestamps.
+ * Writes up to `capacity` entries and sets *count. */
+VKBERT_API vkbert_status vkbert_attention_timings(const vkbert_attention *layer,
+                                                  vkbert_timing *timings, uint32_t capacity,
+                                                  uint32_t *count);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

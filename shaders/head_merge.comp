@@ -1,0 +1,28 @@
+#version 450
+// Head merge: O [B,H,S,Dp] -> [B*S, ld] with column h*D + d. One invocation per output
+// element, so writes are contiguous.
+#extension GL_GOOGLE_include_directive : require
+// Before the include: gl_WorkGroupSize is a constant (1,1,1) until this line.
+layout(local_size_x_id = 0) in;
+#include "common.glsl"
+
+
+layout(std430, binding = 0) readonly buffer Heads { float heads[]; };
+layout(std430, binding = 1) writeonly buffer Merged { float merged[]; };
+
+layout(push_constant) uniform Push {
+    uint B, S, H, D;
+    uint ld;  // row pitch of merged in floats
+    uint dp;  // row pitch of a head block
+} p;
+
+void main()
+{
+    uint e = p.H * p.D;
+    uint idx = flat_invocation();
+    if (idx >= p.B * p.S * e) return;
+    uint m = idx / e, col = idx % e;
+    uint h = col / p.D, d = col % p.D;
+    uint b = m / p.S, s = m % p.S;
+    merged[m * p.ld + col] = heads[((b * p.H + h) * p.S + s) * p.dp + d];
+}

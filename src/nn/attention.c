@@ -1,0 +1,264 @@
+/* The attention layer: weights repacked at load, masks resolved to strides, forward passes
+ * through per-shape plans. */
+#include "nn/attention.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Weights are stored transposed, [in][out] with a padded row, the layout the matmul reads
+ * as B [K,N] with contiguous vec4 columns. */
+static void transpose_padded(const float *w, uint32_t e, uint32_t pitch, float *out)
+{
+    for (uint32_t in = 0; in < e; in++)
+        for (uint32_t o = 0; o < pitch; o++)
+            out[(size_t)in * pitch + o] = o < e ? w[(size_t)o * e + in] : 0.0f;
+}
+
+static vkbert_status check_finite(vkbert_context *ctx, const float *data, size_t count,
+                                  const char *name)
+{
+    for (size_t i = 0; i < count; i++)
+        if (!isfinite(data[i]))
+            return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "%s[%zu] is not finite", name, i);
+    return VKBERT_OK;
+}
+
+static vkbert_status upload_weights(vkbert_attention *layer, const vkbert_attention_weights *w)
+{
+    vkbert_context *ctx = layer->ctx;
+    uint32_t e = layer->embed_dim, ep = layer->pitch;
+    const float *weights[4] = {w->q_weight, w->k_weight, w->v_weight, w->out_weight};
+    const float *biases[4] = {w->q_bias, w->k_bias, w->v_bias, w->out_bias};
+    static const char *names[4][2] = {{"q_weight", "q_bias"},
+                                      {"k_weight", "k_bias"},
+                                      {"v_weight", "v_bias"},
+                                      {"out_weight", "out_bias"}};
+    for (int z = 0; z < 4; z++) {
+        if (!weights[z] || !biases[z])
+            return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "%s is NULL",
+                            weights[z] ? names[z][1] : names[z][0]);
+        vkbert_status status = check_finite(ctx, weights[z], (size_t)e * e, names[z][0]);
+        if (!status) status = check_finite(ctx, biases[z], e, names[z][1]);
+        if (status) return status;
+    }
+    float *packed = malloc(layer->weight_block);
+    if (!packed) return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    vkbert_status status = VKBERT_OK;
+    for (int z = 0; z < 4 && !status; z++) {
+        transpose_padded(weights[z], e, ep, packed);
+        status = vkb_buffer_upload(ctx, &layer->weights, layer->weight_block * z, packed,
+                                   (uint64_t)e * ep * 4);
+        memset(packed, 0, ep * 4);
+        memcpy(packed, biases[z], e * 4);
+        if (!status)
+            status = vkb_buffer_upload(ctx, &layer->biases, layer->bias_block * z, packed, ep * 4);
+    }
+    free(packed);
+    return status;
+}
+
+vkbert_status vkb_attention_new(vkbert_context *ctx, int embed_dim, int num_heads,
+                                const vkbert_attention_weights *weights, vkbert_attention **out)
+{
+    *out = NULL;
+    if (embed_dim < 1 || num_heads < 1 || embed_dim % num_heads)
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "embed_dim %d must be a positive multiple of num_heads %d", embed_dim,
+                        num_heads);
+    if (embed_dim > 65536)
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "embed_dim %d is too large", embed_dim);
+    vkbert_attention *layer = calloc(1, sizeof *layer);
+    if (!layer) return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    layer->ctx = ctx;
+    layer->embed_dim = (uint32_t)embed_dim;
+    layer->heads = (uint32_t)num_heads;
+    layer->head_dim = layer->embed_dim / layer->heads;
+    layer->pitch = vkb_pitch(layer->embed_dim);
+    layer->head_pitch = vkb_pitch(layer->head_dim);
+    uint64_t weight_bytes = (uint64_t)layer->embed_dim * layer->pitch * 4;
+    layer->weight_block = (weight_bytes + 255) / 256 * 256;
+    layer->bias_block = ((uint64_t)layer->pitch * 4 + 255) / 256 * 256;
+    vkbert_status status = vkb_check_range(ctx, weight_bytes, "one weight matrix");
+    if (!status) status = vkb_buffer_create(ctx, 4 * layer->weight_block, &layer->weights);
+    if (!status) status = vkb_buffer_create(ctx, 4 * layer->bias_block, &layer->biases);
+    if (!status) status = upload_weights(layer, weights);
+    if (status) {
+        vkb_attention_free(layer);
+        return status;
+    }
+    *out = layer;
+    return VKBERT_OK;
+}
+
+void vkb_attention_free(vkbert_attention *layer)
+{
+    if (!layer) return;
+    for (uint32_t i = 0; i < layer->plan_count; i++)
+        attention_plan_free(layer, layer->plans[i]);
+    vkb_buffer_destroy(layer->ctx, &layer->weights);
+    vkb_buffer_destroy(layer->ctx, &layer->biases);
+    free(layer);
+}
+
+/* ---- masks ---- */
+
+static void describe_shape(int ndim, const int64_t *shape, char *out, size_t size)
+{
+    int n = snprintf(out, size, "[");
+    for (int i = 0; i < ndim && n > 0 && (size_t)n < size; i++)
+        n += snprintf(out + n, size - n, i ? ", %lld" : "%lld", (long long)shape[i]);
+    if (n > 0 && (size_t)n < size) snprintf(out + n, size - n, "]");
+}
+
+vkbert_status attention_mask_strides(vkbert_context *ctx, int ndim, const int64_t *shape,
+                                     uint32_t batch, uint32_t heads, uint32_t seq_len,
+                                     uint32_t stride[4])
+{
+    int64_t s = seq_len, full[4] = {batch, heads, s, s}, dims[4] = {1, 1, 1, 1};
+    if (ndim == 1) {
+        dims[3] = shape[0];
+    } else if (ndim == 2 && shape[0] == s && shape[1] == s) {
+        dims[2] = shape[0], dims[3] = shape[1]; /* [S,S], as torch reads it */
+    } else if (ndim == 2) {
+        dims[0] = shape[0], dims[3] = shape[1]; /* [B,S] key padding */
+    } else if (ndim == 3) {
+        dims[0] = shape[0], dims[2] = shape[1], dims[3] = shape[2];
+    } else if (ndim == 4) {
+        memcpy(dims, shape, sizeof dims);
+    }
+    bool fits = ndim >= 1 && ndim <= 4;
+    for (int i = 0; i < 4 && fits; i++)
+        fits = dims[i] == 1 || dims[i] == full[i];
+    if (!fits) {
+        char got[96], want[96];
+        describe_shape(ndim, shape, got, sizeof got);
+        describe_shape(4, full, want, sizeof want);
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "mask shape %s does not broadcast to [B, H, S, S] = %s", got, want);
+    }
+    /* Element strides of the padded tensor: the last dimension is contiguous, rows pitched. */
+    uint64_t step = vkb_pitch((uint64_t)shape[ndim - 1]);
+    uint64_t dense[4];
+    dense[3] = 1;
+    for (int i = 2; i >= 0; i--)
+        dense[i] = (i == 2 ? step : dense[i + 1] * (uint64_t)dims[i + 1]);
+    for (int i = 0; i < 4; i++)
+        stride[i] = dims[i] == 1 ? 0 : (uint32_t)dense[i];
+    return VKBERT_OK;
+}
+
+/* ---- forward ---- */
+
+static vkbert_status check_activation(vkbert_attention *layer, const vkbert_tensor *t,
+                                      const char *name)
+{
+    if (t->ndim != 3 || t->shape[2] != layer->embed_dim)
+        return vkb_fail(layer->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "%s must be [B, S, %u]; it has %d dimensions, the last %lld", name,
+                        layer->embed_dim, t->ndim, (long long)t->shape[t->ndim - 1]);
+    return VKBERT_OK;
+}
+
+vkbert_status vkb_attention_forward(vkbert_attention *layer, const vkbert_tensor *x,
+                                    const vkbert_tensor *mask,
+                                    const vkbert_attention_options *options, vkbert_tensor *y)
+{
+    vkbert_context *ctx = layer->ctx;
+    vkbert_status status = check_activation(layer, x, "x");
+    if (!status) status = check_activation(layer, y, "y");
+    if (status) return status;
+    if (x->shape[0] != y->shape[0] || x->shape[1] != y->shape[1])
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "x and y must have the same shape");
+    uint32_t batch = (uint32_t)x->shape[0], seq_len = (uint32_t)x->shape[1];
+    attention_binding bind;
+    memset(&bind, 0, sizeof bind);
+    bind.x_id = x->id;
+    bind.y_id = y->id;
+    if (mask) {
+        bind.mask_id = mask->id;
+        status = attention_mask_strides(ctx, mask->ndim, mask->shape, batch, layer->heads, seq_len,
+                                        bind.mask_stride);
+        if (status) return status;
+    }
+    if (options) {
+        if (!(options->dropout >= 0.0f && options->dropout <= 1.0f))
+            return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "dropout %g is outside [0, 1]",
+                            (double)options->dropout);
+        bind.causal = options->causal != 0;
+        bind.dropout = options->dropout;
+        bind.seed = options->dropout > 0.0f ? options->seed : 0;
+    }
+    attention_plan *plan;
+    status = attention_plan_get(layer, batch, seq_len, &plan);
+    if (status) return status;
+    return attention_plan_run(layer, plan, x, mask, &bind, y);
+}
+
+static float mask_value(const vkbert_mask *mask, size_t i)
+{
+    switch (mask->dtype) {
+    case VKBERT_DTYPE_FLOAT32:
+        return ((const float *)mask->data)[i] != 0.0f;
+    case VKBERT_DTYPE_INT32:
+        return ((const int32_t *)mask->data)[i] != 0;
+    case VKBERT_DTYPE_INT64:
+        return ((const int64_t *)mask->data)[i] != 0;
+    default: /* bool and uint8: one byte */
+        return ((const uint8_t *)mask->data)[i] != 0;
+    }
+}
+
+/* Converts the host mask to 0/1 floats in the plan's mask tensor of the same shape. */
+static vkbert_status upload_mask(vkbert_attention *layer, attention_plan *plan,
+                                 const vkbert_mask *mask)
+{
+    vkbert_context *ctx = layer->ctx;
+    if (!mask->data || mask->ndim < 1 || mask->ndim > 4 || mask->dtype < VKBERT_DTYPE_FLOAT32 ||
+        mask->dtype > VKBERT_DTYPE_INT64)
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "mask needs data, 1 to 4 dimensions and a known dtype");
+    vkbert_tensor *t = plan->host_mask;
+    if (t && (t->ndim != mask->ndim ||
+              memcmp(t->shape, mask->shape, (size_t)mask->ndim * sizeof *mask->shape))) {
+        vkb_tensor_free(ctx, t);
+        t = plan->host_mask = NULL;
+    }
+    if (!t) {
+        vkbert_status status = vkb_tensor_new(ctx, mask->ndim, mask->shape, &plan->host_mask);
+        if (status) return status;
+        t = plan->host_mask;
+    }
+    size_t count = vkb_tensor_count(t);
+    float *values = malloc(count * sizeof *values);
+    if (!values) return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    for (size_t i = 0; i < count; i++)
+        values[i] = mask_value(mask, i);
+    vkbert_status status = vkb_tensor_write(ctx, t, values);
+    free(values);
+    return status;
+}
+
+vkbert_status vkb_attention_forward_host(vkbert_attention *layer, int batch, int seq_len,
+                                         const float *x, const vkbert_mask *mask,
+                                         const vkbert_attention_options *options, float *y)
+{
+    vkbert_context *ctx = layer->ctx;
+    if (batch < 1 || seq_len < 1 || !x || !y)
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "batch and seq_len must be positive and x, y non-NULL");
+    attention_plan *plan;
+    vkbert_status status = attention_plan_get(layer, (uint32_t)batch, (uint32_t)seq_len, &plan);
+    if (status) return status;
+    int64_t shape[3] = {batch, seq_len, layer->embed_dim};
+    if (!plan->host_x) status = vkb_tensor_new(ctx, 3, shape, &plan->host_x);
+    if (!status && !plan->host_y) status = vkb_tensor_new(ctx, 3, shape, &plan->host_y);
+    if (!status && mask) status = upload_mask(layer, plan, mask);
+    if (!status) status = vkb_tensor_write(ctx, plan->host_x, x);
+    if (!status)
+        status = vkb_attention_forward(layer, plan->host_x, mask ? plan->host_mask : NULL, options,
+                                       plan->host_y);
+    if (!status) status = vkb_tensor_read(ctx, plan->host_y, y);
+    return status;
+}

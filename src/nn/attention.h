@@ -1,0 +1,78 @@
+/* The attention layer as a plan of ops: QKV projections, head split, Q*K^T, masked softmax
+ * with dropout, P*V, head merge, output projection. */
+#ifndef VKBERT_NN_ATTENTION_H
+#define VKBERT_NN_ATTENTION_H
+
+#include "ops/ops.h"
+#include "tensor.h"
+
+#define ATTENTION_DISPATCHES 11
+#define ATTENTION_MAX_PLANS 8
+
+/* What a recorded command buffer depends on beyond the shape. Compared bytewise. */
+typedef struct attention_binding {
+    uint64_t x_id, y_id, mask_id;
+    uint32_t mask_stride[4];
+    uint32_t causal;
+    float dropout;
+    uint64_t seed;
+} attention_binding;
+
+typedef struct attention_plan {
+    uint32_t batch, seq_len;
+    vkb_buffer qkv;                  /* [3][B*S][Ep]: Q, K, V rows, each block 256-byte aligned */
+    vkb_buffer heads;                /* [3][B,H,S,Dp] */
+    vkb_buffer scores;               /* [B,H,S,Sp] */
+    vkb_buffer context;              /* P*V, [B,H,S,Dp] */
+    vkb_buffer merged;               /* [B*S][Ep] */
+    uint64_t qkv_block, heads_block; /* bytes between the Q, K, V blocks */
+    VkDescriptorPool pool;
+    VkCommandBuffer cmd;
+    VkQueryPool queries;
+    vkb_dispatch dispatches[ATTENTION_DISPATCHES];
+    uint32_t dispatch_count;
+    bool recorded;
+    attention_binding binding;
+    /* Tensors of the host-array path, made on its first use with this shape. */
+    vkbert_tensor *host_x, *host_y, *host_mask;
+} attention_plan;
+
+struct vkbert_attention {
+    vkbert_context *ctx;
+    uint32_t embed_dim, heads, head_dim;
+    uint32_t pitch;      /* embed_dim rounded up to 4 */
+    uint32_t head_pitch; /* head_dim rounded up to 4 */
+    vkb_buffer weights;  /* [4][E][Ep]: W_q^T, W_k^T, W_v^T, W_o^T (in x out) */
+    vkb_buffer biases;   /* [4][Ep] */
+    uint64_t weight_block, bias_block;
+    attention_plan *plans[ATTENTION_MAX_PLANS];
+    uint32_t plan_count;
+    uint32_t last_plan; /* index into plans of the last forward, for timings */
+    vkbert_timing timings[ATTENTION_DISPATCHES];
+    uint32_t timing_count;
+};
+
+vkbert_status vkb_attention_new(vkbert_context *ctx, int embed_dim, int num_heads,
+                                const vkbert_attention_weights *weights, vkbert_attention **out);
+void vkb_attention_free(vkbert_attention *layer);
+vkbert_status vkb_attention_forward(vkbert_attention *layer, const vkbert_tensor *x,
+                                    const vkbert_tensor *mask,
+                                    const vkbert_attention_options *options, vkbert_tensor *y);
+vkbert_status vkb_attention_forward_host(vkbert_attention *layer, int batch, int seq_len,
+                                         const float *x, const vkbert_mask *mask,
+                                         const vkbert_attention_options *options, float *y);
+
+/* The plan for this shape, made on first use (evicting the oldest when full). */
+vkbert_status attention_plan_get(vkbert_attention *layer, uint32_t batch, uint32_t seq_len,
+                                 attention_plan **out);
+void attention_plan_free(vkbert_attention *layer, attention_plan *plan);
+/* Records (when the binding changed) and runs one forward, then reads the timings. */
+vkbert_status attention_plan_run(vkbert_attention *layer, attention_plan *plan,
+                                 const vkbert_tensor *x, const vkbert_tensor *mask,
+                                 const attention_binding *binding, vkbert_tensor *y);
+/* Resolves a mask shape to element strides over (b, h, i, j) of its padded tensor. */
+vkbert_status attention_mask_strides(vkbert_context *ctx, int ndim, const int64_t *shape,
+                                     uint32_t batch, uint32_t heads, uint32_t seq_len,
+                                     uint32_t stride[4]);
+
+#endif

@@ -1,0 +1,305 @@
+/* A plan: the attention layer for one (batch, sequence) shape. Its activation buffers and
+ * descriptor pool are made once; its command buffer is recorded once per binding (tensors,
+ * mask form, flags) and replayed on every later call. */
+#include "nn/attention.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t align256(uint64_t bytes)
+{
+    return (bytes + 255) / 256 * 256;
+}
+
+static vkbert_status create_buffers(vkbert_attention *layer, attention_plan *plan)
+{
+    vkbert_context *ctx = layer->ctx;
+    uint64_t m = (uint64_t)plan->batch * plan->seq_len;
+    uint64_t bh = (uint64_t)plan->batch * layer->heads;
+    uint64_t rows_bytes = m * layer->pitch * 4;
+    uint64_t head_bytes = bh * plan->seq_len * layer->head_pitch * 4;
+    uint64_t score_bytes = bh * plan->seq_len * vkb_pitch(plan->seq_len) * 4;
+    vkbert_status status = vkb_check_range(ctx, rows_bytes, "the projected rows");
+    if (!status) status = vkb_check_range(ctx, head_bytes, "the heads");
+    if (!status)
+        status =
+            vkb_check_range(ctx, score_bytes, "the attention scores (batch x heads x seq x seq)");
+    if (status) return status;
+    plan->qkv_block = align256(rows_bytes);
+    plan->heads_block = align256(head_bytes);
+    status = vkb_buffer_create(ctx, 3 * plan->qkv_block, &plan->qkv);
+    if (!status) status = vkb_buffer_create(ctx, 3 * plan->heads_block, &plan->heads);
+    if (!status) status = vkb_buffer_create(ctx, score_bytes, &plan->scores);
+    if (!status) status = vkb_buffer_create(ctx, head_bytes, &plan->context);
+    if (!status) status = vkb_buffer_create(ctx, rows_bytes, &plan->merged);
+    return status;
+}
+
+static vkbert_status create_command_objects(vkbert_context *ctx, attention_plan *plan)
+{
+    vkbert_status status =
+        vkb_descriptor_pool(ctx, ATTENTION_DISPATCHES, 4 * ATTENTION_DISPATCHES, &plan->pool);
+    if (status) return status;
+    VkCommandBufferAllocateInfo alloc = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+        .commandPool = ctx->command_pool,
+        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+        .commandBufferCount = 1,
+    };
+    VkResult result = vkAllocateCommandBuffers(ctx->device, &alloc, &plan->cmd);
+    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkAllocateCommandBuffers");
+    if (!ctx->timestamps) return VKBERT_OK;
+    VkQueryPoolCreateInfo query = {
+        .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+        .queryType = VK_QUERY_TYPE_TIMESTAMP,
+        .queryCount = ATTENTION_DISPATCHES + 1,
+    };
+    result = vkCreateQueryPool(ctx->device, &query, NULL, &plan->queries);
+    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkCreateQueryPool");
+    return VKBERT_OK;
+}
+
+void attention_plan_free(vkbert_attention *layer, attention_plan *plan)
+{
+    if (!plan) return;
+    vkbert_context *ctx = layer->ctx;
+    vkb_tensor_free(ctx, plan->host_x);
+    vkb_tensor_free(ctx, plan->host_y);
+    vkb_tensor_free(ctx, plan->host_mask);
+    if (plan->cmd) vkFreeCommandBuffers(ctx->device, ctx->command_pool, 1, &plan->cmd);
+    vkDestroyQueryPool(ctx->device, plan->queries, NULL);
+    vkDestroyDescriptorPool(ctx->device, plan->pool, NULL);
+    vkb_buffer_destroy(ctx, &plan->qkv);
+    vkb_buffer_destroy(ctx, &plan->heads);
+    vkb_buffer_destroy(ctx, &plan->scores);
+    vkb_buffer_destroy(ctx, &plan->context);
+    vkb_buffer_destroy(ctx, &plan->merged);
+    free(plan);
+}
+
+vkbert_status attention_plan_get(vkbert_attention *layer, uint32_t batch, uint32_t seq_len,
+                                 attention_plan **out)
+{
+    for (uint32_t i = 0; i < layer->plan_count; i++) {
+        if (layer->plans[i]->batch == batch && layer->plans[i]->seq_len == seq_len) {
+            *out = layer->plans[i];
+            layer->last_plan = i;
+            return VKBERT_OK;
+        }
+    }
+    attention_plan *plan = calloc(1, sizeof *plan);
+    if (!plan) return vkb_fail(layer->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    plan->batch = batch;
+    plan->seq_len = seq_len;
+    vkbert_status status = create_buffers(layer, plan);
+    if (!status) status = create_command_objects(layer->ctx, plan);
+    if (status) {
+        attention_plan_free(layer, plan);
+        return status;
+    }
+    if (layer->plan_count == ATTENTION_MAX_PLANS) { /* evict the oldest */
+        attention_plan_free(layer, layer->plans[0]);
+        memmove(layer->plans, layer->plans + 1, (ATTENTION_MAX_PLANS - 1) * sizeof *layer->plans);
+        layer->plan_count--;
+    }
+    layer->last_plan = layer->plan_count;
+    layer->plans[layer->plan_count++] = plan;
+    *out = plan;
+    return VKBERT_OK;
+}
+
+/* ---- the dispatches ---- */
+
+static vkb_view block(const vkb_buffer *buffer, uint64_t block_bytes, int index, uint64_t bytes)
+{
+    return vkb_sub(buffer, block_bytes * (uint64_t)index, bytes);
+}
+
+static vkbert_status prepare_projections(vkbert_attention *layer, attention_plan *plan,
+                                         const vkbert_tensor *x)
+{
+    vkbert_context *ctx = layer->ctx;
+    uint32_t m = plan->batch * plan->seq_len, e = layer->embed_dim, ep = layer->pitch;
+    uint64_t rows_bytes = (uint64_t)m * ep * 4, head_bytes = plan->heads_block;
+    static const char *names[3][2] = {{"q_projection", "q_head_split"},
+                                      {"k_projection", "k_head_split"},
+                                      {"v_projection", "v_head_split"}};
+    vkb_matmul_desc mm = {.m = m, .n = e, .k = e, .batch = 1, .lda = ep, .ldb = ep, .ldc = ep};
+    vkb_heads_desc hd = {plan->batch, plan->seq_len,    layer->heads, layer->head_dim,
+                         ep,          layer->head_pitch};
+    for (int z = 0; z < 3; z++) {
+        vkb_dispatch *proj = &plan->dispatches[plan->dispatch_count++];
+        vkb_dispatch *split = &plan->dispatches[plan->dispatch_count++];
+        proj->name = names[z][0];
+        split->name = names[z][1];
+        vkb_view bias = block(&layer->biases, layer->bias_block, z, ep * 4);
+        vkb_view rows = block(&plan->qkv, plan->qkv_block, z, rows_bytes);
+        vkbert_status status =
+            vkb_op_matmul(ctx, plan->pool, &mm, vkb_whole(&x->buffer),
+                          block(&layer->weights, layer->weight_block, z, (uint64_t)e * ep * 4),
+                          &bias, rows, proj);
+        if (!status)
+            status =
+                vkb_op_head_split(ctx, plan->pool, &hd, rows,
+                                  block(&plan->heads, plan->heads_block, z, head_bytes), split);
+        if (status) return status;
+    }
+    return VKBERT_OK;
+}
+
+static vkbert_status prepare_attention(vkbert_attention *layer, attention_plan *plan,
+                                       const vkbert_tensor *mask, const attention_binding *bind)
+{
+    vkbert_context *ctx = layer->ctx;
+    uint32_t s = plan->seq_len, sp = vkb_pitch(s), dp = layer->head_pitch;
+    uint32_t bh = plan->batch * layer->heads;
+    uint64_t head_bytes = plan->heads_block;
+    vkb_view q = block(&plan->heads, plan->heads_block, 0, head_bytes);
+    vkb_view k = block(&plan->heads, plan->heads_block, 1, head_bytes);
+    vkb_view v = block(&plan->heads, plan->heads_block, 2, head_bytes);
+    vkb_view scores = vkb_whole(&plan->scores), context = vkb_whole(&plan->context);
+
+    vkb_dispatch *qk = &plan->dispatches[plan->dispatch_count++];
+    qk->name = "scores_qk";
+    vkb_matmul_desc qk_desc = {s,
+                               s,
+                               layer->head_dim,
+                               bh,
+                               dp,
+                               dp,
+                               sp,
+                               (uint64_t)s * dp,
+                               (uint64_t)s * dp,
+                               (uint64_t)s * sp,
+                               true};
+    vkbert_status status = vkb_op_matmul(ctx, plan->pool, &qk_desc, q, k, NULL, scores, qk);
+    if (status) return status;
+
+    vkb_dispatch *sm = &plan->dispatches[plan->dispatch_count++];
+    sm->name = "softmax";
+    vkb_softmax_desc sm_desc = {.batch = plan->batch,
+                                .heads = layer->heads,
+                                .seq_len = s,
+                                .ld = sp,
+                                .scale = (float)(1.0 / sqrt((double)layer->head_dim)),
+                                .has_mask = mask != NULL,
+                                .causal = bind->causal,
+                                .dropout = bind->dropout,
+                                .seed = bind->seed};
+    memcpy(sm_desc.mask_stride, bind->mask_stride, sizeof sm_desc.mask_stride);
+    status = vkb_op_softmax(ctx, plan->pool, &sm_desc, scores,
+                            mask ? vkb_whole(&mask->buffer) : scores, sm);
+    if (status) return status;
+
+    vkb_dispatch *pv = &plan->dispatches[plan->dispatch_count++];
+    pv->name = "context_pv";
+    vkb_matmul_desc pv_desc = {s,
+                               layer->head_dim,
+                               s,
+                               bh,
+                               sp,
+                               dp,
+                               dp,
+                               (uint64_t)s * sp,
+                               (uint64_t)s * dp,
+                               (uint64_t)s * dp,
+                               false};
+    return vkb_op_matmul(ctx, plan->pool, &pv_desc, scores, v, NULL, context, pv);
+}
+
+static vkbert_status prepare_output(vkbert_attention *layer, attention_plan *plan, vkbert_tensor *y)
+{
+    vkbert_context *ctx = layer->ctx;
+    uint32_t m = plan->batch * plan->seq_len, e = layer->embed_dim, ep = layer->pitch;
+    vkb_dispatch *merge = &plan->dispatches[plan->dispatch_count++];
+    merge->name = "head_merge";
+    vkb_heads_desc hd = {plan->batch, plan->seq_len,    layer->heads, layer->head_dim,
+                         ep,          layer->head_pitch};
+    vkbert_status status = vkb_op_head_merge(ctx, plan->pool, &hd, vkb_whole(&plan->context),
+                                             vkb_whole(&plan->merged), merge);
+    if (status) return status;
+    vkb_dispatch *out = &plan->dispatches[plan->dispatch_count++];
+    out->name = "out_projection";
+    vkb_matmul_desc mm = {.m = m, .n = e, .k = e, .batch = 1, .lda = ep, .ldb = ep, .ldc = ep};
+    vkb_view bias = block(&layer->biases, layer->bias_block, 3, ep * 4);
+    return vkb_op_matmul(ctx, plan->pool, &mm, vkb_whole(&plan->merged),
+                         block(&layer->weights, layer->weight_block, 3, (uint64_t)e * ep * 4),
+                         &bias, vkb_whole(&y->buffer), out);
+}
+
+static void record(const vkbert_context *ctx, attention_plan *plan)
+{
+    VkCommandBuffer cmd = plan->cmd;
+    /* The leading barrier orders this replay after the previous one's reads and writes. */
+    vkb_cmd_barrier(cmd);
+    if (plan->queries) {
+        vkCmdResetQueryPool(cmd, plan->queries, 0, ATTENTION_DISPATCHES + 1);
+        vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, plan->queries, 0);
+    }
+    for (uint32_t i = 0; i < plan->dispatch_count; i++) {
+        if (i > 0) vkb_cmd_barrier(cmd);
+        vkb_cmd_dispatch(cmd, &plan->dispatches[i]);
+        if (plan->queries)
+            vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, plan->queries, i + 1);
+    }
+    vkb_cmd_barrier_to_host(cmd);
+    (void)ctx;
+}
+
+static vkbert_status prepare_and_record(vkbert_attention *layer, attention_plan *plan,
+                                        const vkbert_tensor *x, const vkbert_tensor *mask,
+                                        vkbert_tensor *y, const attention_binding *bind)
+{
+    vkbert_context *ctx = layer->ctx;
+    plan->recorded = false;
+    VkResult result = vkResetDescriptorPool(ctx->device, plan->pool, 0);
+    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkResetDescriptorPool");
+    memset(plan->dispatches, 0, sizeof plan->dispatches);
+    plan->dispatch_count = 0;
+    vkbert_status status = prepare_projections(layer, plan, x);
+    if (!status) status = prepare_attention(layer, plan, mask, bind);
+    if (!status) status = prepare_output(layer, plan, y);
+    if (status) return status;
+    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    result = vkBeginCommandBuffer(plan->cmd, &begin);
+    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkBeginCommandBuffer");
+    record(ctx, plan);
+    result = vkEndCommandBuffer(plan->cmd);
+    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkEndCommandBuffer");
+    plan->binding = *bind;
+    plan->recorded = true;
+    return VKBERT_OK;
+}
+
+static vkbert_status read_timings(vkbert_attention *layer, attention_plan *plan)
+{
+    layer->timing_count = 0;
+    if (!plan->queries) return VKBERT_OK;
+    uint64_t ticks[ATTENTION_DISPATCHES + 1];
+    uint32_t n = plan->dispatch_count + 1;
+    VkResult result =
+        vkGetQueryPoolResults(layer->ctx->device, plan->queries, 0, n, sizeof ticks, ticks,
+                              sizeof ticks[0], VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+    if (result != VK_SUCCESS) return vkb_fail_vk(layer->ctx, result, "vkGetQueryPoolResults");
+    for (uint32_t i = 0; i < plan->dispatch_count; i++) {
+        layer->timings[i].name = plan->dispatches[i].name;
+        layer->timings[i].milliseconds =
+            (double)(ticks[i + 1] - ticks[i]) * layer->ctx->timestamp_ns * 1e-6;
+    }
+    layer->timing_count = plan->dispatch_count;
+    return VKBERT_OK;
+}
+
+vkbert_status attention_plan_run(vkbert_attention *layer, attention_plan *plan,
+                                 const vkbert_tensor *x, const vkbert_tensor *mask,
+                                 const attention_binding *bind, vkbert_tensor *y)
+{
+    if (!plan->recorded || memcmp(&plan->binding, bind, sizeof *bind)) {
+        vkbert_status status = prepare_and_record(layer, plan, x, mask, y, bind);
+        if (status) return status;
+    }
+    vkbert_status status = vkb_submit_wait(layer->ctx, plan->cmd);
+    if (status) return status;
+    return read_timings(layer, plan);
+}

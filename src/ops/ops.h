@@ -1,0 +1,47 @@
+/* The ops: each prepares one dispatch of its shader (pipeline, descriptor set from the
+ * caller's pool, push constants, group counts). The caller records it. Pitches and strides
+ * are in floats; every row pitch is a multiple of 4. */
+#ifndef VKBERT_OPS_H
+#define VKBERT_OPS_H
+
+#include "vk/vk.h"
+
+/* C[z] = A[z] * op(B[z]) + bias for z < batch. A [M,K]; B [K,N] or, with b_trans, [N,K]. */
+typedef struct vkb_matmul_desc {
+    uint32_t m, n, k, batch;
+    uint32_t lda, ldb, ldc;
+    uint64_t batch_a, batch_b, batch_c;
+    bool b_trans;
+} vkb_matmul_desc;
+
+vkbert_status vkb_op_matmul(vkbert_context *ctx, VkDescriptorPool pool, const vkb_matmul_desc *d,
+                            vkb_view a, vkb_view b, const vkb_view *bias, vkb_view c,
+                            vkb_dispatch *out);
+
+typedef struct vkb_heads_desc {
+    uint32_t batch, seq_len, heads, head_dim;
+    uint32_t ld; /* row pitch of the [B*S, ...] side */
+    uint32_t dp; /* row pitch of the [B,H,S,Dp] side */
+} vkb_heads_desc;
+
+/* [B*S, E] -> [B,H,S,Dp]. */
+vkbert_status vkb_op_head_split(vkbert_context *ctx, VkDescriptorPool pool, const vkb_heads_desc *d,
+                                vkb_view rows, vkb_view heads, vkb_dispatch *out);
+/* [B,H,S,Dp] -> [B*S, E]. */
+vkbert_status vkb_op_head_merge(vkbert_context *ctx, VkDescriptorPool pool, const vkb_heads_desc *d,
+                                vkb_view heads, vkb_view merged, vkb_dispatch *out);
+
+typedef struct vkb_softmax_desc {
+    uint32_t batch, heads, seq_len, ld;
+    float scale;
+    bool has_mask, causal;
+    uint32_t mask_stride[4]; /* b, h, i, j: 0 where the mask broadcasts */
+    float dropout;
+    uint64_t seed;
+} vkb_softmax_desc;
+
+/* In place over scores [B,H,S,ld]; `mask` is bound even when unused (any buffer). */
+vkbert_status vkb_op_softmax(vkbert_context *ctx, VkDescriptorPool pool, const vkb_softmax_desc *d,
+                             vkb_view scores, vkb_view mask, vkb_dispatch *out);
+
+#endif

@@ -1,0 +1,107 @@
+/* Device tensors and the padded-row copies between host and device. */
+#include "tensor.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+static atomic_uint_fast64_t next_id = 1;
+
+uint32_t vkb_pitch(uint64_t cols)
+{
+    return (uint32_t)((cols + 3) / 4 * 4);
+}
+
+size_t vkb_tensor_count(const vkbert_tensor *t)
+{
+    return (size_t)t->rows * t->cols;
+}
+
+vkbert_status vkb_tensor_new(vkbert_context *ctx, int ndim, const int64_t *shape,
+                             vkbert_tensor **out)
+{
+    *out = NULL;
+    if (ndim < 1 || ndim > VKBERT_MAX_DIMS || !shape)
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "a tensor has 1 to %d dimensions",
+                        VKBERT_MAX_DIMS);
+    uint64_t rows = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 1 || shape[i] > (int64_t)UINT32_MAX)
+            return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                            "tensor dimension %d is %lld; it must be in 1..%u", i,
+                            (long long)shape[i], UINT32_MAX);
+        if (i < ndim - 1) rows *= (uint64_t)shape[i];
+        if (rows > ((uint64_t)1 << 40))
+            return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "tensor too large");
+    }
+    vkbert_tensor *t = calloc(1, sizeof *t);
+    if (!t) return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    t->id = atomic_fetch_add(&next_id, 1);
+    t->ndim = ndim;
+    memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
+    t->rows = rows;
+    t->cols = (uint32_t)shape[ndim - 1];
+    t->pitch = vkb_pitch(t->cols);
+    uint64_t bytes = rows * t->pitch * sizeof(float);
+    if (bytes > ctx->props.limits.maxStorageBufferRange) {
+        free(t);
+        return vkb_check_range(ctx, bytes, "the tensor");
+    }
+    vkbert_status status = vkb_buffer_create(ctx, bytes, &t->buffer);
+    if (status) {
+        free(t);
+        return status;
+    }
+    *out = t;
+    return VKBERT_OK;
+}
+
+void vkb_tensor_free(vkbert_context *ctx, vkbert_tensor *t)
+{
+    if (!t) return;
+    vkb_buffer_destroy(ctx, &t->buffer);
+    free(t);
+}
+
+vkbert_status vkb_upload_rows(vkbert_context *ctx, vkb_buffer *dst, const float *src, uint64_t rows,
+                              uint32_t cols, uint32_t pitch)
+{
+    if (dst->mapped) { /* device memory the host sees: write in place */
+        float *d = (float *)dst->mapped;
+        for (uint64_t r = 0; r < rows; r++)
+            memcpy(d + r * pitch, src + r * cols, cols * 4);
+        return VKBERT_OK;
+    }
+    if (cols == pitch) return vkb_buffer_upload(ctx, dst, 0, src, rows * cols * 4);
+    float *padded = calloc(rows * pitch, sizeof *padded);
+    if (!padded) return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    for (uint64_t r = 0; r < rows; r++)
+        memcpy(padded + r * pitch, src + r * cols, cols * 4);
+    vkbert_status status = vkb_buffer_upload(ctx, dst, 0, padded, rows * pitch * 4);
+    free(padded);
+    return status;
+}
+
+vkbert_status vkb_tensor_write(vkbert_context *ctx, vkbert_tensor *t, const float *data)
+{
+    return vkb_upload_rows(ctx, &t->buffer, data, t->rows, t->cols, t->pitch);
+}
+
+vkbert_status vkb_tensor_read(vkbert_context *ctx, const vkbert_tensor *t, float *data)
+{
+    if (t->buffer.mapped) {
+        const float *s = (const float *)t->buffer.mapped;
+        for (uint64_t r = 0; r < t->rows; r++)
+            memcpy(data + r * t->cols, s + r * t->pitch, t->cols * 4);
+        return VKBERT_OK;
+    }
+    if (t->cols == t->pitch)
+        return vkb_buffer_download(ctx, &t->buffer, 0, data, t->rows * t->cols * 4);
+    float *padded = malloc(t->rows * t->pitch * sizeof *padded);
+    if (!padded) return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    vkbert_status status = vkb_buffer_download(ctx, &t->buffer, 0, padded, t->rows * t->pitch * 4);
+    for (uint64_t r = 0; status == VKBERT_OK && r < t->rows; r++)
+        memcpy(data + r * t->cols, padded + r * t->pitch, t->cols * 4);
+    free(padded);
+    return status;
+}

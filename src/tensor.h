@@ -1,0 +1,29 @@
+/* Device tensors: float32, row-major, each row of the last dimension padded to a multiple of
+ * 4 floats (`pitch`) so kernels read and write whole vec4s. */
+#ifndef VKBERT_TENSOR_H
+#define VKBERT_TENSOR_H
+
+#include "vk/vk.h"
+
+struct vkbert_tensor {
+    uint64_t id; /* unique for the process: plans key on it, never on reusable handles */
+    int ndim;
+    int64_t shape[VKBERT_MAX_DIMS];
+    uint64_t rows;  /* product of all but the last dimension */
+    uint32_t cols;  /* the last dimension */
+    uint32_t pitch; /* cols rounded up to 4 */
+    vkb_buffer buffer;
+};
+
+uint32_t vkb_pitch(uint64_t cols);
+size_t vkb_tensor_count(const vkbert_tensor *t);
+vkbert_status vkb_tensor_new(vkbert_context *ctx, int ndim, const int64_t *shape,
+                             vkbert_tensor **out);
+void vkb_tensor_free(vkbert_context *ctx, vkbert_tensor *t);
+vkbert_status vkb_tensor_write(vkbert_context *ctx, vkbert_tensor *t, const float *data);
+vkbert_status vkb_tensor_read(vkbert_context *ctx, const vkbert_tensor *t, float *data);
+/* Writes `rows` x `cols` host floats into a buffer with row pitch `pitch`. */
+vkbert_status vkb_upload_rows(vkbert_context *ctx, vkb_buffer *dst, const float *src, uint64_t rows,
+                              uint32_t cols, uint32_t pitch);
+
+#endif

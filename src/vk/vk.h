@@ -1,0 +1,186 @@
+/* The Vulkan runtime: loading, the device, memory, pipelines, recording. Knows nothing of
+ * attention or BERT. Internal to the library. */
+#ifndef VKBERT_VK_H
+#define VKBERT_VK_H
+
+#include <volk.h>
+
+#include "vkbert.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+
+#define VKB_MAX_BLOCKS 64
+#define VKB_MAX_PIPELINES 32
+#define VKB_ERROR_SIZE 1024
+
+/* Sub-allocation of one large VkDeviceMemory. Free ranges kept sorted by offset. */
+typedef struct vkb_range_list {
+    VkDeviceSize *offset, *size;
+    uint32_t count, capacity;
+} vkb_range_list;
+
+typedef struct vkb_block {
+    VkDeviceMemory memory;
+    VkDeviceSize size;
+    uint32_t type_index;
+    uint8_t *mapped; /* NULL when not host visible */
+    vkb_range_list free;
+} vkb_block;
+
+/* A buffer placed in a block. `mapped` is non-NULL when the host may read and write it. */
+typedef struct vkb_buffer {
+    VkBuffer buffer;
+    VkDeviceSize size;
+    vkb_block *block;
+    VkDeviceSize block_offset;
+    uint8_t *mapped;
+} vkb_buffer;
+
+/* A range of a buffer, as bound to one descriptor. */
+typedef struct vkb_view {
+    VkBuffer buffer;
+    VkDeviceSize offset, size;
+} vkb_view;
+
+#define VKB_MAX_SPEC 16
+
+typedef struct vkb_pipeline {
+    const void *shader; /* the embedded SPIR-V it was made from */
+    uint32_t spec[VKB_MAX_SPEC];
+    uint32_t spec_count;
+    VkDescriptorSetLayout set_layout;
+    VkPipelineLayout layout;
+    VkPipeline pipeline;
+    uint32_t binding_count;
+} vkb_pipeline;
+
+/* One recorded dispatch: what an op prepares and the recorder plays. */
+typedef struct vkb_dispatch {
+    const char *name;
+    const vkb_pipeline *pipeline;
+    VkDescriptorSet set;
+    uint8_t push[128];
+    uint32_t push_size;
+    uint32_t groups[3];
+} vkb_dispatch;
+
+struct vkbert_context {
+    VkInstance instance;
+    VkDebugUtilsMessengerEXT messenger;
+    VkPhysicalDevice physical;
+    VkDevice device;
+    VkQueue queue;
+    uint32_t queue_family;
+    VkCommandPool command_pool;
+    VkCommandBuffer transfer_cmd;
+    VkFence fence;
+    VkPipelineCache pipeline_cache;
+
+    VkPhysicalDeviceProperties props;
+    VkPhysicalDeviceMemoryProperties memory_props;
+    VkPhysicalDeviceSubgroupProperties subgroup;
+    vkbert_device_info info;
+    bool subgroup_arithmetic;        /* subgroupAdd/Max usable in compute */
+    bool host_visible_device_memory; /* tensors live in mapped memory: no staging copies */
+    bool timestamps;
+    double timestamp_ns; /* nanoseconds per tick */
+
+    vkb_block blocks[VKB_MAX_BLOCKS];
+    uint32_t block_count;
+    vkb_buffer staging;
+
+    vkb_pipeline pipelines[VKB_MAX_PIPELINES];
+    uint32_t pipeline_count;
+
+    uint32_t validation_count;
+    char validation_first[VKB_ERROR_SIZE];
+    char error[VKB_ERROR_SIZE];
+};
+
+/* ---- errors: set the context's message and return the status ---- */
+vkbert_status vkb_fail(vkbert_context *ctx, vkbert_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+vkbert_status vkb_fail_vk(vkbert_context *ctx, VkResult result, const char *what);
+const char *vkb_result_name(VkResult result);
+/* Thread-local message for calls made without a context. */
+vkbert_status vkb_fail_global(vkbert_status status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+const char *vkb_global_error(void);
+
+/* ---- device (vk_device.c) ---- */
+vkbert_status vkb_load_vulkan(void);
+vkbert_status vkb_context_init(vkbert_context *ctx, const vkbert_context_options *options);
+void vkb_context_release(vkbert_context *ctx);
+void vkb_describe_device(VkPhysicalDevice device, vkbert_device_info *info);
+
+/* ---- memory (vk_memory.c) ---- */
+/* Decides whether tensors live in host-visible device memory (VKBERT_FORCE_STAGING=1 says no). */
+void vkb_memory_init(vkbert_context *ctx);
+/* Device-local buffer, mapped when the device has host-visible device memory. */
+vkbert_status vkb_buffer_create(vkbert_context *ctx, VkDeviceSize size, vkb_buffer *out);
+/* Host-visible buffer (staging). */
+vkbert_status vkb_buffer_create_host(vkbert_context *ctx, VkDeviceSize size, vkb_buffer *out);
+void vkb_buffer_destroy(vkbert_context *ctx, vkb_buffer *buffer);
+void vkb_memory_release(vkbert_context *ctx);
+/* Copies between host and a buffer, through the staging buffer when it is not mapped. */
+vkbert_status vkb_buffer_upload(vkbert_context *ctx, vkb_buffer *dst, VkDeviceSize offset,
+                                const void *src, VkDeviceSize size);
+vkbert_status vkb_buffer_download(vkbert_context *ctx, const vkb_buffer *src, VkDeviceSize offset,
+                                  void *dst, VkDeviceSize size);
+vkb_view vkb_whole(const vkb_buffer *buffer);
+vkb_view vkb_sub(const vkb_buffer *buffer, VkDeviceSize offset, VkDeviceSize size);
+
+/* ---- pipelines (vk_pipeline.c) ---- */
+typedef struct vkb_spirv {
+    const char *name;
+    const uint32_t *code;
+    size_t size; /* bytes */
+} vkb_spirv;
+
+/* The pipeline of `shader` with these specialization constants (ids 0..count-1, 32-bit each),
+ * made on first use and kept for the context's life. */
+vkbert_status vkb_pipeline_get(vkbert_context *ctx, const vkb_spirv *shader, uint32_t binding_count,
+                               uint32_t push_size, const uint32_t *spec, uint32_t spec_count,
+                               const vkb_pipeline **out);
+void vkb_pipelines_release(vkbert_context *ctx);
+
+/* Fills `out`: the pipeline, a descriptor set from `pool` over `views` (one per binding), the
+ * push constants. Group counts are the caller's. */
+typedef struct vkb_kernel {
+    const vkb_spirv *shader;
+    const uint32_t *spec;
+    uint32_t spec_count;
+    const vkb_view *views;
+    uint32_t view_count;
+    const void *push;
+    uint32_t push_size;
+} vkb_kernel;
+vkbert_status vkb_dispatch_prepare(vkbert_context *ctx, VkDescriptorPool pool,
+                                   const vkb_kernel *kernel, vkb_dispatch *out);
+
+/* Allocates the set of `pipeline` from `pool` and points its bindings at `views`. */
+vkbert_status vkb_descriptor_set(vkbert_context *ctx, VkDescriptorPool pool,
+                                 const vkb_pipeline *pipeline, const vkb_view *views,
+                                 VkDescriptorSet *out);
+vkbert_status vkb_descriptor_pool(vkbert_context *ctx, uint32_t sets, uint32_t buffers,
+                                  VkDescriptorPool *out);
+
+/* ---- recording and submission (vk_record.c) ---- */
+/* Makes all earlier shader and transfer writes visible to later shader and transfer access. */
+void vkb_cmd_barrier(VkCommandBuffer cmd);
+/* Makes shader writes visible to host reads after the fence. */
+void vkb_cmd_barrier_to_host(VkCommandBuffer cmd);
+void vkb_cmd_dispatch(VkCommandBuffer cmd, const vkb_dispatch *dispatch);
+vkbert_status vkb_submit_wait(vkbert_context *ctx, VkCommandBuffer cmd);
+/* Group counts for `items` invocations in workgroups of `size`, spread over x and y (x is
+ * capped at 65535 groups, the least every device allows). */
+void vkb_grid_1d(uint64_t items, uint32_t size, uint32_t groups[3]);
+/* Checks group counts against the device's limits. */
+vkbert_status vkb_check_groups(vkbert_context *ctx, const vkb_dispatch *dispatch);
+/* Fails with VKBERT_ERROR_DEVICE_LIMIT when a binding range exceeds maxStorageBufferRange. */
+vkbert_status vkb_check_range(vkbert_context *ctx, VkDeviceSize bytes, const char *what);
+/* Fails with VKBERT_ERROR_VALIDATION if validation messages arrived since `before`. */
+vkbert_status vkb_check_validation(vkbert_context *ctx, uint32_t before);
+
+#endif

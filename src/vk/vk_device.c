@@ -1,0 +1,464 @@
+/* Loading Vulkan, the instance, choosing the device, and the one compute queue. */
+#include "vk.h"
+
+#include <ctype.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *VALIDATION_LAYER = "VK_LAYER_KHRONOS_validation";
+
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+static VkResult load_result = VK_NOT_READY;
+static uint32_t instance_version = VK_API_VERSION_1_1; /* what instances are created with */
+
+/* volk keeps global function pointers: load the loader once, and reload instance functions
+ * under the lock. The functions it loads are the loader's trampolines, valid for any
+ * instance and device, so several contexts can live side by side. */
+vkbert_status vkb_load_vulkan(void)
+{
+    pthread_mutex_lock(&load_lock);
+    if (load_result != VK_SUCCESS) load_result = volkInitialize();
+    VkResult result = load_result;
+    pthread_mutex_unlock(&load_lock);
+    if (result != VK_SUCCESS)
+        return vkb_fail_global(VKBERT_ERROR_NO_VULKAN,
+                               "no Vulkan loader found (libvulkan.so.1): install a Vulkan "
+                               "driver, for example mesa-vulkan-drivers");
+    uint32_t version = volkGetInstanceVersion();
+    if (version < VK_API_VERSION_1_1)
+        return vkb_fail_global(VKBERT_ERROR_NO_VULKAN, "the Vulkan loader is older than 1.1");
+    instance_version = version < VK_API_VERSION_1_3 ? version : VK_API_VERSION_1_3;
+    return VKBERT_OK;
+}
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL
+on_validation(VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT type,
+              const VkDebugUtilsMessengerCallbackDataEXT *data, void *user)
+{
+    vkbert_context *ctx = user;
+    bool counts = (type & VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT) ||
+                  (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT);
+    if (counts) {
+        if (ctx->validation_count++ == 0)
+            snprintf(ctx->validation_first, sizeof ctx->validation_first, "%s",
+                     data->pMessage ? data->pMessage : "(no text)");
+    }
+    return VK_FALSE;
+}
+
+static bool instance_has_layer(const char *name)
+{
+    uint32_t count = 0;
+    vkEnumerateInstanceLayerProperties(&count, NULL);
+    VkLayerProperties *layers = calloc(count ? count : 1, sizeof *layers);
+    if (!layers) return false;
+    vkEnumerateInstanceLayerProperties(&count, layers);
+    bool found = false;
+    for (uint32_t i = 0; i < count && !found; i++)
+        found = !strcmp(layers[i].layerName, name);
+    free(layers);
+    return found;
+}
+
+static bool instance_has_extension(const char *name)
+{
+    uint32_t count = 0;
+    vkEnumerateInstanceExtensionProperties(NULL, &count, NULL);
+    VkExtensionProperties *ext = calloc(count ? count : 1, sizeof *ext);
+    if (!ext) return false;
+    vkEnumerateInstanceExtensionProperties(NULL, &count, ext);
+    bool found = false;
+    for (uint32_t i = 0; i < count && !found; i++)
+        found = !strcmp(ext[i].extensionName, name);
+    free(ext);
+    return found;
+}
+
+static VkDebugUtilsMessengerCreateInfoEXT messenger_info(vkbert_context *ctx)
+{
+    return (VkDebugUtilsMessengerCreateInfoEXT){
+        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+        .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                           VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+        .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                       VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT,
+        .pfnUserCallback = on_validation,
+        .pUserData = ctx,
+    };
+}
+
+/* With ctx NULL: a plain instance for listing devices. */
+static VkResult create_instance(vkbert_context *ctx, bool validation, VkInstance *out)
+{
+    const char *extensions[2];
+    uint32_t extension_count = 0;
+    VkInstanceCreateFlags flags = 0;
+    /* MoltenVK devices are only listed when portability enumeration is asked for. */
+    if (instance_has_extension(VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME)) {
+        extensions[extension_count++] = VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME;
+        flags |= VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR;
+    }
+    VkApplicationInfo app = {
+        .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+        .pApplicationName = "vkbert",
+        .pEngineName = "vkbert",
+        .apiVersion = instance_version,
+    };
+    VkInstanceCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+        .flags = flags,
+        .pApplicationInfo = &app,
+    };
+    VkValidationFeatureEnableEXT enables[] = {
+        VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+    VkValidationFeaturesEXT features = {
+        .sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
+        .enabledValidationFeatureCount = 1,
+        .pEnabledValidationFeatures = enables,
+    };
+    VkDebugUtilsMessengerCreateInfoEXT messenger;
+    if (validation) {
+        extensions[extension_count++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+        messenger = messenger_info(ctx);
+        features.pNext = &messenger; /* also catches messages from instance creation */
+        info.pNext = &features;
+        info.enabledLayerCount = 1;
+        info.ppEnabledLayerNames = &VALIDATION_LAYER;
+    }
+    info.enabledExtensionCount = extension_count;
+    info.ppEnabledExtensionNames = extensions;
+    VkResult result = vkCreateInstance(&info, NULL, out);
+    if (result == VK_SUCCESS) {
+        pthread_mutex_lock(&load_lock);
+        volkLoadInstance(*out);
+        pthread_mutex_unlock(&load_lock);
+    }
+    return result;
+}
+
+static int find_compute_queue(VkPhysicalDevice device)
+{
+    uint32_t count = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(device, &count, NULL);
+    VkQueueFamilyProperties families[32];
+    if (count > 32) count = 32;
+    vkGetPhysicalDeviceQueueFamilyProperties(device, &count, families);
+    int any = -1;
+    for (uint32_t i = 0; i < count; i++) {
+        if (!(families[i].queueFlags & VK_QUEUE_COMPUTE_BIT)) continue;
+        /* Prefer a queue whose timestamps are valid. */
+        if (families[i].timestampValidBits) return (int)i;
+        if (any < 0) any = (int)i;
+    }
+    return any;
+}
+
+static vkbert_device_type device_type(VkPhysicalDeviceType type)
+{
+    switch (type) {
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+        return VKBERT_DEVICE_INTEGRATED_GPU;
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+        return VKBERT_DEVICE_DISCRETE_GPU;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+        return VKBERT_DEVICE_VIRTUAL_GPU;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+        return VKBERT_DEVICE_CPU;
+    default:
+        return VKBERT_DEVICE_OTHER;
+    }
+}
+
+void vkb_describe_device(VkPhysicalDevice device, vkbert_device_info *info)
+{
+    memset(info, 0, sizeof *info);
+    VkPhysicalDeviceSubgroupProperties subgroup = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                         .pNext = &subgroup};
+    vkGetPhysicalDeviceProperties2(device, &props);
+    const VkPhysicalDeviceProperties *p = &props.properties;
+    snprintf(info->name, sizeof info->name, "%s", p->deviceName);
+    info->type = device_type(p->deviceType);
+    info->api_version = p->apiVersion;
+    info->subgroup_size = subgroup.subgroupSize;
+    info->shared_memory_bytes = p->limits.maxComputeSharedMemorySize;
+    info->max_storage_buffer_range = p->limits.maxStorageBufferRange;
+    info->max_storage_buffers = p->limits.maxPerStageDescriptorStorageBuffers;
+    info->max_workgroup_invocations = p->limits.maxComputeWorkGroupInvocations;
+
+    /* Vulkan 1.2 structures are valid only where both the instance and the device have 1.2. */
+    if (p->apiVersion >= VK_API_VERSION_1_2 && instance_version >= VK_API_VERSION_1_2) {
+        VkPhysicalDeviceVulkan12Properties v12 = {
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES};
+        VkPhysicalDeviceProperties2 props12 = {
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &v12};
+        vkGetPhysicalDeviceProperties2(device, &props12);
+        size_t n = strnlen(v12.driverName, sizeof v12.driverName);
+        memcpy(info->driver, v12.driverName, n);
+        info->driver[n] = ' ';
+        snprintf(info->driver + n + 1, sizeof info->driver - n - 1, "%.*s",
+                 (int)(sizeof info->driver - n - 2), v12.driverInfo);
+    } else {
+        snprintf(info->driver, sizeof info->driver, "driver version 0x%x", p->driverVersion);
+    }
+
+    VkPhysicalDeviceShaderFloat16Int8Features f16 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+    VkPhysicalDevice16BitStorageFeatures s16 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, .pNext = &f16};
+    VkPhysicalDeviceFeatures2 features = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                          .pNext = &s16};
+    vkGetPhysicalDeviceFeatures2(device, &features);
+    info->fp16_storage = s16.storageBuffer16BitAccess != 0;
+    info->fp16_arithmetic = f16.shaderFloat16 != 0;
+
+    VkPhysicalDeviceMemoryProperties memory;
+    vkGetPhysicalDeviceMemoryProperties(device, &memory);
+    for (uint32_t i = 0; i < memory.memoryHeapCount; i++)
+        if ((memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
+            memory.memoryHeaps[i].size > info->device_local_bytes)
+            info->device_local_bytes = memory.memoryHeaps[i].size;
+    info->usable = p->apiVersion >= VK_API_VERSION_1_1 && find_compute_queue(device) >= 0;
+}
+
+static vkbert_status enumerate(VkInstance instance, VkPhysicalDevice **out, uint32_t *count)
+{
+    *count = 0;
+    VkResult result = vkEnumeratePhysicalDevices(instance, count, NULL);
+    if (result != VK_SUCCESS || *count == 0)
+        return vkb_fail_global(VKBERT_ERROR_NO_VULKAN,
+                               "the Vulkan loader found no device: install a driver, for "
+                               "example mesa-vulkan-drivers for the CPU device lavapipe");
+    *out = calloc(*count, sizeof **out);
+    if (!*out) return vkb_fail_global(VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    vkEnumeratePhysicalDevices(instance, count, *out);
+    return VKBERT_OK;
+}
+
+vkbert_status vkbert_list_devices(vkbert_device_info *infos, uint32_t capacity, uint32_t *count)
+{
+    if (!count) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "count is NULL");
+    *count = 0;
+    vkbert_status status = vkb_load_vulkan();
+    if (status) return status;
+    VkInstance instance;
+    VkResult result = create_instance(NULL, false, &instance);
+    if (result != VK_SUCCESS)
+        return vkb_fail_global(VKBERT_ERROR_NO_VULKAN, "vkCreateInstance failed: %s",
+                               vkb_result_name(result));
+    VkPhysicalDevice *devices = NULL;
+    status = enumerate(instance, &devices, count);
+    for (uint32_t i = 0; status == VKBERT_OK && i < *count && i < capacity && infos; i++)
+        vkb_describe_device(devices[i], &infos[i]);
+    free(devices);
+    vkDestroyInstance(instance, NULL);
+    return status;
+}
+
+static bool contains_ignoring_case(const char *haystack, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *haystack; haystack++) {
+        size_t i = 0;
+        while (i < n && haystack[i] &&
+               tolower((unsigned char)haystack[i]) == tolower((unsigned char)needle[i]))
+            i++;
+        if (i == n) return true;
+    }
+    return n == 0;
+}
+
+static int type_rank(vkbert_device_type type)
+{
+    static const int rank[] = {[VKBERT_DEVICE_DISCRETE_GPU] = 0,
+                               [VKBERT_DEVICE_INTEGRATED_GPU] = 1,
+                               [VKBERT_DEVICE_VIRTUAL_GPU] = 2,
+                               [VKBERT_DEVICE_CPU] = 3,
+                               [VKBERT_DEVICE_OTHER] = 4};
+    return rank[type];
+}
+
+static vkbert_status choose_device(vkbert_context *ctx, const char *wanted,
+                                   VkPhysicalDevice *devices, uint32_t count, uint32_t *chosen)
+{
+    vkbert_device_info info;
+    if (wanted && *wanted) {
+        char *end;
+        unsigned long index = strtoul(wanted, &end, 10);
+        bool numeric = *end == '\0' && isdigit((unsigned char)wanted[0]);
+        for (uint32_t i = 0; i < count; i++) {
+            vkb_describe_device(devices[i], &info);
+            bool match = numeric ? index == i : contains_ignoring_case(info.name, wanted);
+            if (!match) continue;
+            if (!info.usable)
+                return vkb_fail(ctx, VKBERT_ERROR_NO_DEVICE,
+                                "device %u (%s) lacks Vulkan 1.1 or a compute queue", i, info.name);
+            *chosen = i;
+            return VKBERT_OK;
+        }
+        return vkb_fail(ctx, VKBERT_ERROR_NO_DEVICE,
+                        "no Vulkan device matches \"%s\" (%u devices; `vkbert devices` lists "
+                        "them)",
+                        wanted, count);
+    }
+    int best = -1, best_rank = 99;
+    for (uint32_t i = 0; i < count; i++) {
+        vkb_describe_device(devices[i], &info);
+        if (info.usable && type_rank(info.type) < best_rank) {
+            best = (int)i;
+            best_rank = type_rank(info.type);
+        }
+    }
+    if (best < 0)
+        return vkb_fail(ctx, VKBERT_ERROR_NO_DEVICE,
+                        "none of the %u Vulkan devices has Vulkan 1.1 and a compute queue", count);
+    *chosen = (uint32_t)best;
+    return VKBERT_OK;
+}
+
+static bool device_has_extension(VkPhysicalDevice device, const char *name)
+{
+    uint32_t count = 0;
+    vkEnumerateDeviceExtensionProperties(device, NULL, &count, NULL);
+    VkExtensionProperties *ext = calloc(count ? count : 1, sizeof *ext);
+    if (!ext) return false;
+    vkEnumerateDeviceExtensionProperties(device, NULL, &count, ext);
+    bool found = false;
+    for (uint32_t i = 0; i < count && !found; i++)
+        found = !strcmp(ext[i].extensionName, name);
+    free(ext);
+    return found;
+}
+
+static vkbert_status create_device(vkbert_context *ctx)
+{
+    float priority = 1.0f;
+    VkDeviceQueueCreateInfo queue = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+        .queueFamilyIndex = ctx->queue_family,
+        .queueCount = 1,
+        .pQueuePriorities = &priority,
+    };
+    const char *portability = "VK_KHR_portability_subset";
+    bool needs_portability = device_has_extension(ctx->physical, portability);
+    VkDeviceCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+        .queueCreateInfoCount = 1,
+        .pQueueCreateInfos = &queue,
+        .enabledExtensionCount = needs_portability ? 1 : 0,
+        .ppEnabledExtensionNames = &portability,
+    };
+    VkResult result = vkCreateDevice(ctx->physical, &info, NULL, &ctx->device);
+    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkCreateDevice");
+    vkGetDeviceQueue(ctx->device, ctx->queue_family, 0, &ctx->queue);
+    return VKBERT_OK;
+}
+
+static vkbert_status create_device_objects(vkbert_context *ctx)
+{
+    VkCommandPoolCreateInfo pool = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+        .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+        .queueFamilyIndex = ctx->queue_family,
+    };
+    VkResult result = vkCreateCommandPool(ctx->device, &pool, NULL, &ctx->command_pool);
+    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkCreateCommandPool");
+    VkCommandBufferAllocateInfo alloc = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+        .commandPool = ctx->command_pool,
+        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+        .commandBufferCount = 1,
+    };
+    result = vkAllocateCommandBuffers(ctx->device, &alloc, &ctx->transfer_cmd);
+    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkAllocateCommandBuffers");
+    VkFenceCreateInfo fence = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    result = vkCreateFence(ctx->device, &fence, NULL, &ctx->fence);
+    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkCreateFence");
+    VkPipelineCacheCreateInfo cache = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+    result = vkCreatePipelineCache(ctx->device, &cache, NULL, &ctx->pipeline_cache);
+    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkCreatePipelineCache");
+    return VKBERT_OK;
+}
+
+static void read_device_properties(vkbert_context *ctx)
+{
+    vkb_describe_device(ctx->physical, &ctx->info);
+    vkGetPhysicalDeviceProperties(ctx->physical, &ctx->props);
+    vkGetPhysicalDeviceMemoryProperties(ctx->physical, &ctx->memory_props);
+    ctx->subgroup.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
+    VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                         .pNext = &ctx->subgroup};
+    vkGetPhysicalDeviceProperties2(ctx->physical, &props);
+    ctx->subgroup.pNext = NULL;
+    ctx->subgroup_arithmetic =
+        (ctx->subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+        (ctx->subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
+    ctx->timestamp_ns = ctx->props.limits.timestampPeriod;
+    vkb_memory_init(ctx);
+}
+
+static vkbert_status create_instance_for(vkbert_context *ctx, bool validation)
+{
+    if (validation && !instance_has_layer(VALIDATION_LAYER))
+        return vkb_fail(ctx, VKBERT_ERROR_NO_VULKAN,
+                        "validation was asked for but %s is not installed "
+                        "(Debian: vulkan-validationlayers)",
+                        VALIDATION_LAYER);
+    VkResult result = create_instance(ctx, validation, &ctx->instance);
+    if (result != VK_SUCCESS)
+        return vkb_fail(ctx, VKBERT_ERROR_NO_VULKAN, "vkCreateInstance failed: %s",
+                        vkb_result_name(result));
+    if (!validation) return VKBERT_OK;
+    VkDebugUtilsMessengerCreateInfoEXT info = messenger_info(ctx);
+    result = vkCreateDebugUtilsMessengerEXT(ctx->instance, &info, NULL, &ctx->messenger);
+    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkCreateDebugUtilsMessengerEXT");
+    return VKBERT_OK;
+}
+
+vkbert_status vkb_context_init(vkbert_context *ctx, const vkbert_context_options *options)
+{
+    vkbert_status status = vkb_load_vulkan();
+    if (status) return vkb_fail(ctx, status, "%s", vkb_global_error());
+    const char *env_validation = getenv("VKBERT_VALIDATION");
+    bool validation = (options && options->validation) ||
+                      (env_validation && *env_validation && strcmp(env_validation, "0"));
+    status = create_instance_for(ctx, validation);
+    if (status) return status;
+
+    VkPhysicalDevice *devices = NULL;
+    uint32_t count = 0;
+    status = enumerate(ctx->instance, &devices, &count);
+    if (status) return vkb_fail(ctx, status, "%s", vkb_global_error());
+    const char *wanted =
+        options && options->device && *options->device ? options->device : getenv("VKBERT_DEVICE");
+    uint32_t chosen = 0;
+    status = choose_device(ctx, wanted, devices, count, &chosen);
+    if (status == VKBERT_OK) ctx->physical = devices[chosen];
+    free(devices);
+    if (status) return status;
+
+    read_device_properties(ctx);
+    ctx->queue_family = (uint32_t)find_compute_queue(ctx->physical);
+    ctx->timestamps = options && options->timestamps;
+    status = create_device(ctx);
+    if (status) return status;
+    return create_device_objects(ctx);
+}
+
+void vkb_context_release(vkbert_context *ctx)
+{
+    if (ctx->device) {
+        vkDeviceWaitIdle(ctx->device);
+        vkb_pipelines_release(ctx);
+        vkb_memory_release(ctx);
+        vkDestroyPipelineCache(ctx->device, ctx->pipeline_cache, NULL);
+        vkDestroyFence(ctx->device, ctx->fence, NULL);
+        vkDestroyCommandPool(ctx->device, ctx->command_pool, NULL);
+        vkDestroyDevice(ctx->device, NULL);
+    }
+    if (ctx->messenger) vkDestroyDebugUtilsMessengerEXT(ctx->instance, ctx->messenger, NULL);
+    if (ctx->instance) vkDestroyInstance(ctx->instance, NULL);
+}

@@ -1,0 +1,185 @@
+/* Compute pipelines from embedded SPIR-V, one per (shader, specialization), made on first use
+ * and kept for the context's life; descriptor pools and sets. Every binding is a storage
+ * buffer: Vulkan guarantees 4 per stage, and no shader here binds more. */
+#include "vk.h"
+
+#include <string.h>
+
+static const vkb_pipeline *find(const vkbert_context *ctx, const vkb_spirv *shader,
+                                const uint32_t *spec, uint32_t spec_count)
+{
+    for (uint32_t i = 0; i < ctx->pipeline_count; i++) {
+        const vkb_pipeline *p = &ctx->pipelines[i];
+        if (p->shader == shader->code && p->spec_count == spec_count &&
+            !memcmp(p->spec, spec, spec_count * sizeof *spec))
+            return p;
+    }
+    return NULL;
+}
+
+static vkbert_status create_layouts(vkbert_context *ctx, vkb_pipeline *p, uint32_t push_size)
+{
+    VkDescriptorSetLayoutBinding bindings[4];
+    for (uint32_t i = 0; i < p->binding_count; i++)
+        bindings[i] = (VkDescriptorSetLayoutBinding){
+            .binding = i,
+            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .descriptorCount = 1,
+            .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+        };
+    VkDescriptorSetLayoutCreateInfo set_info = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+        .bindingCount = p->binding_count,
+        .pBindings = bindings,
+    };
+    VkResult result = vkCreateDescriptorSetLayout(ctx->device, &set_info, NULL, &p->set_layout);
+    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkCreateDescriptorSetLayout");
+    VkPushConstantRange range = {VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size};
+    VkPipelineLayoutCreateInfo layout_info = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+        .setLayoutCount = 1,
+        .pSetLayouts = &p->set_layout,
+        .pushConstantRangeCount = push_size ? 1 : 0,
+        .pPushConstantRanges = &range,
+    };
+    result = vkCreatePipelineLayout(ctx->device, &layout_info, NULL, &p->layout);
+    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkCreatePipelineLayout");
+    return VKBERT_OK;
+}
+
+static vkbert_status create_pipeline(vkbert_context *ctx, vkb_pipeline *p, const vkb_spirv *shader)
+{
+    VkShaderModuleCreateInfo module_info = {
+        .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+        .codeSize = shader->size,
+        .pCode = shader->code,
+    };
+    VkShaderModule module;
+    VkResult result = vkCreateShaderModule(ctx->device, &module_info, NULL, &module);
+    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkCreateShaderModule");
+    VkSpecializationMapEntry entries[VKB_MAX_SPEC];
+    for (uint32_t i = 0; i < p->spec_count; i++)
+        entries[i] = (VkSpecializationMapEntry){i, i * 4, 4};
+    VkSpecializationInfo spec = {p->spec_count, entries, p->spec_count * 4, p->spec};
+    VkComputePipelineCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                  .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                  .module = module,
+                  .pName = "main",
+                  .pSpecializationInfo = &spec},
+        .layout = p->layout,
+    };
+    result =
+        vkCreateComputePipelines(ctx->device, ctx->pipeline_cache, 1, &info, NULL, &p->pipeline);
+    vkDestroyShaderModule(ctx->device, module, NULL);
+    if (result != VK_SUCCESS)
+        return vkb_fail(ctx, VKBERT_ERROR_VULKAN, "creating the %s pipeline failed: %s",
+                        shader->name, vkb_result_name(result));
+    return VKBERT_OK;
+}
+
+static void destroy(vkbert_context *ctx, vkb_pipeline *p)
+{
+    vkDestroyPipeline(ctx->device, p->pipeline, NULL);
+    vkDestroyPipelineLayout(ctx->device, p->layout, NULL);
+    vkDestroyDescriptorSetLayout(ctx->device, p->set_layout, NULL);
+    memset(p, 0, sizeof *p);
+}
+
+vkbert_status vkb_pipeline_get(vkbert_context *ctx, const vkb_spirv *shader, uint32_t binding_count,
+                               uint32_t push_size, const uint32_t *spec, uint32_t spec_count,
+                               const vkb_pipeline **out)
+{
+    *out = find(ctx, shader, spec, spec_count);
+    if (*out) return VKBERT_OK;
+    if (ctx->pipeline_count == VKB_MAX_PIPELINES)
+        return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT, "more than %d pipeline variants",
+                        VKB_MAX_PIPELINES);
+    if (binding_count > 4 || spec_count > VKB_MAX_SPEC || push_size > 128)
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "bad pipeline description for %s",
+                        shader->name);
+    if (push_size > ctx->props.limits.maxPushConstantsSize)
+        return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT, "%s needs %u bytes of push constants",
+                        shader->name, push_size);
+    vkb_pipeline *p = &ctx->pipelines[ctx->pipeline_count];
+    memset(p, 0, sizeof *p);
+    p->shader = shader->code;
+    p->spec_count = spec_count;
+    memcpy(p->spec, spec, spec_count * sizeof *spec);
+    p->binding_count = binding_count;
+    vkbert_status status = create_layouts(ctx, p, push_size);
+    if (!status) status = create_pipeline(ctx, p, shader);
+    if (status) {
+        destroy(ctx, p);
+        return status;
+    }
+    ctx->pipeline_count++;
+    *out = p;
+    return VKBERT_OK;
+}
+
+void vkb_pipelines_release(vkbert_context *ctx)
+{
+    for (uint32_t i = 0; i < ctx->pipeline_count; i++)
+        destroy(ctx, &ctx->pipelines[i]);
+    ctx->pipeline_count = 0;
+}
+
+vkbert_status vkb_descriptor_pool(vkbert_context *ctx, uint32_t sets, uint32_t buffers,
+                                  VkDescriptorPool *out)
+{
+    VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, buffers};
+    VkDescriptorPoolCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+        .maxSets = sets,
+        .poolSizeCount = 1,
+        .pPoolSizes = &size,
+    };
+    VkResult result = vkCreateDescriptorPool(ctx->device, &info, NULL, out);
+    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkCreateDescriptorPool");
+    return VKBERT_OK;
+}
+
+vkbert_status vkb_descriptor_set(vkbert_context *ctx, VkDescriptorPool pool,
+                                 const vkb_pipeline *pipeline, const vkb_view *views,
+                                 VkDescriptorSet *out)
+{
+    VkDescriptorSetAllocateInfo alloc = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+        .descriptorPool = pool,
+        .descriptorSetCount = 1,
+        .pSetLayouts = &pipeline->set_layout,
+    };
+    VkResult result = vkAllocateDescriptorSets(ctx->device, &alloc, out);
+    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkAllocateDescriptorSets");
+    VkDescriptorBufferInfo infos[4];
+    VkWriteDescriptorSet writes[4];
+    for (uint32_t i = 0; i < pipeline->binding_count; i++) {
+        infos[i] = (VkDescriptorBufferInfo){views[i].buffer, views[i].offset, views[i].size};
+        writes[i] = (VkWriteDescriptorSet){
+            .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+            .dstSet = *out,
+            .dstBinding = i,
+            .descriptorCount = 1,
+            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .pBufferInfo = &infos[i],
+        };
+    }
+    vkUpdateDescriptorSets(ctx->device, pipeline->binding_count, writes, 0, NULL);
+    return VKBERT_OK;
+}
+
+vkbert_status vkb_dispatch_prepare(vkbert_context *ctx, VkDescriptorPool pool, const vkb_kernel *k,
+                                   vkb_dispatch *out)
+{
+    vkbert_status status = vkb_pipeline_get(ctx, k->shader, k->view_count, k->push_size, k->spec,
+                                            k->spec_count, &out->pipeline);
+    if (status) return status;
+    status = vkb_descriptor_set(ctx, pool, out->pipeline, k->views, &out->set);
+    if (status) return status;
+    memcpy(out->push, k->push, k->push_size);
+    out->push_size = k->push_size;
+    if (!out->name) out->name = k->shader->name;
+    return VKBERT_OK;
+}

@@ -1,0 +1,107 @@
+#include "support.h"
+
+#include <stdlib.h>
+
+vkbert_context *test_context(int timestamps)
+{
+    vkbert_context_options options = {.validation = 1, .timestamps = timestamps};
+    vkbert_context *ctx = NULL;
+    vkbert_status status = vkbert_context_create(&options, &ctx);
+    cr_assert_eq(status, VKBERT_OK, "context: %s", vkbert_last_error(NULL));
+    return ctx;
+}
+
+void test_context_done(vkbert_context *ctx)
+{
+    char first[1024];
+    uint32_t count = vkbert_validation_messages(ctx, first, sizeof first);
+    vkbert_context_destroy(ctx);
+    cr_assert_eq(count, 0, "%u validation messages, the first: %s", count, first);
+}
+
+test_weights test_weights_random(int embed_dim, uint64_t seed)
+{
+    test_weights w = {.embed_dim = embed_dim};
+    ref_rng rng = {seed};
+    double bound = 1.0 / sqrt((double)embed_dim);
+    size_t e = (size_t)embed_dim;
+    for (int z = 0; z < 4; z++) {
+        w.w[z] = malloc(e * e * sizeof(float));
+        w.b[z] = malloc(e * sizeof(float));
+        cr_assert(w.w[z] && w.b[z]);
+        ref_fill(&rng, w.w[z], e * e, -bound, bound);
+        ref_fill(&rng, w.b[z], e, -bound, bound);
+    }
+    return w;
+}
+
+void test_weights_free(test_weights *w)
+{
+    for (int z = 0; z < 4; z++)
+        free(w->w[z]), free(w->b[z]);
+}
+
+vkbert_attention_weights test_weights_api(const test_weights *w)
+{
+    return (vkbert_attention_weights){w->w[0], w->b[0], w->w[1], w->b[1],
+                                      w->w[2], w->b[2], w->w[3], w->b[3]};
+}
+
+ref_layer test_weights_ref(const test_weights *w, int heads)
+{
+    return (ref_layer){w->embed_dim, heads,   w->w[0], w->b[0], w->w[1],
+                       w->b[1],      w->w[2], w->b[2], w->w[3], w->b[3]};
+}
+
+float *test_poisoned(size_t n)
+{
+    float *data = malloc(n * sizeof *data);
+    cr_assert(data);
+    for (size_t i = 0; i < n; i++)
+        data[i] = NAN;
+    return data;
+}
+
+void test_assert_fp32_close(const float *got, const double *want, size_t n, const char *what)
+{
+    ref_error err = ref_compare(got, want, n);
+    cr_assert(err.relative_l2 <= 1e-5, "%s: relative L2 error %.3g > 1e-5", what, err.relative_l2);
+    cr_assert(err.max_abs <= 1e-4 * err.max_ref, "%s: max error %.3g > 1e-4 * %.3g", what,
+              err.max_abs, err.max_ref);
+}
+
+vkb_buffer test_buffer(vkbert_context *ctx, const float *data, size_t n)
+{
+    vkb_buffer buffer;
+    TEST_OK(vkb_buffer_create(ctx, n * sizeof(float), &buffer));
+    TEST_OK(vkb_buffer_upload(ctx, &buffer, 0, data, n * sizeof(float)));
+    return buffer;
+}
+
+void test_buffer_read(vkbert_context *ctx, const vkb_buffer *buffer, float *out, size_t n)
+{
+    TEST_OK(vkb_buffer_download(ctx, buffer, 0, out, n * sizeof(float)));
+}
+
+VkDescriptorPool test_pool(vkbert_context *ctx)
+{
+    VkDescriptorPool pool;
+    TEST_OK(vkb_descriptor_pool(ctx, 16, 64, &pool));
+    return pool;
+}
+
+void test_run(vkbert_context *ctx, const vkb_dispatch *dispatches, uint32_t count)
+{
+    VkCommandBuffer cmd = ctx->transfer_cmd;
+    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    cr_assert_eq(vkBeginCommandBuffer(cmd, &begin), VK_SUCCESS);
+    vkb_cmd_barrier(cmd);
+    for (uint32_t i = 0; i < count; i++) {
+        if (i) vkb_cmd_barrier(cmd);
+        vkb_cmd_dispatch(cmd, &dispatches[i]);
+    }
+    vkb_cmd_barrier_to_host(cmd);
+    vkb_cmd_barrier(cmd);
+    cr_assert_eq(vkEndCommandBuffer(cmd), VK_SUCCESS);
+    TEST_OK(vkb_submit_wait(ctx, cmd));
+}

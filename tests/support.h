@@ -1,0 +1,50 @@
+/* Helpers shared by the tests: a validated context, random layers, comparisons. */
+#ifndef VKBERT_TEST_SUPPORT_H
+#define VKBERT_TEST_SUPPORT_H
+
+#include <criterion/criterion.h>
+
+#include "reference.h"
+#include "vkbert.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* A context on the default device with validation on; fails the test if it cannot be made. */
+vkbert_context *test_context(int timestamps);
+/* Destroys the context after asserting that validation reported nothing. */
+void test_context_done(vkbert_context *ctx);
+
+/* A layer's weights in PyTorch's layout, random like nn.Linear's init. */
+typedef struct test_weights {
+    int embed_dim;
+    float *w[4], *b[4]; /* q, k, v, out */
+} test_weights;
+test_weights test_weights_random(int embed_dim, uint64_t seed);
+void test_weights_free(test_weights *w);
+vkbert_attention_weights test_weights_api(const test_weights *w);
+ref_layer test_weights_ref(const test_weights *w, int heads);
+
+/* A float array filled with NaN: an element the GPU does not write fails any comparison. */
+float *test_poisoned(size_t n);
+
+/* Asserts ATTENTION.md's fp32 bound: relative L2 <= 1e-5 and max error <= 1e-4 * max|ref|. */
+void test_assert_fp32_close(const float *got, const double *want, size_t n, const char *what);
+
+#define TEST_OK(call)                                                                              \
+    do {                                                                                           \
+        vkbert_status status_ = (call);                                                            \
+        cr_assert_eq(status_, VKBERT_OK, "%s: %s", #call, vkbert_status_name(status_));            \
+    } while (0)
+
+#endif
+
+/* ---- for the kernel tests, which reach the internals ---- */
+#include "ops/ops.h"
+
+/* A device buffer holding `n` floats copied from `data`. */
+vkb_buffer test_buffer(vkbert_context *ctx, const float *data, size_t n);
+void test_buffer_read(vkbert_context *ctx, const vkb_buffer *buffer, float *out, size_t n);
+/* Records the dispatches with barriers between them, submits, waits. */
+void test_run(vkbert_context *ctx, const vkb_dispatch *dispatches, uint32_t count);
+VkDescriptorPool test_pool(vkbert_context *ctx);

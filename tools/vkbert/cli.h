@@ -1,0 +1,101 @@
+/* The vkbert command-line tool: what the subcommands share (option parsing, messages, the
+ * context's lifetime, host weights). Each subcommand lives in its own file. */
+#ifndef VKBERT_CLI_H
+#define VKBERT_CLI_H
+
+#include "vkbert.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exit codes. */
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_FAILURE 1 /* a runtime failure: a bad file, a library error */
+#define CLI_EXIT_USAGE 2   /* an unknown command or option, a missing or malformed value */
+
+#if defined(__GNUC__)
+#define CLI_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define CLI_PRINTF(f, a)
+#endif
+
+/* ---- subcommands: argv[0] is the subcommand's name ---- */
+
+int cli_devices(int argc, char **argv);
+int cli_attention(int argc, char **argv);
+int cli_demo(int argc, char **argv);
+
+/* ---- options ---- */
+
+typedef enum cli_kind {
+    CLI_FLAG,   /* int *, set to 1 */
+    CLI_STRING, /* const char ** */
+    CLI_INT,    /* int *, within [min, max] */
+    CLI_U64,    /* uint64_t * */
+    CLI_REAL,   /* double *, within [min, max] */
+} cli_kind;
+
+typedef struct cli_option {
+    const char *name; /* without the leading "--" */
+    cli_kind kind;
+    void *value;
+    int required;
+    double min, max; /* CLI_INT and CLI_REAL only */
+} cli_option;
+
+/* The result of cli_parse when the command should go on. */
+#define CLI_CONTINUE (-1)
+
+/* Parses argv[1..argc) as "--name value", "--name=value" or "--flag". Returns CLI_CONTINUE,
+ * or the exit code to return: 0 after printing `usage` to stdout for --help, 2 after printing
+ * a message and `usage` to stderr. */
+int cli_parse(const char *usage, int argc, char **argv, const cli_option *options, int count);
+
+/* Prints a usage error and `usage` to stderr; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *usage, const char *fmt, ...) CLI_PRINTF(2, 3);
+
+/* ---- messages ---- */
+
+/* Prints "vkbert: <message>" to stderr; returns CLI_EXIT_FAILURE. */
+int cli_error(const char *fmt, ...) CLI_PRINTF(1, 2);
+
+/* Prints "vkbert: <what>: <vkbert_last_error(ctx)>" (no "<what>: " when what is NULL);
+ * returns CLI_EXIT_FAILURE. */
+int cli_api_error(const vkbert_context *ctx, const char *what);
+
+/* Writes "[d0, d1, ...]" into out. */
+void cli_format_shape(char *out, size_t size, int ndim, const int64_t *shape);
+
+/* ---- the context ---- */
+
+/* Creates a context on `device` (NULL: the default). Prints the error and returns
+ * CLI_EXIT_FAILURE on failure, else 0. */
+int cli_open(const char *device, vkbert_context **ctx);
+
+/* Fails a successful run when the validation layer reported anything, then destroys the
+ * context. Returns the final exit code. */
+int cli_close(vkbert_context *ctx, int code);
+
+/* ---- host weights of one attention layer ---- */
+
+enum { CLI_QW, CLI_QB, CLI_KW, CLI_KB, CLI_VW, CLI_VB, CLI_OW, CLI_OB, CLI_TENSORS };
+
+typedef struct cli_weights {
+    int embed_dim;
+    float *tensor[CLI_TENSORS]; /* weights [E][E], biases [E], in the order above */
+} cli_weights;
+
+/* The safetensors names, without a prefix, in the order above. */
+extern const char *const cli_weight_names[CLI_TENSORS];
+
+/* Allocates the tensors for embed size `e`; -1 when out of memory (nothing left allocated). */
+int cli_weights_alloc(cli_weights *w, int e);
+void cli_weights_free(cli_weights *w);
+
+/* Reads a layer from a safetensors file; prints the problem and returns CLI_EXIT_FAILURE on
+ * failure, else 0. */
+int cli_weights_load(const char *path, cli_weights *w);
+
+vkbert_attention_weights cli_weights_view(const cli_weights *w);
+
+#endif

@@ -1,0 +1,60 @@
+/* vkbert: the command-line tool. Dispatches to one subcommand per file. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct command {
+    const char *name, *summary;
+    int (*run)(int argc, char **argv);
+} command;
+
+static const command commands[] = {
+    {"devices", "list the Vulkan devices and their limits", cli_devices},
+    {"attention", "run one attention layer on files (safetensors weights, npy input)",
+     cli_attention},
+    {"demo", "time the attention layer on random data and check it against the reference",
+     cli_demo},
+};
+
+#define COMMAND_COUNT (sizeof commands / sizeof *commands)
+
+static void print_usage(FILE *out)
+{
+    fputs("usage: vkbert <command> [options]\n"
+          "       vkbert <command> --help\n"
+          "\n"
+          "BERT attention on any Vulkan GPU.\n"
+          "\n"
+          "commands:\n",
+          out);
+    for (size_t i = 0; i < COMMAND_COUNT; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fputs("\n"
+          "environment: VKBERT_DEVICE picks the default device, VKBERT_VALIDATION=1 turns on\n"
+          "the Vulkan validation layer (any message then fails the command).\n",
+          out);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_usage(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+        print_usage(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(name, "--version") == 0) {
+        printf("vkbert %d.%d.%d\n", VKBERT_VERSION_MAJOR, VKBERT_VERSION_MINOR,
+               VKBERT_VERSION_PATCH);
+        return CLI_EXIT_OK;
+    }
+    for (size_t i = 0; i < COMMAND_COUNT; i++)
+        if (strcmp(name, commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "vkbert: unknown command '%s'\n", name);
+    print_usage(stderr);
+    return CLI_EXIT_USAGE;
+}
