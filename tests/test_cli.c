@@ -23,15 +23,23 @@ extern char **environ;
 /* ---- the temp directory ---- */
 
 static char tmpdir[64];
+static int tmp_paths_used;
+
+/* Every test gets a layer, an input and their files (defined below). */
+static void make_fixture(void);
+static void free_fixture(void);
 
 static void setup(void)
 {
     strcpy(tmpdir, "/tmp/vkbert_cli_XXXXXX");
+    tmp_paths_used = 0;
     cr_assert_not_null(mkdtemp(tmpdir), "mkdtemp failed");
+    make_fixture();
 }
 
 static void teardown(void)
 {
+    free_fixture();
     DIR *d = opendir(tmpdir);
     if (!d) return;
     char p[512];
@@ -50,9 +58,8 @@ TestSuite(cli, .init = setup, .fini = teardown, .timeout = 120);
 static const char *tmp_path(const char *name)
 {
     static char paths[32][256];
-    static int next;
-    cr_assert_lt(next, 32, "too many temp paths in one test");
-    char *p = paths[next++];
+    cr_assert_lt(tmp_paths_used, 32, "too many temp paths in one test");
+    char *p = paths[tmp_paths_used++];
     snprintf(p, sizeof paths[0], "%s/%s", tmpdir, name);
     return p;
 }
@@ -64,13 +71,18 @@ typedef struct run_result {
     char out[16384], err[16384];
 } run_result;
 
-static void read_text(const char *path, char *out, size_t size)
+static size_t read_file(const char *path, void *buf, size_t cap)
 {
     FILE *f = fopen(path, "rb");
     cr_assert_not_null(f, "cannot read %s", path);
-    size_t n = fread(out, 1, size - 1, f);
-    out[n] = '\0';
+    size_t n = fread(buf, 1, cap, f);
     fclose(f);
+    return n;
+}
+
+static void read_text(const char *path, char *out, size_t size)
+{
+    out[read_file(path, out, size - 1)] = '\0';
 }
 
 /* Runs `$VKBERT_CLI args...` with stdout and stderr captured. */
@@ -271,22 +283,24 @@ typedef struct fixture {
     const char *w_path, *x_path, *y_path;
 } fixture;
 
-static void make_fixture(fixture *f)
+static fixture fx;
+
+static void make_fixture(void)
 {
-    make_layer(&f->l, E, H, 11);
-    make_input(&f->x, B, S, E, 12);
-    f->w_path = tmp_path("w.safetensors");
-    f->x_path = tmp_path("x.npy");
-    f->y_path = tmp_path("y.npy");
-    save_layer(f->w_path, &f->l);
+    make_layer(&fx.l, E, H, 11);
+    make_input(&fx.x, B, S, E, 12);
+    fx.w_path = tmp_path("w.safetensors");
+    fx.x_path = tmp_path("x.npy");
+    fx.y_path = tmp_path("y.npy");
+    save_layer(fx.w_path, &fx.l);
     int64_t shape[3] = {B, S, E};
-    save_f32(f->x_path, 3, shape, f->x);
+    save_f32(fx.x_path, 3, shape, fx.x);
 }
 
-static void free_fixture(fixture *f)
+static void free_fixture(void)
 {
-    free_layer(&f->l);
-    free(f->x);
+    free_layer(&fx.l);
+    free(fx.x);
 }
 
 /* ---- usage and exit codes ---- */
@@ -350,50 +364,39 @@ Test(cli, demo_small)
 
 Test(cli, attention_f32)
 {
-    fixture f;
-    make_fixture(&f);
     static run_result r;
-    const char *args[] = {"attention", "--weights", f.w_path,   "--input", f.x_path,
-                          "--heads",   "4",         "--output", f.y_path,  NULL};
+    const char *args[] = {"attention", "--weights", fx.w_path,  "--input", fx.x_path,
+                          "--heads",   "4",         "--output", fx.y_path, NULL};
     expect_success(&r, args);
-    free(check_output(f.y_path, &f.l, B, S, f.x, NULL, NULL));
-    free_fixture(&f);
+    free(check_output(fx.y_path, &fx.l, B, S, fx.x, NULL, NULL));
 }
 
 Test(cli, attention_f16_prefixed)
 {
-    fixture f;
-    make_fixture(&f);
-    save_layer_ex(f.w_path, &f.l, "attn.", ST_F16, -1, -1);
+    save_layer_ex(fx.w_path, &fx.l, "attn.", ST_F16, -1, -1);
     for (int i = 0; i < 8; i++) /* the reference sees the weights the file holds */
         for (size_t k = 0; k < (i % 2 ? (size_t)E : (size_t)E * E); k++)
-            f.l.w[i][k] = half_to_float(float_to_half(f.l.w[i][k]));
+            fx.l.w[i][k] = half_to_float(float_to_half(fx.l.w[i][k]));
     static run_result r;
-    const char *args[] = {"attention", "--weights", f.w_path,   "--input", f.x_path,
-                          "--heads",   "4",         "--output", f.y_path,  NULL};
+    const char *args[] = {"attention", "--weights", fx.w_path,  "--input", fx.x_path,
+                          "--heads",   "4",         "--output", fx.y_path, NULL};
     expect_success(&r, args);
-    free(check_output(f.y_path, &f.l, B, S, f.x, NULL, NULL));
-    free_fixture(&f);
+    free(check_output(fx.y_path, &fx.l, B, S, fx.x, NULL, NULL));
 }
 
 Test(cli, attention_causal)
 {
-    fixture f;
-    make_fixture(&f);
     static run_result r;
-    const char *args[] = {"attention", "--weights", f.w_path,   "--input", f.x_path, "--heads",
-                          "4",         "--causal",  "--output", f.y_path,  NULL};
+    const char *args[] = {"attention", "--weights", fx.w_path,  "--input", fx.x_path, "--heads",
+                          "4",         "--causal",  "--output", fx.y_path, NULL};
     expect_success(&r, args);
     ref_options opt = {1, 0.0, 0};
-    free(check_output(f.y_path, &f.l, B, S, f.x, NULL, &opt));
-    free_fixture(&f);
+    free(check_output(fx.y_path, &fx.l, B, S, fx.x, NULL, &opt));
 }
 
 /* An int64 [B,S] key-padding mask whose second batch is all zeros: those rows are out_bias. */
 Test(cli, attention_int64_key_padding)
 {
-    fixture f;
-    make_fixture(&f);
     int64_t mask[B * S];
     float maskf[B * S];
     for (int i = 0; i < B * S; i++)
@@ -404,24 +407,21 @@ Test(cli, attention_int64_key_padding)
     const char *m_path = tmp_path("mask.npy");
     write_npy(m_path, "<i8", 2, shape, mask, sizeof mask);
     static run_result r;
-    const char *args[] = {"attention", "--weights", f.w_path, "--input",  f.x_path, "--heads",
-                          "4",         "--mask",    m_path,   "--output", f.y_path, NULL};
+    const char *args[] = {"attention", "--weights", fx.w_path, "--input",  fx.x_path, "--heads",
+                          "4",         "--mask",    m_path,    "--output", fx.y_path, NULL};
     expect_success(&r, args);
     ref_mask rm = {maskf, {S, 0, 0, 1}};
-    float *y = check_output(f.y_path, &f.l, B, S, f.x, &rm, NULL);
+    float *y = check_output(fx.y_path, &fx.l, B, S, fx.x, &rm, NULL);
     for (int i = 0; i < S; i++)
         for (int c = 0; c < E; c++)
-            cr_assert_float_eq(y[(size_t)(S + i) * E + c], f.l.w[7][c], 1e-6,
+            cr_assert_float_eq(y[(size_t)(S + i) * E + c], fx.l.w[7][c], 1e-6,
                                "y[1][%d][%d] is not out_proj.bias", i, c);
     free(y);
-    free_fixture(&f);
 }
 
 /* A bool [S,S] banded mask shared by the batch. */
 Test(cli, attention_bool_band)
 {
-    fixture f;
-    make_fixture(&f);
     uint8_t mask[S * S];
     float maskf[S * S];
     for (int i = 0; i < S; i++)
@@ -431,27 +431,17 @@ Test(cli, attention_bool_band)
     const char *m_path = tmp_path("band.npy");
     write_npy(m_path, "|b1", 2, shape, mask, sizeof mask);
     static run_result r;
-    const char *args[] = {"attention", "--weights", f.w_path, "--input",  f.x_path, "--heads",
-                          "4",         "--mask",    m_path,   "--output", f.y_path, NULL};
+    const char *args[] = {"attention", "--weights", fx.w_path, "--input",  fx.x_path, "--heads",
+                          "4",         "--mask",    m_path,    "--output", fx.y_path, NULL};
     expect_success(&r, args);
     ref_mask rm = {maskf, {0, 0, S, 1}};
-    free(check_output(f.y_path, &f.l, B, S, f.x, &rm, NULL));
-    free_fixture(&f);
+    free(check_output(fx.y_path, &fx.l, B, S, fx.x, &rm, NULL));
 }
 
-static size_t read_file(const char *path, uint8_t *buf, size_t cap)
-{
-    FILE *fp = fopen(path, "rb");
-    cr_assert_not_null(fp, "cannot read %s", path);
-    size_t n = fread(buf, 1, cap, fp);
-    fclose(fp);
-    return n;
-}
-
-static void run_dropout(const fixture *f, const char *seed, const char *out)
+static void run_dropout(const char *seed, const char *out)
 {
     static run_result r;
-    const char *args[] = {"attention", "--weights", f->w_path,   "--input", f->x_path,
+    const char *args[] = {"attention", "--weights", fx.w_path,   "--input", fx.x_path,
                           "--heads",   "4",         "--dropout", "0.3",     "--seed",
                           seed,        "--output",  out,         NULL};
     expect_success(&r, args);
@@ -459,66 +449,52 @@ static void run_dropout(const fixture *f, const char *seed, const char *out)
 
 Test(cli, attention_dropout_seeded)
 {
-    fixture f;
-    make_fixture(&f);
     const char *a = tmp_path("a.npy"), *b = tmp_path("b.npy"), *c = tmp_path("c.npy");
-    run_dropout(&f, "12345678901234", a);
-    run_dropout(&f, "12345678901234", b);
-    run_dropout(&f, "99", c);
+    run_dropout("12345678901234", a);
+    run_dropout("12345678901234", b);
+    run_dropout("99", c);
     static uint8_t ba[16384], bb[16384], bc[16384];
     size_t na = read_file(a, ba, sizeof ba), nb = read_file(b, bb, sizeof bb);
     size_t nc = read_file(c, bc, sizeof bc);
     cr_assert(na == nb && memcmp(ba, bb, na) == 0, "the same seed gave different files");
     cr_assert(na == nc && memcmp(ba, bc, na) != 0, "different seeds gave the same file");
     ref_options opt = {0, 0.3, 12345678901234ull};
-    free(check_output(a, &f.l, B, S, f.x, NULL, &opt));
-    free_fixture(&f);
+    free(check_output(a, &fx.l, B, S, fx.x, NULL, &opt));
 }
 
 /* ---- malformed files: exit 1, a message naming the file, no crash ---- */
 
-static void expect_attention_failure(const fixture *f, const char *w, const char *x,
-                                     const char *mask, const char *needle)
+static void expect_attention_failure(const char *w, const char *x, const char *mask,
+                                     const char *needle)
 {
     const char *args[] = {"attention", "--weights", w,          "--input", x,
-                          "--heads",   "4",         "--output", f->y_path, mask ? "--mask" : NULL,
+                          "--heads",   "4",         "--output", fx.y_path, mask ? "--mask" : NULL,
                           mask,        NULL};
     expect_failure(args, 1, needle);
 }
 
 Test(cli, weights_truncated)
 {
-    fixture f;
-    make_fixture(&f);
-    truncate_file(f.w_path, 0.5);
-    expect_attention_failure(&f, f.w_path, f.x_path, NULL, f.w_path);
-    free_fixture(&f);
+    truncate_file(fx.w_path, 0.5);
+    expect_attention_failure(fx.w_path, fx.x_path, NULL, fx.w_path);
 }
 
 Test(cli, weights_header_past_end)
 {
-    fixture f;
-    make_fixture(&f);
     uint8_t bytes[8 + 2] = {0x00, 0x10, 0, 0, 0, 0, 0, 0, '{', '}'}; /* 4096-byte header */
-    write_bytes(f.w_path, bytes, sizeof bytes);
-    expect_attention_failure(&f, f.w_path, f.x_path, NULL, f.w_path);
-    free_fixture(&f);
+    write_bytes(fx.w_path, bytes, sizeof bytes);
+    expect_attention_failure(fx.w_path, fx.x_path, NULL, fx.w_path);
 }
 
 Test(cli, weights_missing_file)
 {
-    fixture f;
-    make_fixture(&f);
     const char *w = tmp_path("absent.safetensors");
-    expect_attention_failure(&f, w, f.x_path, NULL, w);
-    free_fixture(&f);
+    expect_attention_failure(w, fx.x_path, NULL, w);
 }
 
 /* All 8 tensors of a layer with E = 4, k_proj.weight as I32, written by hand. */
 Test(cli, weights_wrong_dtype)
 {
-    fixture f;
-    make_fixture(&f);
     char json[2048] = "{";
     size_t offset = 0;
     for (int i = 0; i < 8; i++) {
@@ -535,110 +511,82 @@ Test(cli, weights_wrong_dtype)
     for (int i = 0; i < 8; i++)
         file[i] = (uint8_t)((uint64_t)hlen >> (8 * i));
     memcpy(file + 8, json, hlen);
-    write_bytes(f.w_path, file, 8 + hlen + offset);
+    write_bytes(fx.w_path, file, 8 + hlen + offset);
     free(file);
-    expect_attention_failure(&f, f.w_path, f.x_path, NULL, "I32");
-    expect_attention_failure(&f, f.w_path, f.x_path, NULL, f.w_path);
-    free_fixture(&f);
+    expect_attention_failure(fx.w_path, fx.x_path, NULL, "I32");
+    expect_attention_failure(fx.w_path, fx.x_path, NULL, fx.w_path);
 }
 
 Test(cli, weights_wrong_shape)
 {
-    fixture f;
-    make_fixture(&f);
-    save_layer_ex(f.w_path, &f.l, "layer.0.attention.", ST_F32, -1, 2); /* k [E, E+1] */
-    expect_attention_failure(&f, f.w_path, f.x_path, NULL, "layer.0.attention.k_proj.weight");
-    expect_attention_failure(&f, f.w_path, f.x_path, NULL, f.w_path);
-    free_fixture(&f);
+    save_layer_ex(fx.w_path, &fx.l, "layer.0.attention.", ST_F32, -1, 2); /* k [E, E+1] */
+    expect_attention_failure(fx.w_path, fx.x_path, NULL, "layer.0.attention.k_proj.weight");
+    expect_attention_failure(fx.w_path, fx.x_path, NULL, fx.w_path);
 }
 
 Test(cli, weights_missing_key)
 {
-    fixture f;
-    make_fixture(&f);
-    save_layer_ex(f.w_path, &f.l, "attn.", ST_F32, 5, -1); /* no v_proj.bias */
-    expect_attention_failure(&f, f.w_path, f.x_path, NULL, "attn.v_proj.bias");
-    expect_attention_failure(&f, f.w_path, f.x_path, NULL, f.w_path);
-    free_fixture(&f);
+    save_layer_ex(fx.w_path, &fx.l, "attn.", ST_F32, 5, -1); /* no v_proj.bias */
+    expect_attention_failure(fx.w_path, fx.x_path, NULL, "attn.v_proj.bias");
+    expect_attention_failure(fx.w_path, fx.x_path, NULL, fx.w_path);
 }
 
 Test(cli, heads_not_dividing)
 {
-    fixture f;
-    make_fixture(&f);
-    const char *args[] = {"attention", "--weights", f.w_path,   "--input", f.x_path,
-                          "--heads",   "5",         "--output", f.y_path,  NULL};
+    const char *args[] = {"attention", "--weights", fx.w_path,  "--input", fx.x_path,
+                          "--heads",   "5",         "--output", fx.y_path, NULL};
     expect_failure(args, 1, "--heads 5");
-    free_fixture(&f);
 }
 
 Test(cli, input_embed_mismatch)
 {
-    fixture f;
-    make_fixture(&f);
     float *x;
     make_input(&x, B, S, E + 4, 3);
     int64_t shape[3] = {B, S, E + 4};
-    save_f32(f.x_path, 3, shape, x);
+    save_f32(fx.x_path, 3, shape, x);
     free(x);
-    expect_attention_failure(&f, f.w_path, f.x_path, NULL, f.x_path);
-    free_fixture(&f);
+    expect_attention_failure(fx.w_path, fx.x_path, NULL, fx.x_path);
 }
 
 Test(cli, input_truncated)
 {
-    fixture f;
-    make_fixture(&f);
-    truncate_file(f.x_path, 0.6);
-    expect_attention_failure(&f, f.w_path, f.x_path, NULL, f.x_path);
-    free_fixture(&f);
+    truncate_file(fx.x_path, 0.6);
+    expect_attention_failure(fx.w_path, fx.x_path, NULL, fx.x_path);
 }
 
 Test(cli, input_not_float32)
 {
-    fixture f;
-    make_fixture(&f);
     double x[B * S * E] = {0};
     int64_t shape[3] = {B, S, E};
-    write_npy(f.x_path, "<f8", 3, shape, x, sizeof x);
-    expect_attention_failure(&f, f.w_path, f.x_path, NULL, "float32");
-    expect_attention_failure(&f, f.w_path, f.x_path, NULL, f.x_path);
-    free_fixture(&f);
+    write_npy(fx.x_path, "<f8", 3, shape, x, sizeof x);
+    expect_attention_failure(fx.w_path, fx.x_path, NULL, "float32");
+    expect_attention_failure(fx.w_path, fx.x_path, NULL, fx.x_path);
 }
 
 Test(cli, input_wrong_ndim)
 {
-    fixture f;
-    make_fixture(&f);
     int64_t shape[2] = {B * S, E};
-    save_f32(f.x_path, 2, shape, f.x);
-    expect_attention_failure(&f, f.w_path, f.x_path, NULL, f.x_path);
-    free_fixture(&f);
+    save_f32(fx.x_path, 2, shape, fx.x);
+    expect_attention_failure(fx.w_path, fx.x_path, NULL, fx.x_path);
 }
 
 Test(cli, mask_not_broadcasting)
 {
-    fixture f;
-    make_fixture(&f);
     float mask[3 * 5];
     for (int i = 0; i < 15; i++)
         mask[i] = 1.0f;
     int64_t shape[2] = {3, 5};
     const char *m_path = tmp_path("bad_mask.npy");
     save_f32(m_path, 2, shape, mask);
-    expect_attention_failure(&f, f.w_path, f.x_path, m_path, m_path);
-    expect_attention_failure(&f, f.w_path, f.x_path, m_path, "mask");
-    free_fixture(&f);
+    expect_attention_failure(fx.w_path, fx.x_path, m_path, m_path);
+    expect_attention_failure(fx.w_path, fx.x_path, m_path, "mask");
 }
 
 Test(cli, mask_wrong_dtype)
 {
-    fixture f;
-    make_fixture(&f);
     double mask[S] = {1, 1, 1, 1, 1, 1, 1};
     int64_t shape[1] = {S};
     const char *m_path = tmp_path("f64_mask.npy");
     write_npy(m_path, "<f8", 1, shape, mask, sizeof mask);
-    expect_attention_failure(&f, f.w_path, f.x_path, m_path, m_path);
-    free_fixture(&f);
+    expect_attention_failure(fx.w_path, fx.x_path, m_path, m_path);
 }

@@ -138,6 +138,14 @@ static VkResult create_instance(vkbert_context *ctx, bool validation, VkInstance
     return result;
 }
 
+static const char *instance_failure(VkResult result)
+{
+    return result == VK_ERROR_INCOMPATIBLE_DRIVER
+               ? "vkCreateInstance found no Vulkan 1.1 driver (VK_ERROR_INCOMPATIBLE_DRIVER): "
+                 "install one, for example mesa-vulkan-drivers for the CPU device lavapipe"
+               : vkb_result_name(result);
+}
+
 static int find_compute_queue(VkPhysicalDevice device)
 {
     uint32_t count = 0;
@@ -247,8 +255,7 @@ vkbert_status vkbert_list_devices(vkbert_device_info *infos, uint32_t capacity, 
     VkInstance instance;
     VkResult result = create_instance(NULL, false, &instance);
     if (result != VK_SUCCESS)
-        return vkb_fail_global(VKBERT_ERROR_NO_VULKAN, "vkCreateInstance failed: %s",
-                               vkb_result_name(result));
+        return vkb_fail_global(VKBERT_ERROR_NO_VULKAN, "%s", instance_failure(result));
     VkPhysicalDevice *devices = NULL;
     status = enumerate(instance, &devices, count);
     for (uint32_t i = 0; status == VKBERT_OK && i < *count && i < capacity && infos; i++)
@@ -409,8 +416,7 @@ static vkbert_status create_instance_for(vkbert_context *ctx, bool validation)
                         VALIDATION_LAYER);
     VkResult result = create_instance(ctx, validation, &ctx->instance);
     if (result != VK_SUCCESS)
-        return vkb_fail(ctx, VKBERT_ERROR_NO_VULKAN, "vkCreateInstance failed: %s",
-                        vkb_result_name(result));
+        return vkb_fail(ctx, VKBERT_ERROR_NO_VULKAN, "%s", instance_failure(result));
     if (!validation) return VKBERT_OK;
     VkDebugUtilsMessengerCreateInfoEXT info = messenger_info(ctx);
     result = vkCreateDebugUtilsMessengerEXT(ctx->instance, &info, NULL, &ctx->messenger);

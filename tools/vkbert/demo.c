@@ -133,7 +133,7 @@ static int run_forwards(vkbert_context *ctx, const demo_args *a, demo_data *d)
 static void report_timing(const demo_args *a, demo_data *d)
 {
     double t = median(d->times, a->iterations);
-    printf("forward: %.3f ms median of %d (after 1 warm-up), %.1f GFLOP/s\n", t * 1e3,
+    printf("forward: %.3f ms median of %d (after 1 warm-up), %.3g GFLOP/s\n", t * 1e3,
            a->iterations, flops(a) / t * 1e-9);
 }
 
@@ -164,8 +164,8 @@ static int print_device(const vkbert_context *ctx, const demo_args *a)
 {
     vkbert_device_info info;
     if (vkbert_context_device(ctx, &info)) return cli_api_error(ctx, NULL);
-    printf("device: %s (%s, driver %s)\n", info.name, vkbert_device_type_name(info.type),
-           info.driver);
+    printf("device: %s (%s)\n", info.name, vkbert_device_type_name(info.type));
+    printf("driver: %s\n", info.driver);
     printf("shape: batch %d, seq %d, embed %d, heads %d\n", a->batch, a->seq_len, a->embed_dim,
            a->heads);
     fflush(stdout);

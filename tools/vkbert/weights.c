@@ -103,7 +103,8 @@ static int embed_size(const char *path, const st_tensor *t, int *e)
                      path, t->name, shape);
 }
 
-static int check_tensor(const char *path, const st_tensor *t, int index, int e)
+static int check_tensor(const char *path, const st_tensor *t, int index, int e,
+                        const char *e_source)
 {
     int64_t want[2] = {e, e};
     int ndim = is_weight(index) ? 2 : 1;
@@ -115,7 +116,7 @@ static int check_tensor(const char *path, const st_tensor *t, int index, int e)
     cli_format_shape(got_s, sizeof got_s, t->ndim, t->shape);
     cli_format_shape(want_s, sizeof want_s, ndim, want);
     return cli_error("%s: tensor '%s' has shape %s; expected %s (E = %d from '%s')", path, t->name,
-                     got_s, want_s, e, cli_weight_names[CLI_QW]);
+                     got_s, want_s, e, e_source);
 }
 
 static const st_tensor *find_tensor(const char *path, const st_file *file, const char *prefix,
@@ -137,7 +138,7 @@ static int check_layer(const char *path, const st_file *file, const st_tensor **
         if (!(tensors[i] = find_tensor(path, file, prefix, i))) return CLI_EXIT_FAILURE;
     if (embed_size(path, tensors[CLI_QW], e)) return CLI_EXIT_FAILURE;
     for (int i = 0; i < CLI_TENSORS; i++)
-        if (check_tensor(path, tensors[i], i, *e)) return CLI_EXIT_FAILURE;
+        if (check_tensor(path, tensors[i], i, *e, tensors[CLI_QW]->name)) return CLI_EXIT_FAILURE;
     return 0;
 }
 

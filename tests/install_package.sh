@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the build into a scratch prefix, then builds examples/attention.c as an outside
+# project twice, through the CMake package and through pkg-config, and runs both.
+set -euo pipefail
+build=$1 source=$2
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+cmake --install "$build" --prefix "$scratch/prefix" > "$scratch/install.log"
+test -f "$scratch/prefix/include/vkbert.h"
+test -x "$scratch/prefix/bin/vkbert"
+"$scratch/prefix/bin/vkbert" --help > /dev/null
+
+cmake -S "$source/examples" -B "$scratch/cmake-build" -DCMAKE_PREFIX_PATH="$scratch/prefix" > /dev/null
+cmake --build "$scratch/cmake-build" > /dev/null
+LD_LIBRARY_PATH="$scratch/prefix/lib:${LD_LIBRARY_PATH:-}" "$scratch/cmake-build/attention"
+
+libdir=$(dirname "$(find "$scratch/prefix" -name vkbert.pc)")
+export PKG_CONFIG_PATH="$libdir"
+cc -std=c11 -Wall -Wextra -Werror "$source/examples/attention.c" -o "$scratch/pc-attention" \
+   $(pkg-config --cflags --libs vkbert) -lm
+LD_LIBRARY_PATH="$scratch/prefix/lib:$(pkg-config --variable=libdir vkbert):${LD_LIBRARY_PATH:-}" "$scratch/pc-attention"
+# The installed library loads Vulkan at run time: no link-time libvulkan.
+if readelf -d "$scratch/prefix/lib"*/libvkbert.so* | grep -q 'libvulkan'; then
+    echo "libvkbert links libvulkan at link time" >&2; exit 1
+fi
+echo "install_package: CMake package and pkg-config both build and run"
