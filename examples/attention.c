@@ -10,7 +10,8 @@ enum { E = 64, H = 4, B = 2, S = 16 };
 static float *random_array(size_t n, float scale)
 {
     float *a = malloc(n * sizeof *a);
-    for (size_t i = 0; a && i < n; i++) a[i] = scale * (2.0f * rand() / (float)RAND_MAX - 1.0f);
+    for (size_t i = 0; a && i < n; i++)
+        a[i] = scale * (2.0f * rand() / (float)RAND_MAX - 1.0f);
     return a;
 }
 
@@ -22,19 +23,20 @@ int main(void)
         return 1;
     }
     float *w[4], *b[4], bound = 1.0f / sqrtf(E);
-    for (int i = 0; i < 4; i++) w[i] = random_array(E * E, bound), b[i] = random_array(E, bound);
+    for (int i = 0; i < 4; i++)
+        w[i] = random_array(E * E, bound), b[i] = random_array(E, bound);
     vkbert_attention_weights weights = {w[0], b[0], w[1], b[1], w[2], b[2], w[3], b[3]};
     vkbert_attention *layer = NULL;
     float *x = random_array(B * S * E, 1.0f), *y = malloc(B * S * E * sizeof *y);
 
     uint8_t keep[B][S]; /* key padding: the second sequence is 10 tokens long */
     for (int i = 0; i < B; i++)
-        for (int j = 0; j < S; j++) keep[i][j] = i == 0 || j < 10;
+        for (int j = 0; j < S; j++)
+            keep[i][j] = i == 0 || j < 10;
     vkbert_mask mask = {keep, VKBERT_DTYPE_BOOL, 2, {B, S}};
 
     vkbert_status status = vkbert_attention_create(ctx, E, H, &weights, &layer);
-    if (status == VKBERT_OK)
-        status = vkbert_attention_forward_host(layer, B, S, x, &mask, NULL, y);
+    if (status == VKBERT_OK) status = vkbert_attention_forward_host(layer, B, S, x, &mask, NULL, y);
     if (status == VKBERT_OK) {
         vkbert_device_info info;
         vkbert_context_device(ctx, &info);
@@ -44,7 +46,8 @@ int main(void)
     }
     vkbert_attention_destroy(layer);
     vkbert_context_destroy(ctx);
-    for (int i = 0; i < 4; i++) free(w[i]), free(b[i]);
+    for (int i = 0; i < 4; i++)
+        free(w[i]), free(b[i]);
     free(x), free(y);
     return status == VKBERT_OK ? 0 : 1;
 }

@@ -53,7 +53,8 @@ Test(api, device_choice_by_index_name_and_environment)
     vkbert_context_destroy(ctx);
 
     char fragment[8] = {0}; /* a substring of the name, in other case */
-    for (int i = 0; i < 4 && info.name[i]; i++) fragment[i] = (char)toupper(info.name[i]);
+    for (int i = 0; i < 4 && info.name[i]; i++)
+        fragment[i] = (char)toupper(info.name[i]);
     vkbert_context_options by_name = {.device = fragment};
     TEST_OK(vkbert_context_create(&by_name, &ctx));
     vkbert_context_destroy(ctx);
@@ -118,7 +119,8 @@ Test(api, bad_forward_arguments_leave_the_layer_working)
     uint8_t m[16] = {1};
     vkbert_mask bad_shape = {m, VKBERT_DTYPE_BOOL, 2, {2, 4}};
     expect(ctx, vkbert_attention_forward_host(layer, 2, 3, x, &bad_shape, NULL, y),
-           VKBERT_ERROR_INVALID_ARGUMENT, "[2, 4] does not broadcast to [B, H, S, S] = [2, 2, 3, 3]");
+           VKBERT_ERROR_INVALID_ARGUMENT,
+           "[2, 4] does not broadcast to [B, H, S, S] = [2, 2, 3, 3]");
     vkbert_mask bad_dims = {m, VKBERT_DTYPE_BOOL, 4, {1, 3, 3, 3}};
     expect(ctx, vkbert_attention_forward_host(layer, 2, 3, x, &bad_dims, NULL, y),
            VKBERT_ERROR_INVALID_ARGUMENT, "does not broadcast");
@@ -166,7 +168,8 @@ Test(api, device_limit_exceeded_is_reported)
     TEST_OK(vkbert_attention_create(ctx, heads * 4, heads, &api, &layer));
     size_t n = (size_t)batch * s * heads * 4;
     float *x = calloc(n, sizeof *x), *y = calloc(n, sizeof *y);
-    for (size_t i = 0; i < n; i++) x[i] = (float)(i % 7) * 0.1f;
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)(i % 7) * 0.1f;
     expect(ctx, vkbert_attention_forward_host(layer, batch, s, x, NULL, NULL, y),
            VKBERT_ERROR_DEVICE_LIMIT, "maxStorageBufferRange");
     free(x), free(y);

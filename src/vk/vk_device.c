@@ -163,6 +163,17 @@ static int find_compute_queue(VkPhysicalDevice device)
     return any;
 }
 
+static bool queue_has_timestamps(const vkbert_context *ctx)
+{
+    uint32_t count = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical, &count, NULL);
+    VkQueueFamilyProperties families[32];
+    if (count > 32) count = 32;
+    vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical, &count, families);
+    return ctx->queue_family < count && families[ctx->queue_family].timestampValidBits > 0 &&
+           ctx->props.limits.timestampPeriod > 0.0f;
+}
+
 static vkbert_device_type device_type(VkPhysicalDeviceType type)
 {
     switch (type) {
@@ -449,6 +460,9 @@ vkbert_status vkb_context_init(vkbert_context *ctx, const vkbert_context_options
     read_device_properties(ctx);
     ctx->queue_family = (uint32_t)find_compute_queue(ctx->physical);
     ctx->timestamps = options && options->timestamps;
+    if (ctx->timestamps && !queue_has_timestamps(ctx))
+        return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT, "%s has no timestamps on its compute queue",
+                        ctx->info.name);
     status = create_device(ctx);
     if (status) return status;
     return create_device_objects(ctx);
