@@ -4,6 +4,10 @@
  * The only public header. Every call returns a vkbert_status; on failure the context keeps a
  * message (vkbert_last_error). The library never aborts and never prints.
  *
+ * Threads: a context, and the tensors and layers made from it, are used by one thread at a
+ * time; separate contexts may be used from separate threads. Destroy layers and tensors
+ * before their context.
+ *
  * Layout conventions: tensors are float32, row-major, shapes outermost first. Weights use
  * PyTorch's nn.Linear layout, W[out][in], so a linear layer is y = x * W^T + b.
  */

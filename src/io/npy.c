@@ -5,6 +5,7 @@
 #include "npy.h"
 
 #include "half.h"
+#include "io_error.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -16,28 +17,6 @@
 #define NPY_MAGIC_LEN 6
 /* NumPy aligns the start of the data to 64 bytes so that it can be memory-mapped. */
 #define NPY_ALIGN 64
-
-typedef struct err_ctx {
-    const char *path;
-    char *err;
-    size_t size;
-} err_ctx;
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static int
-fail(const err_ctx *c, const char *fmt, ...)
-{
-    if (!c->err || c->size == 0) return -1;
-    int n = snprintf(c->err, c->size, "%s: ", c->path ? c->path : "(null)");
-    if (n < 0 || (size_t)n >= c->size) return -1;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->err + n, c->size - (size_t)n, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 /* ---- header dict parser ---- */
 
@@ -236,12 +215,12 @@ static int parse_descr(const err_ctx *c, const char *descr, npy_dtype *dtype, si
     size_t i = 0;
     while (i < DTYPE_COUNT && strcmp(dtype_table[i].code, code) != 0)
         i++;
-    if (i == DTYPE_COUNT) return fail(c, "unsupported dtype '%s'", descr);
+    if (i == DTYPE_COUNT) return io_fail(c, "unsupported dtype '%s'", descr);
     /* Byte order only matters for multi-byte types; '=' is native, i.e. little-endian here. */
     if (dtype_table[i].size > 1) {
-        if (order == '>') return fail(c, "big-endian data is not supported (dtype '%s')", descr);
+        if (order == '>') return io_fail(c, "big-endian data is not supported (dtype '%s')", descr);
         if (order != '<' && order != '=')
-            return fail(c, "dtype '%s' has no valid byte order", descr);
+            return io_fail(c, "dtype '%s' has no valid byte order", descr);
     }
     *dtype = dtype_table[i].dtype;
     *size = dtype_table[i].size;
@@ -305,37 +284,39 @@ static int read_preamble(const err_ctx *c, FILE *f, size_t fsize, size_t *start,
 {
     unsigned char pre[12];
     size_t got = fread(pre, 1, fsize < sizeof pre ? fsize : sizeof pre, f);
-    if (fsize == 0) return fail(c, "file is empty, not an .npy file");
+    if (fsize == 0) return io_fail(c, "file is empty, not an .npy file");
     if (got < NPY_MAGIC_LEN || memcmp(pre, NPY_MAGIC, NPY_MAGIC_LEN) != 0)
-        return fail(c, "bad magic, not an .npy file");
-    if (got < 8) return fail(c, "file is truncated inside the version field (%zu bytes)", fsize);
+        return io_fail(c, "bad magic, not an .npy file");
+    if (got < 8) return io_fail(c, "file is truncated inside the version field (%zu bytes)", fsize);
     int major = pre[6], minor = pre[7];
     if (major < 1 || major > 3)
-        return fail(c, "unsupported .npy format version %d.%d", major, minor);
+        return io_fail(c, "unsupported .npy format version %d.%d", major, minor);
     *start = major == 1 ? 10 : 12;
     if (got < *start)
-        return fail(c, "file is truncated inside the header length (%zu bytes)", fsize);
+        return io_fail(c, "file is truncated inside the header length (%zu bytes)", fsize);
     *hlen = major == 1 ? (size_t)pre[8] | (size_t)pre[9] << 8
                        : (size_t)pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 |
                              (size_t)pre[11] << 24;
     if (*hlen > fsize - *start)
-        return fail(c, "header length %zu runs past the end of the file (%zu bytes)", *hlen, fsize);
+        return io_fail(c, "header length %zu runs past the end of the file (%zu bytes)", *hlen,
+                       fsize);
     return 0;
 }
 
 static int read_header(const err_ctx *c, FILE *f, size_t start, size_t hlen, npy_header *h)
 {
     char *text = malloc(hlen + 1);
-    if (!text) return fail(c, "out of memory reading a %zu-byte header", hlen);
+    if (!text) return io_fail(c, "out of memory reading a %zu-byte header", hlen);
     if (fseek(f, (long)start, SEEK_SET) != 0 || fread(text, 1, hlen, f) != hlen) {
         free(text);
-        return fail(c, "read error in the header");
+        return io_fail(c, "read error in the header");
     }
     hdr_parser ps = {.begin = text, .p = text, .end = text + hlen, .msg = {0}};
     int rc = parse_header(&ps, h);
     free(text);
-    if (rc != 0) return fail(c, "%s", ps.msg);
-    if (h->fortran) return fail(c, "Fortran-order (fortran_order: True) arrays are not supported");
+    if (rc != 0) return io_fail(c, "%s", ps.msg);
+    if (h->fortran)
+        return io_fail(c, "Fortran-order (fortran_order: True) arrays are not supported");
     return 0;
 }
 
@@ -345,19 +326,19 @@ static int read_data(const err_ctx *c, FILE *f, size_t avail, const npy_header *
     char shape[200];
     format_shape(shape, sizeof shape, h->ndim, h->shape);
     if (shape_bytes(h->ndim, h->shape, out->item_size, &out->count, &bytes) != 0)
-        return fail(c, "shape %s is too large", shape);
+        return io_fail(c, "shape %s is too large", shape);
     const char *dname = npy_dtype_name(out->dtype);
     if (avail < bytes)
-        return fail(c, "data is truncated: shape %s of %s needs %zu bytes, file has %zu", shape,
-                    dname, bytes, avail);
+        return io_fail(c, "data is truncated: shape %s of %s needs %zu bytes, file has %zu", shape,
+                       dname, bytes, avail);
     if (avail > bytes)
-        return fail(c, "file has %zu bytes of data but shape %s of %s needs only %zu", avail, shape,
-                    dname, bytes);
+        return io_fail(c, "file has %zu bytes of data but shape %s of %s needs only %zu", avail,
+                       shape, dname, bytes);
     void *data = malloc(bytes ? bytes : 1);
-    if (!data) return fail(c, "out of memory for %zu bytes of data", bytes);
+    if (!data) return io_fail(c, "out of memory for %zu bytes of data", bytes);
     if (fread(data, 1, bytes, f) != bytes) {
         free(data);
-        return fail(c, "read error in the data");
+        return io_fail(c, "read error in the data");
     }
     out->data = data;
     return 0;
@@ -367,8 +348,8 @@ static int load_from(const err_ctx *c, FILE *f, npy_array *out)
 {
     size_t fsize = 0, start = 0, hlen = 0;
     npy_header h;
-    if (probe_read(f) != 0) return fail(c, "cannot read: %s", strerror(errno));
-    if (file_size(f, &fsize) != 0) return fail(c, "cannot determine the file size");
+    if (probe_read(f) != 0) return io_fail(c, "cannot read: %s", strerror(errno));
+    if (file_size(f, &fsize) != 0) return io_fail(c, "cannot determine the file size");
     if (read_preamble(c, f, fsize, &start, &hlen) != 0) return -1;
     if (read_header(c, f, start, hlen, &h) != 0) return -1;
     if (parse_descr(c, h.descr, &out->dtype, &out->item_size) != 0) return -1;
@@ -381,11 +362,11 @@ static int load_from(const err_ctx *c, FILE *f, npy_array *out)
 int npy_load(const char *path, npy_array *out, char *err, size_t err_size)
 {
     err_ctx c = {path, err, err_size};
-    if (!out) return fail(&c, "no output array given");
+    if (!out) return io_fail(&c, "no output array given");
     memset(out, 0, sizeof *out);
-    if (!path) return fail(&c, "no path given");
+    if (!path) return io_fail(&c, "no path given");
     FILE *f = fopen(path, "rb");
-    if (!f) return fail(&c, "cannot open: %s", strerror(errno));
+    if (!f) return io_fail(&c, "cannot open: %s", strerror(errno));
     npy_array tmp = {0};
     int rc = load_from(&c, f, &tmp);
     fclose(f);
@@ -440,22 +421,22 @@ int npy_save_f32(const char *path, int ndim, const int64_t *shape, const float *
     err_ctx c = {path, err, err_size};
     size_t count, bytes;
     char header[512];
-    if (!path) return fail(&c, "no path given");
+    if (!path) return io_fail(&c, "no path given");
     if (ndim < 0 || ndim > NPY_MAX_DIMS)
-        return fail(&c, "cannot save %d dimensions (0 to %d supported)", ndim, NPY_MAX_DIMS);
-    if (ndim > 0 && !shape) return fail(&c, "no shape given");
+        return io_fail(&c, "cannot save %d dimensions (0 to %d supported)", ndim, NPY_MAX_DIMS);
+    if (ndim > 0 && !shape) return io_fail(&c, "no shape given");
     if (shape_bytes(ndim, shape, sizeof(float), &count, &bytes) != 0)
-        return fail(&c, "shape has a negative or too large dimension");
-    if (count > 0 && !data) return fail(&c, "no data given");
+        return io_fail(&c, "shape has a negative or too large dimension");
+    if (count > 0 && !data) return io_fail(&c, "no data given");
     size_t hlen = build_header(header, sizeof header, ndim, shape);
-    if (hlen == 0) return fail(&c, "header too long");
+    if (hlen == 0) return io_fail(&c, "header too long");
     FILE *f = fopen(path, "wb");
-    if (!f) return fail(&c, "cannot create: %s", strerror(errno));
+    if (!f) return io_fail(&c, "cannot create: %s", strerror(errno));
     int rc = write_all(f, hlen, header, data, bytes);
     if (fclose(f) != 0) rc = -1;
     if (rc != 0) {
         remove(path);
-        return fail(&c, "write failed: %s", strerror(errno));
+        return io_fail(&c, "write failed: %s", strerror(errno));
     }
     return 0;
 }

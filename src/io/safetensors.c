@@ -4,6 +4,7 @@
 #include "safetensors.h"
 
 #include "half.h"
+#include "io_error.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -16,28 +17,6 @@
 #define MAX_JSON_INT 9007199254740992.0
 /* cJSON prints numbers from 1e15 up in exponent form, which other readers reject as offsets. */
 #define MAX_SAVED_INT 999999999999999.0
-
-typedef struct err_ctx {
-    const char *path;
-    char *err;
-    size_t size;
-} err_ctx;
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static int
-fail(const err_ctx *c, const char *fmt, ...)
-{
-    if (!c->err || c->size == 0) return -1;
-    int n = snprintf(c->err, c->size, "%s: ", c->path ? c->path : "(null)");
-    if (n < 0 || (size_t)n >= c->size) return -1;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->err + n, c->size - (size_t)n, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 static const struct {
     const char *name;
@@ -86,9 +65,9 @@ static int probe_read(FILE *f)
 static int read_file(const err_ctx *c, uint8_t **buf, size_t *size)
 {
     FILE *f = fopen(c->path, "rb");
-    if (!f) return fail(c, "cannot open: %s", strerror(errno));
+    if (!f) return io_fail(c, "cannot open: %s", strerror(errno));
     if (probe_read(f) != 0) {
-        fail(c, "cannot read: %s", strerror(errno));
+        io_fail(c, "cannot read: %s", strerror(errno));
         fclose(f);
         return -1;
     }
@@ -96,20 +75,20 @@ static int read_file(const err_ctx *c, uint8_t **buf, size_t *size)
     if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
     if (n < 0 || fseek(f, 0, SEEK_SET) != 0) {
         fclose(f);
-        return fail(c, "cannot determine the file size");
+        return io_fail(c, "cannot determine the file size");
     }
     *size = (size_t)n;
     *buf = malloc(*size ? *size : 1);
     if (!*buf) {
         fclose(f);
-        return fail(c, "out of memory reading %zu bytes", *size);
+        return io_fail(c, "out of memory reading %zu bytes", *size);
     }
     size_t got = fread(*buf, 1, *size, f);
     fclose(f);
     if (got != *size) {
         free(*buf);
         *buf = NULL;
-        return fail(c, "read error after %zu of %zu bytes", got, *size);
+        return io_fail(c, "read error after %zu of %zu bytes", got, *size);
     }
     return 0;
 }
@@ -129,34 +108,35 @@ static int json_index(const cJSON *item, uint64_t *out)
 static int parse_dtype(const err_ctx *c, const cJSON *entry, st_tensor *t)
 {
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(entry, "dtype");
-    if (!d) return fail(c, "tensor '%s' has no dtype", t->name);
-    if (!cJSON_IsString(d)) return fail(c, "tensor '%s': dtype is not a string", t->name);
+    if (!d) return io_fail(c, "tensor '%s' has no dtype", t->name);
+    if (!cJSON_IsString(d)) return io_fail(c, "tensor '%s': dtype is not a string", t->name);
     for (size_t i = 0; i < DTYPE_COUNT; i++) {
         if (strcmp(dtype_table[i].name, d->valuestring) == 0) {
             t->dtype = dtype_table[i].dtype;
             return 0;
         }
     }
-    return fail(c, "tensor '%s' has unknown dtype '%s'", t->name, d->valuestring);
+    return io_fail(c, "tensor '%s' has unknown dtype '%s'", t->name, d->valuestring);
 }
 
 static int parse_shape(const err_ctx *c, const cJSON *entry, st_tensor *t)
 {
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(entry, "shape");
-    if (!s) return fail(c, "tensor '%s' has no shape", t->name);
-    if (!cJSON_IsArray(s)) return fail(c, "tensor '%s': shape is not an array", t->name);
+    if (!s) return io_fail(c, "tensor '%s' has no shape", t->name);
+    if (!cJSON_IsArray(s)) return io_fail(c, "tensor '%s': shape is not an array", t->name);
     int n = cJSON_GetArraySize(s);
     if (n > ST_MAX_DIMS)
-        return fail(c, "tensor '%s' has %d dimensions, at most %d are supported", t->name, n,
-                    ST_MAX_DIMS);
+        return io_fail(c, "tensor '%s' has %d dimensions, at most %d are supported", t->name, n,
+                       ST_MAX_DIMS);
     size_t count = 1;
     int i = 0;
     for (const cJSON *dim = s->child; dim; dim = dim->next, i++) {
         uint64_t d;
         if (json_index(dim, &d) != 0)
-            return fail(c, "tensor '%s': shape entry %d is not a non-negative integer", t->name, i);
+            return io_fail(c, "tensor '%s': shape entry %d is not a non-negative integer", t->name,
+                           i);
         if (d > SIZE_MAX || (d != 0 && count > SIZE_MAX / d))
-            return fail(c, "tensor '%s': shape is too large", t->name);
+            return io_fail(c, "tensor '%s': shape is too large", t->name);
         count *= (size_t)d;
         t->shape[i] = (int64_t)d;
     }
@@ -170,35 +150,36 @@ static int parse_offsets(const err_ctx *c, const cJSON *entry, size_t data_size,
 {
     const char *name = entry->string;
     const cJSON *o = cJSON_GetObjectItemCaseSensitive(entry, "data_offsets");
-    if (!o) return fail(c, "tensor '%s' has no data_offsets", name);
+    if (!o) return io_fail(c, "tensor '%s' has no data_offsets", name);
     if (!cJSON_IsArray(o) || cJSON_GetArraySize(o) != 2 || json_index(o->child, begin) != 0 ||
         json_index(o->child->next, end) != 0)
-        return fail(c, "tensor '%s': data_offsets is not 2 non-negative integers", name);
+        return io_fail(c, "tensor '%s': data_offsets is not 2 non-negative integers", name);
     if (*begin > *end)
-        return fail(c, "tensor '%s': data_offsets begin %llu is after end %llu", name,
-                    (unsigned long long)*begin, (unsigned long long)*end);
+        return io_fail(c, "tensor '%s': data_offsets begin %llu is after end %llu", name,
+                       (unsigned long long)*begin, (unsigned long long)*end);
     if (*end > data_size)
-        return fail(c, "tensor '%s': data_offsets end %llu is past the data area (%zu bytes)", name,
-                    (unsigned long long)*end, data_size);
+        return io_fail(c, "tensor '%s': data_offsets end %llu is past the data area (%zu bytes)",
+                       name, (unsigned long long)*end, data_size);
     return 0;
 }
 
 static int parse_entry(const err_ctx *c, const cJSON *entry, const uint8_t *data, size_t data_size,
                        st_tensor *t)
 {
-    if (!cJSON_IsObject(entry)) return fail(c, "tensor '%s' is not a JSON object", entry->string);
+    if (!cJSON_IsObject(entry))
+        return io_fail(c, "tensor '%s' is not a JSON object", entry->string);
     t->name = dup_string(entry->string);
-    if (!t->name) return fail(c, "out of memory");
+    if (!t->name) return io_fail(c, "out of memory");
     uint64_t begin = 0, end = 0;
     if (parse_dtype(c, entry, t) != 0 || parse_shape(c, entry, t) != 0 ||
         parse_offsets(c, entry, data_size, &begin, &end) != 0)
         return -1;
     size_t item = dtype_size(t->dtype);
-    if (t->count > SIZE_MAX / item) return fail(c, "tensor '%s': shape is too large", t->name);
+    if (t->count > SIZE_MAX / item) return io_fail(c, "tensor '%s': shape is too large", t->name);
     t->nbytes = (size_t)(end - begin);
     if (t->nbytes != t->count * item)
-        return fail(c, "tensor '%s': data_offsets give %zu bytes but %zu %s elements need %zu",
-                    t->name, t->nbytes, t->count, st_dtype_name(t->dtype), t->count * item);
+        return io_fail(c, "tensor '%s': data_offsets give %zu bytes but %zu %s elements need %zu",
+                       t->name, t->nbytes, t->count, st_dtype_name(t->dtype), t->count * item);
     t->data = data + begin;
     return 0;
 }
@@ -206,19 +187,19 @@ static int parse_entry(const err_ctx *c, const cJSON *entry, const uint8_t *data
 /* Parses the header text, which may be padded with trailing whitespace. */
 static cJSON *parse_json(const err_ctx *c, const uint8_t *text, size_t len)
 {
-    if (memchr(text, '\0', len)) return fail(c, "header contains a NUL byte"), NULL;
+    if (memchr(text, '\0', len)) return io_fail(c, "header contains a NUL byte"), NULL;
     char *s = malloc(len + 1);
-    if (!s) return fail(c, "out of memory for a %zu-byte header", len), NULL;
+    if (!s) return io_fail(c, "out of memory for a %zu-byte header", len), NULL;
     memcpy(s, text, len);
     s[len] = '\0';
     const char *stop = NULL;
     cJSON *json = cJSON_ParseWithOpts(s, &stop, 1);
     size_t at = stop ? (size_t)(stop - s) : 0;
     free(s);
-    if (!json) return fail(c, "header is not valid JSON (error near byte %zu)", at), NULL;
+    if (!json) return io_fail(c, "header is not valid JSON (error near byte %zu)", at), NULL;
     if (!cJSON_IsObject(json)) {
         cJSON_Delete(json);
-        return fail(c, "header is not a JSON object"), NULL;
+        return io_fail(c, "header is not a JSON object"), NULL;
     }
     return json;
 }
@@ -227,7 +208,7 @@ static int check_unique(const err_ctx *c, const st_file *f, const char *name)
 {
     for (int i = 0; i < f->count; i++)
         if (strcmp(f->tensors[i].name, name) == 0)
-            return fail(c, "tensor '%s' appears twice in the header", name);
+            return io_fail(c, "tensor '%s' appears twice in the header", name);
     return 0;
 }
 
@@ -236,7 +217,7 @@ static int parse_tensors(const err_ctx *c, const cJSON *json, const uint8_t *dat
 {
     int n = cJSON_GetArraySize(json);
     f->tensors = calloc(n > 0 ? (size_t)n : 1, sizeof *f->tensors);
-    if (!f->tensors) return fail(c, "out of memory for %d tensors", n);
+    if (!f->tensors) return io_fail(c, "out of memory for %d tensors", n);
     for (const cJSON *e = json->child; e; e = e->next) {
         if (strcmp(e->string, "__metadata__") == 0) continue;
         if (check_unique(c, f, e->string) != 0) return -1;
@@ -250,14 +231,14 @@ static int parse_tensors(const err_ctx *c, const cJSON *json, const uint8_t *dat
 static int parse_file(const err_ctx *c, st_file *f)
 {
     if (f->size < 8)
-        return fail(c, "file is %zu bytes, shorter than the 8-byte header length", f->size);
+        return io_fail(c, "file is %zu bytes, shorter than the 8-byte header length", f->size);
     uint64_t hlen = 0;
     for (int i = 7; i >= 0; i--)
         hlen = hlen << 8 | f->buffer[i];
-    if (hlen == 0) return fail(c, "header length is 0");
+    if (hlen == 0) return io_fail(c, "header length is 0");
     if (hlen > f->size - 8)
-        return fail(c, "header length %llu runs past the end of the file (%zu bytes)",
-                    (unsigned long long)hlen, f->size);
+        return io_fail(c, "header length %llu runs past the end of the file (%zu bytes)",
+                       (unsigned long long)hlen, f->size);
     cJSON *json = parse_json(c, f->buffer + 8, (size_t)hlen);
     if (!json) return -1;
     const uint8_t *data = f->buffer + 8 + hlen;
@@ -269,9 +250,9 @@ static int parse_file(const err_ctx *c, st_file *f)
 int st_load(const char *path, st_file *out, char *err, size_t err_size)
 {
     err_ctx c = {path, err, err_size};
-    if (!out) return fail(&c, "no output given");
+    if (!out) return io_fail(&c, "no output given");
     memset(out, 0, sizeof *out);
-    if (!path) return fail(&c, "no path given");
+    if (!path) return io_fail(&c, "no path given");
     st_file f = {0};
     if (read_file(&c, &f.buffer, &f.size) != 0) return -1;
     if (parse_file(&c, &f) != 0) {
@@ -362,19 +343,19 @@ static int tensor_bytes(const save_args *a, int i, size_t *bytes)
 static int check_tensor(const err_ctx *c, const save_args *a, int i)
 {
     const char *name = a->names[i];
-    if (!name) return fail(c, "tensor %d has no name", i);
-    if (strcmp(name, "__metadata__") == 0) return fail(c, "'__metadata__' is a reserved name");
+    if (!name) return io_fail(c, "tensor %d has no name", i);
+    if (strcmp(name, "__metadata__") == 0) return io_fail(c, "'__metadata__' is a reserved name");
     for (int j = 0; j < i; j++)
-        if (strcmp(a->names[j], name) == 0) return fail(c, "tensor '%s' given twice", name);
+        if (strcmp(a->names[j], name) == 0) return io_fail(c, "tensor '%s' given twice", name);
     if (a->dtypes[i] != ST_F32 && a->dtypes[i] != ST_F16)
-        return fail(c, "tensor '%s': only F32 and F16 can be saved", name);
+        return io_fail(c, "tensor '%s': only F32 and F16 can be saved", name);
     if (a->ndims[i] < 0 || a->ndims[i] > ST_MAX_DIMS)
-        return fail(c, "tensor '%s': %d dimensions (0 to %d supported)", name, a->ndims[i],
-                    ST_MAX_DIMS);
+        return io_fail(c, "tensor '%s': %d dimensions (0 to %d supported)", name, a->ndims[i],
+                       ST_MAX_DIMS);
     size_t bytes;
     if ((a->ndims[i] > 0 && !a->shapes[i]) || tensor_bytes(a, i, &bytes) != 0)
-        return fail(c, "tensor '%s': missing, negative or too large shape", name);
-    if (bytes > 0 && !a->data[i]) return fail(c, "tensor '%s' has no data", name);
+        return io_fail(c, "tensor '%s': missing, negative or too large shape", name);
+    if (bytes > 0 && !a->data[i]) return io_fail(c, "tensor '%s' has no data", name);
     return 0;
 }
 
@@ -475,24 +456,24 @@ int st_save(const char *path, int count, const char *const *names, const st_dtyp
 {
     err_ctx c = {path, err, err_size};
     save_args a = {count, names, dtypes, ndims, shapes, data};
-    if (!path) return fail(&c, "no path given");
+    if (!path) return io_fail(&c, "no path given");
     if (count < 0 || (count > 0 && (!names || !dtypes || !ndims || !shapes || !data)))
-        return fail(&c, "invalid tensor list");
+        return io_fail(&c, "invalid tensor list");
     for (int i = 0; i < count; i++)
         if (check_tensor(&c, &a, i) != 0) return -1;
     char *header = build_header(&a);
-    if (!header) return fail(&c, "cannot build the header (out of memory or too large)");
+    if (!header) return io_fail(&c, "cannot build the header (out of memory or too large)");
     FILE *f = fopen(path, "wb");
     if (!f) {
         free(header);
-        return fail(&c, "cannot create: %s", strerror(errno));
+        return io_fail(&c, "cannot create: %s", strerror(errno));
     }
     int rc = write_file(f, &a, header);
     free(header);
     if (fclose(f) != 0) rc = -1;
     if (rc != 0) {
         remove(path);
-        return fail(&c, "write failed: %s", strerror(errno));
+        return io_fail(&c, "write failed: %s", strerror(errno));
     }
     return 0;
 }

@@ -162,17 +162,17 @@ static vkbert_status prepare_attention(vkbert_attention *layer, attention_plan *
 
     vkb_dispatch *qk = &plan->dispatches[plan->dispatch_count++];
     qk->name = "scores_qk";
-    vkb_matmul_desc qk_desc = {s,
-                               s,
-                               layer->head_dim,
-                               bh,
-                               dp,
-                               dp,
-                               sp,
-                               (uint64_t)s * dp,
-                               (uint64_t)s * dp,
-                               (uint64_t)s * sp,
-                               true};
+    vkb_matmul_desc qk_desc = {.m = s,
+                               .n = s,
+                               .k = layer->head_dim,
+                               .batch = bh,
+                               .lda = dp,
+                               .ldb = dp,
+                               .ldc = sp,
+                               .batch_a = (uint64_t)s * dp,
+                               .batch_b = (uint64_t)s * dp,
+                               .batch_c = (uint64_t)s * sp,
+                               .b_trans = true};
     vkbert_status status = vkb_op_matmul(ctx, plan->pool, &qk_desc, q, k, NULL, scores, qk);
     if (status) return status;
 
@@ -194,17 +194,16 @@ static vkbert_status prepare_attention(vkbert_attention *layer, attention_plan *
 
     vkb_dispatch *pv = &plan->dispatches[plan->dispatch_count++];
     pv->name = "context_pv";
-    vkb_matmul_desc pv_desc = {s,
-                               layer->head_dim,
-                               s,
-                               bh,
-                               sp,
-                               dp,
-                               dp,
-                               (uint64_t)s * sp,
-                               (uint64_t)s * dp,
-                               (uint64_t)s * dp,
-                               false};
+    vkb_matmul_desc pv_desc = {.m = s,
+                               .n = layer->head_dim,
+                               .k = s,
+                               .batch = bh,
+                               .lda = sp,
+                               .ldb = dp,
+                               .ldc = dp,
+                               .batch_a = (uint64_t)s * sp,
+                               .batch_b = (uint64_t)s * dp,
+                               .batch_c = (uint64_t)s * dp};
     return vkb_op_matmul(ctx, plan->pool, &pv_desc, scores, v, NULL, context, pv);
 }
 

@@ -1,24 +1,32 @@
-/* Host side of shaders/head_split.comp. */
+/* Host side of shaders/head_split.comp, and of head_merge.comp, whose push constants and
+ * grid are the same. */
 #include "ops/ops.h"
 #include "shaders.h"
 #include "tune.h"
 
-typedef struct split_push {
+typedef struct heads_push {
     uint32_t batch, seq_len, heads, head_dim, ld, dp;
-} split_push;
+} heads_push;
+
+vkbert_status vkb_op_heads(vkbert_context *ctx, VkDescriptorPool pool, const vkb_spirv *shader,
+                           const vkb_heads_desc *d, vkb_view in, vkb_view out,
+                           vkb_dispatch *dispatch)
+{
+    uint64_t items = (uint64_t)d->batch * d->seq_len * d->heads * d->head_dim;
+    if (items > UINT32_MAX)
+        return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT, "%s: tensor too large", shader->name);
+    uint32_t size = vkb_tune_elementwise_workgroup(ctx);
+    heads_push push = {d->batch, d->seq_len, d->heads, d->head_dim, d->ld, d->dp};
+    vkb_view views[2] = {in, out};
+    vkb_kernel kernel = {shader, &size, 1, views, 2, &push, sizeof push};
+    vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, dispatch);
+    if (status) return status;
+    vkb_grid_1d(items, size, dispatch->groups);
+    return vkb_check_groups(ctx, dispatch);
+}
 
 vkbert_status vkb_op_head_split(vkbert_context *ctx, VkDescriptorPool pool, const vkb_heads_desc *d,
                                 vkb_view rows, vkb_view heads, vkb_dispatch *out)
 {
-    uint64_t items = (uint64_t)d->batch * d->seq_len * d->heads * d->head_dim;
-    if (items > UINT32_MAX)
-        return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT, "head split: tensor too large");
-    uint32_t size = vkb_tune_elementwise_workgroup(ctx);
-    split_push push = {d->batch, d->seq_len, d->heads, d->head_dim, d->ld, d->dp};
-    vkb_view views[2] = {rows, heads};
-    vkb_kernel kernel = {&vkb_shader_head_split, &size, 1, views, 2, &push, sizeof push};
-    vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, out);
-    if (status) return status;
-    vkb_grid_1d(items, size, out->groups);
-    return vkb_check_groups(ctx, out);
+    return vkb_op_heads(ctx, pool, &vkb_shader_head_split, d, rows, heads, out);
 }

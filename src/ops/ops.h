@@ -31,6 +31,11 @@ vkbert_status vkb_op_head_split(vkbert_context *ctx, VkDescriptorPool pool, cons
 vkbert_status vkb_op_head_merge(vkbert_context *ctx, VkDescriptorPool pool, const vkb_heads_desc *d,
                                 vkb_view heads, vkb_view merged, vkb_dispatch *out);
 
+/* Shared by head split and merge: the same push constants, one invocation per element. */
+vkbert_status vkb_op_heads(vkbert_context *ctx, VkDescriptorPool pool, const vkb_spirv *shader,
+                           const vkb_heads_desc *d, vkb_view in, vkb_view out,
+                           vkb_dispatch *dispatch);
+
 typedef struct vkb_softmax_desc {
     uint32_t batch, heads, seq_len, ld;
     float scale;
