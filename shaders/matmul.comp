@@ -17,8 +17,19 @@ layout(constant_id = 3) const uint TN4 = 2;
 layout(constant_id = 4) const bool B_TRANS = false;
 layout(constant_id = 5) const bool HAS_BIAS = false;
 
+#ifdef TEXEL_LOADS
+// The simd family: uniform texel buffers. On lavapipe a texelFetch is one vectorized gather
+// for 8 lanes where an SSBO read is a scalar loop with bounds checks (LAVAPIPE.md).
+layout(binding = 0) uniform samplerBuffer a_texels;
+layout(binding = 1) uniform samplerBuffer b_texels;
+#define A(i) texelFetch(a_texels, int(i))
+#define B(i) texelFetch(b_texels, int(i))
+#else
 layout(std430, binding = 0) readonly buffer ABuffer { vec4 a[]; };
 layout(std430, binding = 1) readonly buffer BBuffer { vec4 b[]; };
+#define A(i) a[i]
+#define B(i) b[i]
+#endif
 layout(std430, binding = 2) readonly buffer BiasBuffer { vec4 bias[]; };
 layout(std430, binding = 3) writeonly buffer CBuffer { vec4 c[]; };
 
@@ -34,7 +45,7 @@ uint col4[TN4];
 
 vec4 load_a(uint i, uint k4, uint valid)
 {
-    vec4 v = a[a_row[i] + k4];
+    vec4 v = A(a_row[i] + k4);
     return valid >= 4 ? v : mix(vec4(0), v, lessThan(uvec4(0, 1, 2, 3), uvec4(valid)));
 }
 
@@ -46,7 +57,7 @@ void step_kn(uint k4, uint valid, uint b_base)
     for (uint kk = 0; kk < valid; kk++) {
         uint row = b_base + (k4 * 4 + kk) * p.ldb4;
         for (uint j = 0; j < TN4; j++) {
-            vec4 bv = b[row + col4[j]];
+            vec4 bv = B(row + col4[j]);
             for (uint i = 0; i < TM; i++) acc[i][j] += av[i][kk] * bv;
         }
     }
@@ -61,7 +72,7 @@ void step_nk(uint k4, uint valid, uint b_base)
     for (uint j = 0; j < TN4; j++) {
         for (uint cc = 0; cc < 4; cc++) {
             uint n = min(col4[j] * 4 + cc, p.N - 1);
-            vec4 bv = b[b_base + n * p.ldb4 + k4];
+            vec4 bv = B(b_base + n * p.ldb4 + k4);
             if (valid < 4) bv = mix(vec4(0), bv, keep);
             for (uint i = 0; i < TM; i++) acc[i][j][cc] += dot(av[i], bv);
         }

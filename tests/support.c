@@ -86,11 +86,11 @@ void test_buffer_read(vkbert_context *ctx, const vkb_buffer *buffer, float *out,
 VkDescriptorPool test_pool(vkbert_context *ctx)
 {
     VkDescriptorPool pool;
-    TEST_OK(vkb_descriptor_pool(ctx, 16, 64, &pool));
+    TEST_OK(vkb_descriptor_pool(ctx, 16, &pool));
     return pool;
 }
 
-void test_run(vkbert_context *ctx, const vkb_dispatch *dispatches, uint32_t count)
+void test_run(vkbert_context *ctx, vkb_dispatch *dispatches, uint32_t count)
 {
     VkCommandBuffer cmd = ctx->transfer_cmd;
     VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
@@ -104,4 +104,6 @@ void test_run(vkbert_context *ctx, const vkb_dispatch *dispatches, uint32_t coun
     vkb_cmd_barrier(cmd);
     cr_assert_eq(vkEndCommandBuffer(cmd), VK_SUCCESS);
     TEST_OK(vkb_submit_wait(ctx, cmd));
+    for (uint32_t i = 0; i < count; i++)
+        vkb_dispatch_release(ctx, &dispatches[i]);
 }

@@ -45,6 +45,6 @@ void test_assert_fp32_close(const float *got, const double *want, size_t n, cons
 /* A device buffer holding `n` floats copied from `data`. */
 vkb_buffer test_buffer(vkbert_context *ctx, const float *data, size_t n);
 void test_buffer_read(vkbert_context *ctx, const vkb_buffer *buffer, float *out, size_t n);
-/* Records the dispatches with barriers between them, submits, waits. */
-void test_run(vkbert_context *ctx, const vkb_dispatch *dispatches, uint32_t count);
+/* Records the dispatches with barriers between them, submits, waits, releases them. */
+void test_run(vkbert_context *ctx, vkb_dispatch *dispatches, uint32_t count);
 VkDescriptorPool test_pool(vkbert_context *ctx);

@@ -38,8 +38,7 @@ static vkbert_status create_buffers(vkbert_attention *layer, attention_plan *pla
 
 static vkbert_status create_command_objects(vkbert_context *ctx, attention_plan *plan)
 {
-    vkbert_status status =
-        vkb_descriptor_pool(ctx, ATTENTION_DISPATCHES, 4 * ATTENTION_DISPATCHES, &plan->pool);
+    vkbert_status status = vkb_descriptor_pool(ctx, ATTENTION_DISPATCHES, &plan->pool);
     if (status) return status;
     VkCommandBufferAllocateInfo alloc = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
@@ -67,6 +66,8 @@ void attention_plan_free(vkbert_attention *layer, attention_plan *plan)
     vkb_tensor_free(ctx, plan->host_x);
     vkb_tensor_free(ctx, plan->host_y);
     vkb_tensor_free(ctx, plan->host_mask);
+    for (uint32_t i = 0; i < plan->dispatch_count; i++)
+        vkb_dispatch_release(ctx, &plan->dispatches[i]);
     if (plan->cmd) vkFreeCommandBuffers(ctx->device, ctx->command_pool, 1, &plan->cmd);
     vkDestroyQueryPool(ctx->device, plan->queries, NULL);
     vkDestroyDescriptorPool(ctx->device, plan->pool, NULL);
@@ -254,6 +255,8 @@ static vkbert_status prepare_and_record(vkbert_attention *layer, attention_plan 
     plan->recorded = false;
     VkResult result = vkResetDescriptorPool(ctx->device, plan->pool, 0);
     if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkResetDescriptorPool");
+    for (uint32_t i = 0; i < plan->dispatch_count; i++)
+        vkb_dispatch_release(ctx, &plan->dispatches[i]);
     memset(plan->dispatches, 0, sizeof plan->dispatches);
     plan->dispatch_count = 0;
     vkbert_status status = prepare_projections(layer, plan, x);

@@ -49,6 +49,7 @@ typedef struct vkb_pipeline {
     const void *shader; /* the embedded SPIR-V it was made from */
     uint32_t spec[VKB_MAX_SPEC];
     uint32_t spec_count;
+    VkDescriptorType types[4]; /* of each binding */
     VkDescriptorSetLayout set_layout;
     VkPipelineLayout layout;
     VkPipeline pipeline;
@@ -60,6 +61,7 @@ typedef struct vkb_dispatch {
     const char *name;
     const vkb_pipeline *pipeline;
     VkDescriptorSet set;
+    VkBufferView texel_views[4]; /* owned: vkb_dispatch_release destroys them */
     uint8_t push[128];
     uint32_t push_size;
     uint32_t groups[3];
@@ -138,9 +140,11 @@ typedef struct vkb_spirv {
     size_t size; /* bytes */
 } vkb_spirv;
 
-/* The pipeline of `shader` with these specialization constants (ids 0..count-1, 32-bit each),
- * made on first use and kept for the context's life. */
-vkbert_status vkb_pipeline_get(vkbert_context *ctx, const vkb_spirv *shader, uint32_t binding_count,
+/* The pipeline of `shader` with these bindings (NULL types: all storage buffers) and
+ * specialization constants (ids 0..count-1, 32-bit each), made on first use and kept for the
+ * context's life. */
+vkbert_status vkb_pipeline_get(vkbert_context *ctx, const vkb_spirv *shader,
+                               const VkDescriptorType *types, uint32_t binding_count,
                                uint32_t push_size, const uint32_t *spec, uint32_t spec_count,
                                const vkb_pipeline **out);
 void vkb_pipelines_release(vkbert_context *ctx);
@@ -149,6 +153,7 @@ void vkb_pipelines_release(vkbert_context *ctx);
  * push constants. Group counts are the caller's. */
 typedef struct vkb_kernel {
     const vkb_spirv *shader;
+    const VkDescriptorType *types; /* NULL: every binding a storage buffer */
     const uint32_t *spec;
     uint32_t spec_count;
     const vkb_view *views;
@@ -159,12 +164,14 @@ typedef struct vkb_kernel {
 vkbert_status vkb_dispatch_prepare(vkbert_context *ctx, VkDescriptorPool pool,
                                    const vkb_kernel *kernel, vkb_dispatch *out);
 
-/* Allocates the set of `pipeline` from `pool` and points its bindings at `views`. */
-vkbert_status vkb_descriptor_set(vkbert_context *ctx, VkDescriptorPool pool,
-                                 const vkb_pipeline *pipeline, const vkb_view *views,
-                                 VkDescriptorSet *out);
-vkbert_status vkb_descriptor_pool(vkbert_context *ctx, uint32_t sets, uint32_t buffers,
-                                  VkDescriptorPool *out);
+/* Allocates the set of the dispatch's pipeline from `pool` and points its bindings at
+ * `views`, making texel views (vec4 of float) where a binding is a uniform texel buffer. */
+vkbert_status vkb_descriptor_set(vkbert_context *ctx, VkDescriptorPool pool, const vkb_view *views,
+                                 vkb_dispatch *dispatch);
+/* A pool for `sets` sets of up to 4 bindings of either type. */
+vkbert_status vkb_descriptor_pool(vkbert_context *ctx, uint32_t sets, VkDescriptorPool *out);
+/* Destroys the texel views the dispatch owns (its set goes with its pool). */
+void vkb_dispatch_release(vkbert_context *ctx, vkb_dispatch *dispatch);
 
 /* ---- recording and submission (vk_record.c) ---- */
 /* Makes all earlier shader and transfer writes visible to later shader and transfer access. */

@@ -1,6 +1,7 @@
 /* Compute pipelines from embedded SPIR-V, one per (shader, specialization), made on first use
- * and kept for the context's life; descriptor pools and sets. Every binding is a storage
- * buffer: Vulkan guarantees 4 per stage, and no shader here binds more. */
+ * and kept for the context's life; descriptor pools and sets. Bindings are storage buffers
+ * (Vulkan guarantees 4 per stage, and no shader here binds more) or uniform texel buffers,
+ * which count separately. */
 #include "vk.h"
 
 #include <string.h>
@@ -23,7 +24,7 @@ static vkbert_status create_layouts(vkbert_context *ctx, vkb_pipeline *p, uint32
     for (uint32_t i = 0; i < p->binding_count; i++)
         bindings[i] = (VkDescriptorSetLayoutBinding){
             .binding = i,
-            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            .descriptorType = p->types[i],
             .descriptorCount = 1,
             .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
         };
@@ -87,7 +88,8 @@ static void destroy(vkbert_context *ctx, vkb_pipeline *p)
     memset(p, 0, sizeof *p);
 }
 
-vkbert_status vkb_pipeline_get(vkbert_context *ctx, const vkb_spirv *shader, uint32_t binding_count,
+vkbert_status vkb_pipeline_get(vkbert_context *ctx, const vkb_spirv *shader,
+                               const VkDescriptorType *types, uint32_t binding_count,
                                uint32_t push_size, const uint32_t *spec, uint32_t spec_count,
                                const vkb_pipeline **out)
 {
@@ -108,6 +110,8 @@ vkbert_status vkb_pipeline_get(vkbert_context *ctx, const vkb_spirv *shader, uin
     p->spec_count = spec_count;
     memcpy(p->spec, spec, spec_count * sizeof *spec);
     p->binding_count = binding_count;
+    for (uint32_t i = 0; i < binding_count; i++)
+        p->types[i] = types ? types[i] : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     vkbert_status status = create_layouts(ctx, p, push_size);
     if (!status) status = create_pipeline(ctx, p, shader);
     if (status) {
@@ -126,57 +130,90 @@ void vkb_pipelines_release(vkbert_context *ctx)
     ctx->pipeline_count = 0;
 }
 
-vkbert_status vkb_descriptor_pool(vkbert_context *ctx, uint32_t sets, uint32_t buffers,
-                                  VkDescriptorPool *out)
+vkbert_status vkb_descriptor_pool(vkbert_context *ctx, uint32_t sets, VkDescriptorPool *out)
 {
-    VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, buffers};
+    VkDescriptorPoolSize sizes[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 4 * sets},
+                                     {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, 4 * sets}};
     VkDescriptorPoolCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
         .maxSets = sets,
-        .poolSizeCount = 1,
-        .pPoolSizes = &size,
+        .poolSizeCount = 2,
+        .pPoolSizes = sizes,
     };
     VkResult result = vkCreateDescriptorPool(ctx->device, &info, NULL, out);
     if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkCreateDescriptorPool");
     return VKBERT_OK;
 }
 
-vkbert_status vkb_descriptor_set(vkbert_context *ctx, VkDescriptorPool pool,
-                                 const vkb_pipeline *pipeline, const vkb_view *views,
-                                 VkDescriptorSet *out)
+static vkbert_status texel_view(vkbert_context *ctx, vkb_view view, VkBufferView *out)
 {
+    uint64_t texels = view.size / 16;
+    if (texels > ctx->props.limits.maxTexelBufferElements)
+        return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT,
+                        "a texel buffer of %llu vec4 exceeds maxTexelBufferElements %u",
+                        (unsigned long long)texels, ctx->props.limits.maxTexelBufferElements);
+    VkBufferViewCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO,
+        .buffer = view.buffer,
+        .format = VK_FORMAT_R32G32B32A32_SFLOAT,
+        .offset = view.offset,
+        .range = texels * 16,
+    };
+    VkResult result = vkCreateBufferView(ctx->device, &info, NULL, out);
+    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkCreateBufferView");
+    return VKBERT_OK;
+}
+
+void vkb_dispatch_release(vkbert_context *ctx, vkb_dispatch *d)
+{
+    for (int i = 0; i < 4; i++) {
+        vkDestroyBufferView(ctx->device, d->texel_views[i], NULL);
+        d->texel_views[i] = VK_NULL_HANDLE;
+    }
+}
+
+vkbert_status vkb_descriptor_set(vkbert_context *ctx, VkDescriptorPool pool, const vkb_view *views,
+                                 vkb_dispatch *d)
+{
+    const vkb_pipeline *p = d->pipeline;
     VkDescriptorSetAllocateInfo alloc = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
         .descriptorPool = pool,
         .descriptorSetCount = 1,
-        .pSetLayouts = &pipeline->set_layout,
+        .pSetLayouts = &p->set_layout,
     };
-    VkResult result = vkAllocateDescriptorSets(ctx->device, &alloc, out);
+    VkResult result = vkAllocateDescriptorSets(ctx->device, &alloc, &d->set);
     if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkAllocateDescriptorSets");
     VkDescriptorBufferInfo infos[4];
     VkWriteDescriptorSet writes[4];
-    for (uint32_t i = 0; i < pipeline->binding_count; i++) {
-        infos[i] = (VkDescriptorBufferInfo){views[i].buffer, views[i].offset, views[i].size};
+    for (uint32_t i = 0; i < p->binding_count; i++) {
         writes[i] = (VkWriteDescriptorSet){
             .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-            .dstSet = *out,
+            .dstSet = d->set,
             .dstBinding = i,
             .descriptorCount = 1,
-            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-            .pBufferInfo = &infos[i],
+            .descriptorType = p->types[i],
         };
+        if (p->types[i] == VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER) {
+            vkbert_status status = texel_view(ctx, views[i], &d->texel_views[i]);
+            if (status) return status;
+            writes[i].pTexelBufferView = &d->texel_views[i];
+        } else {
+            infos[i] = (VkDescriptorBufferInfo){views[i].buffer, views[i].offset, views[i].size};
+            writes[i].pBufferInfo = &infos[i];
+        }
     }
-    vkUpdateDescriptorSets(ctx->device, pipeline->binding_count, writes, 0, NULL);
+    vkUpdateDescriptorSets(ctx->device, p->binding_count, writes, 0, NULL);
     return VKBERT_OK;
 }
 
 vkbert_status vkb_dispatch_prepare(vkbert_context *ctx, VkDescriptorPool pool, const vkb_kernel *k,
                                    vkb_dispatch *out)
 {
-    vkbert_status status = vkb_pipeline_get(ctx, k->shader, k->view_count, k->push_size, k->spec,
-                                            k->spec_count, &out->pipeline);
+    vkbert_status status = vkb_pipeline_get(ctx, k->shader, k->types, k->view_count, k->push_size,
+                                            k->spec, k->spec_count, &out->pipeline);
     if (status) return status;
-    status = vkb_descriptor_set(ctx, pool, out->pipeline, k->views, &out->set);
+    status = vkb_descriptor_set(ctx, pool, k->views, out);
     if (status) return status;
     memcpy(out->push, k->push, k->push_size);
     out->push_size = k->push_size;

@@ -1,0 +1,101 @@
+#version 450
+// The simd family's matmul, for CPU-backed devices: C[z] = A[z] * op(B[z]) + bias, with the
+// operands of shaders/matmul.comp. Each invocation is one lane of the CPU's SIMD vector:
+// inputs come through uniform texel buffers (a vectorized gather on lavapipe, where storage
+// buffer reads are a scalar loop per lane), there is no shared memory and no barrier, and the
+// register tile is fixed at compile time (TM rows x 4*TN4 columns per invocation) so that
+// every loop over it unrolls into straight-line code and the accumulators stay in registers.
+// Version 2 of matmul.comp's loop: 35 -> see docs/BENCHMARKS.md.
+#extension GL_EXT_control_flow_attributes : require
+
+#ifndef TM
+#define TM 8
+#endif
+#ifndef TN4
+#define TN4 2
+#endif
+
+layout(local_size_x_id = 0, local_size_y_id = 1) in;
+layout(constant_id = 4) const bool B_TRANS = false;
+layout(constant_id = 5) const bool HAS_BIAS = false;
+
+layout(binding = 0) uniform samplerBuffer a_texels;
+layout(binding = 1) uniform samplerBuffer b_texels;
+layout(std430, binding = 2) readonly buffer BiasBuffer { vec4 bias[]; };
+layout(std430, binding = 3) writeonly buffer CBuffer { vec4 c[]; };
+
+layout(push_constant) uniform Push {
+    uint M, N, K;
+    uint lda4, ldb4, ldc4;
+    uint batch_a4, batch_b4, batch_c4;
+} p;
+
+// One chunk of 4 k (`valid` of them real): av[] holds A's 4 values per row.
+#define STEP(k4, valid)                                                                        \
+    if (!B_TRANS) {                                                                            \
+        int row = b_base + int(k4 * 4) * ldb;                                                  \
+        [[unroll]] for (uint kk = 0; kk < 4; kk++) {                                           \
+            if (kk < valid) {                                                                  \
+                [[unroll]] for (uint j = 0; j < TN4; j++) {                                    \
+                    vec4 bv = texelFetch(b_texels, row + int(kk) * ldb + col[j]);              \
+                    [[unroll]] for (uint i = 0; i < TM; i++) acc[i][j] = fma(vec4(av[i][kk]), bv, acc[i][j]); \
+                }                                                                              \
+            }                                                                                  \
+        }                                                                                      \
+    } else {                                                                                   \
+        bvec4 keep_b = lessThan(uvec4(0, 1, 2, 3), uvec4(valid));                              \
+        [[unroll]] for (uint j = 0; j < TN4; j++)                                              \
+            [[unroll]] for (uint cc = 0; cc < 4; cc++) {                                       \
+                int n = int(min(uint(col[j]) * 4 + cc, p.N - 1));                              \
+                vec4 bv = mix(vec4(0), texelFetch(b_texels, b_base + n * ldb + int(k4)), keep_b); \
+                [[unroll]] for (uint i = 0; i < TM; i++) acc[i][j][cc] += dot(av[i], bv);      \
+            }                                                                                  \
+    }
+
+void main()
+{
+    uint z = gl_WorkGroupID.z;
+    uint n4 = (p.N + 3) / 4;
+    uint row0 = gl_WorkGroupID.y * gl_WorkGroupSize.y * TM + gl_LocalInvocationID.y;
+    uint col0 = gl_WorkGroupID.x * gl_WorkGroupSize.x * TN4 + gl_LocalInvocationID.x;
+    int a_row[TM];
+    [[unroll]] for (uint i = 0; i < TM; i++)
+        a_row[i] = int(z * p.batch_a4 + min(row0 + i * gl_WorkGroupSize.y, p.M - 1) * p.lda4);
+    int col[TN4];
+    [[unroll]] for (uint j = 0; j < TN4; j++) col[j] = int(min(col0 + j * gl_WorkGroupSize.x, n4 - 1));
+    int b_base = int(z * p.batch_b4);
+    int ldb = int(p.ldb4);
+
+    vec4 acc[TM][TN4];
+    [[unroll]] for (uint i = 0; i < TM; i++)
+        [[unroll]] for (uint j = 0; j < TN4; j++) acc[i][j] = vec4(0);
+
+    // The main loop has no condition in it: on lavapipe a branch inside the loop turns every
+    // accumulator update into a masked select. The last partial chunk of K comes after it.
+    uint full = p.K / 4;
+    for (uint k4 = 0; k4 < full; k4++) {
+        vec4 av[TM];
+        [[unroll]] for (uint i = 0; i < TM; i++) av[i] = texelFetch(a_texels, a_row[i] + int(k4));
+        STEP(k4, 4)
+    }
+    uint rest = p.K % 4;
+    if (rest != 0) {
+        bvec4 keep = lessThan(uvec4(0, 1, 2, 3), uvec4(rest));
+        vec4 av[TM];
+        [[unroll]] for (uint i = 0; i < TM; i++)
+            av[i] = mix(vec4(0), texelFetch(a_texels, a_row[i] + int(full)), keep);
+        STEP(full, rest)
+    }
+
+    [[unroll]] for (uint i = 0; i < TM; i++) {
+        uint row = row0 + i * gl_WorkGroupSize.y;
+        if (row >= p.M) break;
+        [[unroll]] for (uint j = 0; j < TN4; j++) {
+            uint cl = col0 + j * gl_WorkGroupSize.x;
+            if (cl >= n4) break;
+            vec4 v = acc[i][j];
+            if (HAS_BIAS) v += bias[cl];
+            c[z * p.batch_c4 + row * p.ldc4 + cl] = v;
+        }
+    }
+}
