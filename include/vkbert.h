@@ -205,6 +205,41 @@ VKBERT_API vkbert_status vkbert_attention_timings(const vkbert_attention *layer,
                                                   vkbert_timing *timings, uint32_t capacity,
                                                   uint32_t *count);
 
+/* ---------------------------------------------------------------- benchmarks -------------- */
+
+/* The device's own ceilings, measured by two micro-kernels. */
+typedef struct vkbert_peaks {
+    double fma_gflops; /* many independent vec4 FMA chains per invocation */
+    double copy_gbs;   /* vec4 copy, bytes read + written per second */
+} vkbert_peaks;
+
+VKBERT_API vkbert_status vkbert_measure_peaks(vkbert_context *ctx, vkbert_peaks *peaks);
+
+#define VKBERT_BENCH_MAX_KERNELS 16
+
+typedef struct vkbert_bench_result {
+    double gpu_median_ms, gpu_min_ms;   /* timestamp queries around the whole pass */
+    double wall_median_ms, wall_min_ms; /* submit to fence */
+    double flops;                       /* of one pass, by the formula of the case */
+    uint32_t kernel_count;
+    vkbert_timing kernels[VKBERT_BENCH_MAX_KERNELS]; /* median GPU time of each dispatch */
+    uint64_t device_memory_bytes;                    /* device memory the context holds */
+    char config[256];                                /* the kernel family and tiles chosen */
+} vkbert_bench_result;
+
+/* Times C[M,N] = A[M,K] * W[N,K]^T + bias on random data: `runs` timed passes after a
+ * warm-up. Needs a context made with timestamps. */
+VKBERT_API vkbert_status vkbert_bench_matmul(vkbert_context *ctx, int m, int n, int k, int runs,
+                                             vkbert_bench_result *result);
+/* Times one attention layer (random weights, no mask) on device tensors. */
+VKBERT_API vkbert_status vkbert_bench_attention(vkbert_context *ctx, int batch, int seq_len,
+                                                int embed_dim, int num_heads, int runs,
+                                                vkbert_bench_result *result);
+
+/* Bytes of device memory the context has allocated, and of those in use by live objects. */
+VKBERT_API vkbert_status vkbert_context_memory(const vkbert_context *ctx, uint64_t *allocated,
+                                               uint64_t *in_use);
+
 #ifdef __cplusplus
 }
 #endif
