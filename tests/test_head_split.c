@@ -1,11 +1,11 @@
-/* shaders/head_split.comp alone: [B*S, E] -> [B,H,S,Dp], padding untouched. */
+/* shaders/head_split.comp alone: [B*S, H*Dp] -> [B,H,S,Dp], padding untouched. */
 #include "support.h"
 
 #include <stdlib.h>
 
 static void check(vkbert_context *ctx, uint32_t batch, uint32_t seq, uint32_t heads, uint32_t dim)
 {
-    uint32_t e = heads * dim, ld = (e + 3) / 4 * 4 + 4, dp = (dim + 3) / 4 * 4;
+    uint32_t dp = (dim + 3) / 4 * 4, ld = heads * dp + 4;
     size_t n_in = (size_t)batch * seq * ld, n_out = (size_t)batch * heads * seq * dp;
     float *in = malloc(n_in * 4), *out = test_poisoned(n_out);
     ref_rng rng = {batch * 1000 + seq};
@@ -26,7 +26,7 @@ static void check(vkbert_context *ctx, uint32_t batch, uint32_t seq, uint32_t he
                         cr_assert(isnan(got), "padding written at b%u h%u s%u d%u", b, h, s, t);
                         continue;
                     }
-                    float want = in[((size_t)b * seq + s) * ld + h * dim + t];
+                    float want = in[((size_t)b * seq + s) * ld + h * dp + t];
                     cr_assert_eq(got, want, "b%u h%u s%u d%u: %g != %g", b, h, s, t, got, want);
                 }
     vkDestroyDescriptorPool(ctx->device, pool, NULL);

@@ -1,7 +1,12 @@
-/* shaders/matmul.comp alone: batched, strided, both B layouts, odd sizes, against double. */
+/* The matmul op alone, against double: batched, strided, both B layouts, odd sizes, NaN in
+ * every padding. Run once per family (tests/CMakeLists.txt); the gpu_* tests cover the gpu
+ * family's shared-memory tiles one by one, its choice from the device limits and its fallback
+ * (shaders/matmul.comp), and are skipped under the simd family. */
 #include "support.h"
+#include "tune.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct mm_case {
     uint32_t m, n, k, batch;
@@ -31,10 +36,10 @@ static void check(vkbert_context *ctx, mm_case c, uint64_t seed)
     for (size_t r = 0; r < (size_t)c.batch * c.m; r++)
         for (uint32_t k = c.k; k < lda; k++)
             a[r * lda + k] = NAN;
-    if (c.b_trans)
-        for (size_t r = 0; r < (size_t)c.batch * b_rows; r++)
-            for (uint32_t k = c.k; k < ldb; k++)
-                b[r * ldb + k] = NAN;
+    uint32_t b_cols = c.b_trans ? c.k : c.n;
+    for (size_t r = 0; r < (size_t)c.batch * b_rows; r++)
+        for (uint32_t col = b_cols; col < ldb; col++)
+            b[r * ldb + col] = NAN;
 
     vkb_buffer ba = test_buffer(ctx, a, na), bb = test_buffer(ctx, b, nb);
     vkb_buffer bbias = test_buffer(ctx, bias, pad4(c.n)), bc = test_buffer(ctx, got, nc);
@@ -107,4 +112,142 @@ Test(matmul, random_shapes)
         check(ctx, c, 100 + t);
     }
     test_context_done(ctx);
+}
+
+/* ---- the gpu family ---- */
+
+static vkbert_context *gpu_context(void)
+{
+    vkbert_context *ctx = test_context(0);
+    if (vkb_tune_family(ctx) != VKB_FAMILY_GPU) {
+        test_context_done(ctx);
+        cr_skip_test("the gpu family is not in use (VKBERT_KERNELS)");
+    }
+    return ctx;
+}
+
+/* The kernel the op will run for this case. */
+static vkb_matmul_tiles tiles_for(const vkbert_context *ctx, mm_case c)
+{
+    return vkb_tune_matmul_batched(ctx, c.m, c.n, c.k, c.batch, 0, 0);
+}
+
+/* Shapes around one block of bm x bn and slices of bk: smaller than a block, exact multiples,
+ * one past, K not a multiple of bk or of 4, K below 4, batches; both layouts, bias or not. */
+static void check_around(vkbert_context *ctx, uint32_t bm, uint32_t bn, uint32_t bk, uint64_t seed)
+{
+    const uint32_t shapes[][4] = {
+        {1, 1, 1, 1},
+        {3, 5, 2, 2},
+        {bm / 2 + 1, bn / 2 - 3, bk - 1, 1},
+        {bm, bn, bk, 1},
+        {2 * bm, 2 * bn, 2 * bk, 2},
+        {bm + 1, bn + 3, bk + 1, 1},
+        {bm - 1, 2 * bn + 1, 3 * bk + 2, 3},
+        {2 * bm + 7, bn - 1, 3, 2},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
+        for (int variant = 0; variant < 4; variant++) {
+            mm_case c = {shapes[i][0], shapes[i][1], shapes[i][2],
+                         shapes[i][3], variant & 1,  variant >> 1};
+            check(ctx, c, seed + i * 4 + variant);
+        }
+}
+
+/* Each shared-memory tile of the table (src/tune.c) through VKBERT_MATMUL_TILES, one context
+ * each (a context holds a bounded number of pipelines). */
+Test(matmul, gpu_each_tile)
+{
+    static const char *const tiles[] = {"16,16,8,2,16", "16,16,4,1,16", "16,8,8,1,16", "8,8,4,1,16",
+                                        "8,4,4,2,8"};
+    for (size_t i = 0; i < sizeof tiles / sizeof *tiles; i++) {
+        setenv("VKBERT_MATMUL_TILES", tiles[i], 1);
+        vkbert_context *ctx = gpu_context();
+        vkb_matmul_tiles t = tiles_for(ctx, (mm_case){64, 64, 64, 1, false, false});
+        char what[80];
+        vkb_matmul_describe(&t, what, sizeof what);
+        cr_assert(t.bk > 0, "%s: runs without shared memory (%s)", tiles[i], what);
+        check_around(ctx, t.bm, t.bn, t.bk, 1000 + 100 * i);
+        test_context_done(ctx);
+    }
+    unsetenv("VKBERT_MATMUL_TILES");
+}
+
+/* The table's own choice, for shapes of BERT's layer (batch 2, seq 40, E 96, 4 heads). */
+Test(matmul, gpu_chosen_tiles)
+{
+    vkbert_context *ctx = gpu_context();
+    check(ctx, (mm_case){80, 288, 96, 1, false, true}, 11);   /* QKV projection */
+    check(ctx, (mm_case){40, 40, 24, 8, true, false}, 12);    /* Q K^T per head */
+    check(ctx, (mm_case){40, 24, 40, 8, false, false}, 13);   /* P V per head */
+    check(ctx, (mm_case){300, 260, 200, 1, false, true}, 14); /* several blocks */
+    test_context_done(ctx);
+}
+
+/* The choice follows the limits it reads; where no tile fits, the kernel without shared
+ * memory runs, and gives the same answers. The limits are lowered in the context's copy. */
+Test(matmul, gpu_limits_and_fallback)
+{
+    vkbert_context *ctx = gpu_context();
+    VkPhysicalDeviceLimits *limits = &ctx->props.limits;
+    VkPhysicalDeviceLimits saved = *limits;
+    uint32_t saved_subgroup = ctx->subgroup.subgroupSize;
+    mm_case big = {1024, 1024, 256, 1, false, false};
+    char what[80];
+
+    limits->maxComputeSharedMemorySize = 16384; /* Vulkan's minimum: 128x128 slices need more */
+    vkb_matmul_tiles t = tiles_for(ctx, big);
+    vkb_matmul_describe(&t, what, sizeof what);
+    cr_assert(t.bk && vkb_matmul_shared_bytes(&t) <= 16384 && t.bm == 64, "16 KiB: %s", what);
+
+    limits->maxComputeWorkGroupInvocations = 128;
+    t = tiles_for(ctx, big);
+    vkb_matmul_describe(&t, what, sizeof what);
+    cr_assert(t.bk && t.wg_x * t.wg_y <= 128, "128 invocations: %s", what);
+    check(ctx, (mm_case){70, 90, 37, 2, true, true}, 21);
+
+    limits->maxComputeWorkGroupSize[1] = 8;
+    ctx->subgroup.subgroupSize = 128; /* no 64-invocation workgroup */
+    limits->maxComputeWorkGroupInvocations = 64;
+    t = tiles_for(ctx, big);
+    cr_assert(t.bk == 0, "nothing fits, yet bk %u", t.bk);
+    ctx->subgroup.subgroupSize = saved_subgroup;
+
+    limits->maxComputeSharedMemorySize = 1024;
+    limits->maxComputeWorkGroupInvocations = saved.maxComputeWorkGroupInvocations;
+    t = tiles_for(ctx, big);
+    vkb_matmul_describe(&t, what, sizeof what);
+    cr_assert(t.bk == 0 && t.family == VKB_FAMILY_GPU, "1 KiB: %s", what);
+    cr_assert(!strncmp(what, "gpu fallback", 12), "%s", what);
+    check(ctx, (mm_case){1, 1, 1, 1, false, true}, 22);
+    check(ctx, (mm_case){129, 77, 35, 2, false, true}, 23);
+    check(ctx, (mm_case){129, 77, 35, 2, true, false}, 24);
+    check(ctx, (mm_case){3, 130, 6, 1, true, true}, 25);
+    *limits = saved;
+    test_context_done(ctx);
+}
+
+Test(matmul, gpu_fallback_env)
+{
+    setenv("VKBERT_MATMUL_FALLBACK", "1", 1);
+    vkbert_context *ctx = gpu_context();
+    cr_assert_eq(tiles_for(ctx, (mm_case){256, 256, 64, 1, false, false}).bk, 0);
+    check(ctx, (mm_case){33, 80, 130, 3, false, false}, 31);
+    check(ctx, (mm_case){65, 17, 19, 2, true, true}, 32);
+    test_context_done(ctx);
+    unsetenv("VKBERT_MATMUL_FALLBACK");
+}
+
+Test(matmul, describe)
+{
+    char out[80];
+    vkb_matmul_tiles t = {VKB_FAMILY_GPU, 16, 16, 4, 1, 64, 64, 16};
+    vkb_matmul_describe(&t, out, sizeof out);
+    cr_assert_str_eq(out, "gpu smem 64x64x16 wg 16x16 tile 4x4");
+    t = (vkb_matmul_tiles){VKB_FAMILY_SIMD, 8, 4, 16, 3, 64, 96, 0};
+    vkb_matmul_describe(&t, out, sizeof out);
+    cr_assert_str_eq(out, "simd wg 8x4 tile 16x12");
+    t = (vkb_matmul_tiles){VKB_FAMILY_GPU, 16, 8, 4, 1, 32, 64, 0};
+    vkb_matmul_describe(&t, out, sizeof out);
+    cr_assert_str_eq(out, "gpu fallback wg 16x8 tile 4x4");
 }

@@ -7,13 +7,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Weights are stored transposed, [in][out] with a padded row, the layout the matmul reads
- * as B [K,N] with contiguous vec4 columns. */
-static void transpose_padded(const float *w, uint32_t e, uint32_t pitch, float *out)
+/* Input projections are stored transposed, [in][out], the layout the matmul reads as B [K,N]
+ * with contiguous vec4 columns; their outputs are laid out by head with pitch dp (D rounded
+ * up to 4), zero columns between, so that every head starts 16-byte aligned. Q's weights and
+ * bias carry the 1/sqrt(D) of the scores. */
+static void pack_in_projection(const vkbert_attention *l, const float *w, float scale,
+                               float *out)
 {
+    uint32_t e = l->embed_dim, d = l->head_dim, dp = l->head_pitch, width = l->heads_width;
     for (uint32_t in = 0; in < e; in++)
-        for (uint32_t o = 0; o < pitch; o++)
-            out[(size_t)in * pitch + o] = o < e ? w[(size_t)o * e + in] : 0.0f;
+        for (uint32_t col = 0; col < width; col++) {
+            uint32_t h = col / dp, t = col % dp;
+            out[(size_t)in * width + col] = t < d ? w[(size_t)(h * d + t) * e + in] * scale : 0.0f;
+        }
+}
+
+static void pack_in_bias(const vkbert_attention *l, const float *b, float scale, float *out)
+{
+    uint32_t d = l->head_dim, dp = l->head_pitch;
+    for (uint32_t col = 0; col < l->heads_width; col++)
+        out[col] = col % dp < d ? b[(col / dp) * d + col % dp] * scale : 0.0f;
+}
+
+/* The output projection reads the heads' layout: rows h*dp + t of W_o^T, zero rows between. */
+static void pack_out_projection(const vkbert_attention *l, const float *w, float *out)
+{
+    uint32_t e = l->embed_dim, d = l->head_dim, dp = l->head_pitch, ep = l->pitch;
+    for (uint32_t row = 0; row < l->heads_width; row++) {
+        uint32_t h = row / dp, t = row % dp;
+        for (uint32_t o = 0; o < ep; o++)
+            out[(size_t)row * ep + o] = t < d && o < e ? w[(size_t)o * e + h * d + t] : 0.0f;
+    }
 }
 
 static vkbert_status check_finite(vkbert_context *ctx, const float *data, size_t count,
@@ -28,7 +52,7 @@ static vkbert_status check_finite(vkbert_context *ctx, const float *data, size_t
 static vkbert_status upload_weights(vkbert_attention *layer, const vkbert_attention_weights *w)
 {
     vkbert_context *ctx = layer->ctx;
-    uint32_t e = layer->embed_dim, ep = layer->pitch;
+    uint32_t e = layer->embed_dim;
     const float *weights[4] = {w->q_weight, w->k_weight, w->v_weight, w->out_weight};
     const float *biases[4] = {w->q_bias, w->k_bias, w->v_bias, w->out_bias};
     static const char *names[4][2] = {{"q_weight", "q_bias"},
@@ -43,17 +67,26 @@ static vkbert_status upload_weights(vkbert_attention *layer, const vkbert_attent
         if (!status) status = check_finite(ctx, biases[z], e, names[z][1]);
         if (status) return status;
     }
-    float *packed = malloc(layer->weight_block);
+    float *packed = calloc(layer->weight_block, 1);
     if (!packed) return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    float q_scale = (float)(1.0 / sqrt((double)layer->head_dim));
     vkbert_status status = VKBERT_OK;
     for (int z = 0; z < 4 && !status; z++) {
-        transpose_padded(weights[z], e, ep, packed);
+        float scale = z == 0 ? q_scale : 1.0f;
+        if (z < 3)
+            pack_in_projection(layer, weights[z], scale, packed);
+        else
+            pack_out_projection(layer, weights[z], packed);
         status = vkb_buffer_upload(ctx, &layer->weights, layer->weight_block * z, packed,
-                                   (uint64_t)e * ep * 4);
-        memset(packed, 0, ep * 4);
-        memcpy(packed, biases[z], e * 4);
+                                   layer->weight_block);
+        memset(packed, 0, layer->bias_block);
+        if (z < 3)
+            pack_in_bias(layer, biases[z], scale, packed);
+        else
+            memcpy(packed, biases[z], e * 4);
         if (!status)
-            status = vkb_buffer_upload(ctx, &layer->biases, layer->bias_block * z, packed, ep * 4);
+            status = vkb_buffer_upload(ctx, &layer->biases, layer->bias_block * z, packed,
+                                       layer->bias_block);
     }
     free(packed);
     return status;
@@ -77,9 +110,14 @@ vkbert_status vkb_attention_new(vkbert_context *ctx, int embed_dim, int num_head
     layer->head_dim = layer->embed_dim / layer->heads;
     layer->pitch = vkb_pitch(layer->embed_dim);
     layer->head_pitch = vkb_pitch(layer->head_dim);
-    uint64_t weight_bytes = (uint64_t)layer->embed_dim * layer->pitch * 4;
+    layer->heads_width = layer->heads * layer->head_pitch;
+    /* [E][H*Dp] for each input projection, [H*Dp][Ep] for the output one */
+    uint64_t weight_bytes = (uint64_t)layer->embed_dim * layer->heads_width * 4;
+    if (weight_bytes < (uint64_t)layer->heads_width * layer->pitch * 4)
+        weight_bytes = (uint64_t)layer->heads_width * layer->pitch * 4;
     layer->weight_block = (weight_bytes + 255) / 256 * 256;
-    layer->bias_block = ((uint64_t)layer->pitch * 4 + 255) / 256 * 256;
+    uint32_t widest = layer->heads_width > layer->pitch ? layer->heads_width : layer->pitch;
+    layer->bias_block = ((uint64_t)widest * 4 + 255) / 256 * 256;
     vkbert_status status = vkb_check_range(ctx, weight_bytes, "one weight matrix");
     if (!status) status = vkb_buffer_create(ctx, 4 * layer->weight_block, &layer->weights);
     if (!status) status = vkb_buffer_create(ctx, 4 * layer->bias_block, &layer->biases);

@@ -20,11 +20,12 @@ typedef struct attention_binding {
 
 typedef struct attention_plan {
     uint32_t batch, seq_len;
-    vkb_buffer qkv;                  /* [3][B*S][Ep]: Q, K, V rows, each block 256-byte aligned */
-    vkb_buffer heads;                /* [3][B,H,S,Dp] */
-    vkb_buffer scores;               /* [B,H,S,Sp] */
-    vkb_buffer context;              /* P*V, [B,H,S,Dp] */
-    vkb_buffer merged;               /* [B*S][Ep] */
+    bool fused;         /* one fused attention kernel; else split, scores, softmax, merge */
+    vkb_buffer qkv;     /* [3][B*S][H*Dp]: Q, K, V rows, each block 256-byte aligned */
+    vkb_buffer merged;  /* [B*S][H*Dp]: the attention output, heads merged */
+    vkb_buffer heads;   /* unfused: [3][B,H,S,Dp] */
+    vkb_buffer scores;  /* unfused: [B,H,S,Sp] */
+    vkb_buffer context; /* unfused: P*V, [B,H,S,Dp] */
     uint64_t qkv_block, heads_block; /* bytes between the Q, K, V blocks */
     VkDescriptorPool pool;
     VkCommandBuffer cmd;
@@ -41,9 +42,10 @@ struct vkbert_attention {
     vkbert_context *ctx;
     uint32_t embed_dim, heads, head_dim;
     uint32_t pitch;      /* embed_dim rounded up to 4 */
-    uint32_t head_pitch; /* head_dim rounded up to 4 */
-    vkb_buffer weights;  /* [4][E][Ep]: W_q^T, W_k^T, W_v^T, W_o^T (in x out) */
-    vkb_buffer biases;   /* [4][Ep] */
+    uint32_t head_pitch;  /* head_dim rounded up to 4 */
+    uint32_t heads_width; /* heads * head_pitch: a row of Q, K, V or O, heads padded */
+    vkb_buffer weights;   /* W_q^T, W_k^T, W_v^T [E][H*Dp], W_o^T [H*Dp][Ep], in blocks */
+    vkb_buffer biases;    /* [H*Dp] three times, then [Ep] */
     uint64_t weight_block, bias_block;
     attention_plan *plans[ATTENTION_MAX_PLANS];
     uint32_t plan_count;

@@ -2,6 +2,7 @@
  * descriptor pool are made once; its command buffer is recorded once per binding (tensors,
  * mask form, flags) and replayed on every later call. */
 #include "nn/attention.h"
+#include "tune.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -12,27 +13,39 @@ static uint64_t align256(uint64_t bytes)
     return (bytes + 255) / 256 * 256;
 }
 
+/* The scores [B,H,S,Sp] of the unfused path. */
+static uint64_t score_bytes(const vkbert_attention *layer, const attention_plan *plan)
+{
+    return (uint64_t)plan->batch * layer->heads * plan->seq_len * vkb_pitch(plan->seq_len) * 4;
+}
+
+static vkbert_status create_unfused_buffers(vkbert_attention *layer, attention_plan *plan)
+{
+    vkbert_context *ctx = layer->ctx;
+    uint64_t bh = (uint64_t)plan->batch * layer->heads;
+    uint64_t head_bytes = bh * plan->seq_len * layer->head_pitch * 4;
+    vkbert_status status = vkb_check_range(ctx, head_bytes, "the heads");
+    if (status) return status;
+    plan->heads_block = align256(head_bytes);
+    status = vkb_buffer_create(ctx, 3 * plan->heads_block, &plan->heads);
+    if (!status) status = vkb_buffer_create(ctx, score_bytes(layer, plan), &plan->scores);
+    if (!status) status = vkb_buffer_create(ctx, head_bytes, &plan->context);
+    return status;
+}
+
 static vkbert_status create_buffers(vkbert_attention *layer, attention_plan *plan)
 {
     vkbert_context *ctx = layer->ctx;
     uint64_t m = (uint64_t)plan->batch * plan->seq_len;
-    uint64_t bh = (uint64_t)plan->batch * layer->heads;
-    uint64_t rows_bytes = m * layer->pitch * 4;
-    uint64_t head_bytes = bh * plan->seq_len * layer->head_pitch * 4;
-    uint64_t score_bytes = bh * plan->seq_len * vkb_pitch(plan->seq_len) * 4;
-    vkbert_status status = vkb_check_range(ctx, rows_bytes, "the projected rows");
-    if (!status) status = vkb_check_range(ctx, head_bytes, "the heads");
-    if (!status)
-        status =
-            vkb_check_range(ctx, score_bytes, "the attention scores (batch x heads x seq x seq)");
-    if (status) return status;
+    uint64_t rows_bytes = m * layer->heads_width * 4;
     plan->qkv_block = align256(rows_bytes);
-    plan->heads_block = align256(head_bytes);
+    vkbert_status status = vkb_check_range(ctx, 3 * plan->qkv_block, "the Q, K, V rows");
+    if (!status) status = vkb_check_range(ctx, rows_bytes, "the attention output");
+    if (status) return status;
+    plan->fused = vkb_tune_attention_fused(ctx, score_bytes(layer, plan));
     status = vkb_buffer_create(ctx, 3 * plan->qkv_block, &plan->qkv);
-    if (!status) status = vkb_buffer_create(ctx, 3 * plan->heads_block, &plan->heads);
-    if (!status) status = vkb_buffer_create(ctx, score_bytes, &plan->scores);
-    if (!status) status = vkb_buffer_create(ctx, head_bytes, &plan->context);
     if (!status) status = vkb_buffer_create(ctx, rows_bytes, &plan->merged);
+    if (!status && !plan->fused) status = create_unfused_buffers(layer, plan);
     return status;
 }
 
@@ -117,77 +130,100 @@ static vkb_view block(const vkb_buffer *buffer, uint64_t block_bytes, int index,
     return vkb_sub(buffer, block_bytes * (uint64_t)index, bytes);
 }
 
+/* Q, K and V [B*S][H*Dp] into the three blocks of plan->qkv. */
 static vkbert_status prepare_projections(vkbert_attention *layer, attention_plan *plan,
                                          const vkbert_tensor *x)
 {
     vkbert_context *ctx = layer->ctx;
-    uint32_t m = plan->batch * plan->seq_len, e = layer->embed_dim, ep = layer->pitch;
-    uint64_t rows_bytes = (uint64_t)m * ep * 4, head_bytes = plan->heads_block;
-    static const char *names[3][2] = {{"q_projection", "q_head_split"},
-                                      {"k_projection", "k_head_split"},
-                                      {"v_projection", "v_head_split"}};
-    vkb_matmul_desc mm = {.m = m, .n = e, .k = e, .batch = 1, .lda = ep, .ldb = ep, .ldc = ep};
-    vkb_heads_desc hd = {plan->batch, plan->seq_len,    layer->heads, layer->head_dim,
-                         ep,          layer->head_pitch};
+    uint32_t m = plan->batch * plan->seq_len, width = layer->heads_width;
+    static const char *names[3] = {"q_projection", "k_projection", "v_projection"};
+    vkb_matmul_desc mm = {.m = m, .n = width, .k = layer->embed_dim, .batch = 1,
+                          .lda = layer->pitch, .ldb = width, .ldc = width};
     for (int z = 0; z < 3; z++) {
         vkb_dispatch *proj = &plan->dispatches[plan->dispatch_count++];
-        vkb_dispatch *split = &plan->dispatches[plan->dispatch_count++];
-        proj->name = names[z][0];
-        split->name = names[z][1];
-        vkb_view bias = block(&layer->biases, layer->bias_block, z, ep * 4);
-        vkb_view rows = block(&plan->qkv, plan->qkv_block, z, rows_bytes);
+        proj->name = names[z];
+        vkb_view bias = block(&layer->biases, layer->bias_block, z, width * 4);
+        vkb_view weights = block(&layer->weights, layer->weight_block, z,
+                                 (uint64_t)layer->embed_dim * width * 4);
         vkbert_status status =
-            vkb_op_matmul(ctx, plan->pool, &mm, vkb_whole(&x->buffer),
-                          block(&layer->weights, layer->weight_block, z, (uint64_t)e * ep * 4),
-                          &bias, rows, proj);
-        if (!status)
-            status =
-                vkb_op_head_split(ctx, plan->pool, &hd, rows,
-                                  block(&plan->heads, plan->heads_block, z, head_bytes), split);
+            vkb_op_matmul(ctx, plan->pool, &mm, vkb_whole(&x->buffer), weights, &bias,
+                          block(&plan->qkv, plan->qkv_block, z, (uint64_t)m * width * 4), proj);
         if (status) return status;
     }
     return VKBERT_OK;
 }
 
-static vkbert_status prepare_attention(vkbert_attention *layer, attention_plan *plan,
-                                       const vkbert_tensor *mask, const attention_binding *bind)
+static vkbert_status prepare_fused(vkbert_attention *layer, attention_plan *plan,
+                                   const vkbert_tensor *mask, const attention_binding *bind)
+{
+    vkb_dispatch *fused = &plan->dispatches[plan->dispatch_count++];
+    fused->name = "attention_fused";
+    uint64_t block_floats = plan->qkv_block / 4;
+    vkb_fused_desc d = {.batch = plan->batch,
+                        .heads = layer->heads,
+                        .seq_len = plan->seq_len,
+                        .head_dim = layer->head_dim,
+                        .ld = layer->heads_width,
+                        .ld_out = layer->heads_width,
+                        .q_off = 0,
+                        .k_off = block_floats,
+                        .v_off = 2 * block_floats,
+                        .has_mask = mask != NULL,
+                        .causal = bind->causal,
+                        .dropout = bind->dropout,
+                        .seed = bind->seed};
+    memcpy(d.mask_stride, bind->mask_stride, sizeof d.mask_stride);
+    vkb_view rows = vkb_whole(&plan->qkv), out = vkb_whole(&plan->merged);
+    return vkb_op_attention_fused(layer->ctx, plan->pool, &d, rows,
+                                  mask ? vkb_whole(&mask->buffer) : rows, out, fused);
+}
+
+static vkbert_status prepare_splits(vkbert_attention *layer, attention_plan *plan)
+{
+    static const char *names[3] = {"q_head_split", "k_head_split", "v_head_split"};
+    uint64_t rows_bytes = (uint64_t)plan->batch * plan->seq_len * layer->heads_width * 4;
+    vkb_heads_desc hd = {plan->batch, plan->seq_len, layer->heads, layer->head_dim,
+                         layer->heads_width, layer->head_pitch};
+    for (int z = 0; z < 3; z++) {
+        vkb_dispatch *split = &plan->dispatches[plan->dispatch_count++];
+        split->name = names[z];
+        vkbert_status status = vkb_op_head_split(
+            layer->ctx, plan->pool, &hd, block(&plan->qkv, plan->qkv_block, z, rows_bytes),
+            block(&plan->heads, plan->heads_block, z, plan->heads_block), split);
+        if (status) return status;
+    }
+    return VKBERT_OK;
+}
+
+/* Split, Q*K^T, masked softmax, P*V, merge: the scores go through memory. */
+static vkbert_status prepare_unfused(vkbert_attention *layer, attention_plan *plan,
+                                     const vkbert_tensor *mask, const attention_binding *bind)
 {
     vkbert_context *ctx = layer->ctx;
     uint32_t s = plan->seq_len, sp = vkb_pitch(s), dp = layer->head_pitch;
     uint32_t bh = plan->batch * layer->heads;
-    uint64_t head_bytes = plan->heads_block;
-    vkb_view q = block(&plan->heads, plan->heads_block, 0, head_bytes);
-    vkb_view k = block(&plan->heads, plan->heads_block, 1, head_bytes);
-    vkb_view v = block(&plan->heads, plan->heads_block, 2, head_bytes);
+    vkbert_status status = prepare_splits(layer, plan);
+    if (status) return status;
+    uint64_t hb = plan->heads_block;
+    vkb_view q = block(&plan->heads, hb, 0, hb), k = block(&plan->heads, hb, 1, hb);
+    vkb_view v = block(&plan->heads, hb, 2, hb);
     vkb_view scores = vkb_whole(&plan->scores), context = vkb_whole(&plan->context);
 
     vkb_dispatch *qk = &plan->dispatches[plan->dispatch_count++];
     qk->name = "scores_qk";
-    vkb_matmul_desc qk_desc = {.m = s,
-                               .n = s,
-                               .k = layer->head_dim,
-                               .batch = bh,
-                               .lda = dp,
-                               .ldb = dp,
-                               .ldc = sp,
-                               .batch_a = (uint64_t)s * dp,
-                               .batch_b = (uint64_t)s * dp,
-                               .batch_c = (uint64_t)s * sp,
-                               .b_trans = true};
-    vkbert_status status = vkb_op_matmul(ctx, plan->pool, &qk_desc, q, k, NULL, scores, qk);
+    vkb_matmul_desc qk_desc = {.m = s, .n = s, .k = layer->head_dim, .batch = bh,
+                               .lda = dp, .ldb = dp, .ldc = sp,
+                               .batch_a = (uint64_t)s * dp, .batch_b = (uint64_t)s * dp,
+                               .batch_c = (uint64_t)s * sp, .b_trans = true};
+    status = vkb_op_matmul(ctx, plan->pool, &qk_desc, q, k, NULL, scores, qk);
     if (status) return status;
 
     vkb_dispatch *sm = &plan->dispatches[plan->dispatch_count++];
     sm->name = "softmax";
-    vkb_softmax_desc sm_desc = {.batch = plan->batch,
-                                .heads = layer->heads,
-                                .seq_len = s,
-                                .ld = sp,
-                                .scale = (float)(1.0 / sqrt((double)layer->head_dim)),
-                                .has_mask = mask != NULL,
-                                .causal = bind->causal,
-                                .dropout = bind->dropout,
-                                .seed = bind->seed};
+    vkb_softmax_desc sm_desc = {.batch = plan->batch, .heads = layer->heads, .seq_len = s,
+                                .ld = sp, .scale = 1.0f, /* 1/sqrt(D) is in W_q */
+                                .has_mask = mask != NULL, .causal = bind->causal,
+                                .dropout = bind->dropout, .seed = bind->seed};
     memcpy(sm_desc.mask_stride, bind->mask_stride, sizeof sm_desc.mask_stride);
     status = vkb_op_softmax(ctx, plan->pool, &sm_desc, scores,
                             mask ? vkb_whole(&mask->buffer) : scores, sm);
@@ -195,37 +231,33 @@ static vkbert_status prepare_attention(vkbert_attention *layer, attention_plan *
 
     vkb_dispatch *pv = &plan->dispatches[plan->dispatch_count++];
     pv->name = "context_pv";
-    vkb_matmul_desc pv_desc = {.m = s,
-                               .n = layer->head_dim,
-                               .k = s,
-                               .batch = bh,
-                               .lda = sp,
-                               .ldb = dp,
-                               .ldc = dp,
-                               .batch_a = (uint64_t)s * sp,
-                               .batch_b = (uint64_t)s * dp,
+    vkb_matmul_desc pv_desc = {.m = s, .n = layer->head_dim, .k = s, .batch = bh,
+                               .lda = sp, .ldb = dp, .ldc = dp,
+                               .batch_a = (uint64_t)s * sp, .batch_b = (uint64_t)s * dp,
                                .batch_c = (uint64_t)s * dp};
-    return vkb_op_matmul(ctx, plan->pool, &pv_desc, scores, v, NULL, context, pv);
-}
+    status = vkb_op_matmul(ctx, plan->pool, &pv_desc, scores, v, NULL, context, pv);
+    if (status) return status;
 
-static vkbert_status prepare_output(vkbert_attention *layer, attention_plan *plan, vkbert_tensor *y)
-{
-    vkbert_context *ctx = layer->ctx;
-    uint32_t m = plan->batch * plan->seq_len, e = layer->embed_dim, ep = layer->pitch;
     vkb_dispatch *merge = &plan->dispatches[plan->dispatch_count++];
     merge->name = "head_merge";
-    vkb_heads_desc hd = {plan->batch, plan->seq_len,    layer->heads, layer->head_dim,
-                         ep,          layer->head_pitch};
-    vkbert_status status = vkb_op_head_merge(ctx, plan->pool, &hd, vkb_whole(&plan->context),
-                                             vkb_whole(&plan->merged), merge);
-    if (status) return status;
+    vkb_heads_desc hd = {plan->batch, plan->seq_len, layer->heads, layer->head_dim,
+                         layer->heads_width, dp};
+    return vkb_op_head_merge(ctx, plan->pool, &hd, context, vkb_whole(&plan->merged), merge);
+}
+
+static vkbert_status prepare_output(vkbert_attention *layer, attention_plan *plan,
+                                    vkbert_tensor *y)
+{
+    uint32_t m = plan->batch * plan->seq_len, ep = layer->pitch;
     vkb_dispatch *out = &plan->dispatches[plan->dispatch_count++];
     out->name = "out_projection";
-    vkb_matmul_desc mm = {.m = m, .n = e, .k = e, .batch = 1, .lda = ep, .ldb = ep, .ldc = ep};
+    vkb_matmul_desc mm = {.m = m, .n = layer->embed_dim, .k = layer->heads_width, .batch = 1,
+                          .lda = layer->heads_width, .ldb = ep, .ldc = ep};
     vkb_view bias = block(&layer->biases, layer->bias_block, 3, ep * 4);
-    return vkb_op_matmul(ctx, plan->pool, &mm, vkb_whole(&plan->merged),
-                         block(&layer->weights, layer->weight_block, 3, (uint64_t)e * ep * 4),
-                         &bias, vkb_whole(&y->buffer), out);
+    vkb_view weights =
+        block(&layer->weights, layer->weight_block, 3, (uint64_t)layer->heads_width * ep * 4);
+    return vkb_op_matmul(layer->ctx, plan->pool, &mm, vkb_whole(&plan->merged), weights, &bias,
+                         vkb_whole(&y->buffer), out);
 }
 
 static void record(const vkbert_context *ctx, attention_plan *plan)
@@ -260,7 +292,8 @@ static vkbert_status prepare_and_record(vkbert_attention *layer, attention_plan 
     memset(plan->dispatches, 0, sizeof plan->dispatches);
     plan->dispatch_count = 0;
     vkbert_status status = prepare_projections(layer, plan, x);
-    if (!status) status = prepare_attention(layer, plan, mask, bind);
+    if (!status && plan->fused) status = prepare_fused(layer, plan, mask, bind);
+    if (!status && !plan->fused) status = prepare_unfused(layer, plan, mask, bind);
     if (!status) status = prepare_output(layer, plan, y);
     if (status) return status;
     VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};

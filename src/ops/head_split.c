@@ -12,7 +12,9 @@ vkbert_status vkb_op_heads(vkbert_context *ctx, VkDescriptorPool pool, const vkb
                            const vkb_heads_desc *d, vkb_view in, vkb_view out,
                            vkb_dispatch *dispatch)
 {
-    uint64_t items = (uint64_t)d->batch * d->seq_len * d->heads * d->head_dim;
+    /* split: one invocation per element d < D; merge: per d < Dp, writing the padding */
+    uint32_t row = shader == &vkb_shader_head_merge ? d->dp : d->head_dim;
+    uint64_t items = (uint64_t)d->batch * d->seq_len * d->heads * row;
     if (items > UINT32_MAX)
         return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT, "%s: tensor too large", shader->name);
     uint32_t size = vkb_tune_elementwise_workgroup(ctx);

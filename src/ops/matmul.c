@@ -1,4 +1,6 @@
-/* Host side of shaders/matmul.comp. */
+/* Host side of the matmul kernels: shaders/matmul_gpu.comp (gpu family, shared memory),
+ * shaders/matmul.comp (its fallback without shared memory) and shaders/matmul_simd.comp (simd
+ * family). All three take the same bindings and push constants; src/tune.c picks one. */
 #include "ops/ops.h"
 #include "shaders.h"
 #include "tune.h"
@@ -20,16 +22,15 @@ static const struct {
     {4, 1, &vkb_shader_matmul_simd_4x1},
 };
 
+/* tune.c snaps to this same list; snapping again here keeps a stale request safe. */
 static const vkb_spirv *simd_shader(vkb_matmul_tiles *t)
 {
-    size_t n = sizeof simd_tiles / sizeof *simd_tiles;
-    for (size_t i = 0; i < n; i++)
-        if (simd_tiles[i].tm <= t->tm && simd_tiles[i].tn4 <= t->tn4) {
-            t->tm = simd_tiles[i].tm, t->tn4 = simd_tiles[i].tn4;
-            return simd_tiles[i].shader;
-        }
-    t->tm = 4, t->tn4 = 1;
-    return simd_tiles[n - 1].shader;
+    size_t n = sizeof simd_tiles / sizeof *simd_tiles, i = 0;
+    while (i + 1 < n && (simd_tiles[i].tm > t->tm || simd_tiles[i].tn4 > t->tn4))
+        i++;
+    t->tm = simd_tiles[i].tm, t->tn4 = simd_tiles[i].tn4;
+    t->bm = t->wg_y * t->tm, t->bn = 4 * t->wg_x * t->tn4;
+    return simd_tiles[i].shader;
 }
 
 static bool aligned4(uint64_t x)
@@ -49,15 +50,20 @@ vkbert_status vkb_op_matmul(vkbert_context *ctx, VkDescriptorPool pool, const vk
                         "matmul: pitches and strides must be multiples of 4 floats");
     if (d->batch_a / 4 > UINT32_MAX || d->batch_b / 4 > UINT32_MAX || d->batch_c / 4 > UINT32_MAX)
         return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT, "matmul: batch stride too large");
-    vkb_matmul_tiles t = vkb_tune_matmul(ctx, d->m, d->n, d->k, a.size / 16, b.size / 16);
-    const vkb_spirv *simd_variant = t.family == VKB_FAMILY_SIMD ? simd_shader(&t) : NULL;
-    uint32_t spec[] = {t.wg_x, t.wg_y, t.tm, t.tn4, d->b_trans, bias != NULL};
+    vkb_matmul_tiles t =
+        vkb_tune_matmul_batched(ctx, d->m, d->n, d->k, d->batch, a.size / 16, b.size / 16);
+    bool simd = t.family == VKB_FAMILY_SIMD;
+    const vkb_spirv *shader = simd   ? simd_shader(&t)
+                              : t.bk ? &vkb_shader_matmul_gpu
+                                     : &vkb_shader_matmul;
+    /* Ids 0-5 are common to the three shaders; 6, the slice depth, is matmul_gpu.comp's. */
+    uint32_t spec[] = {t.wg_x, t.wg_y, t.tm, t.tn4, d->b_trans, bias != NULL, t.bk};
+    uint32_t spec_count = t.bk ? 7 : 6;
     /* Without a bias, binding 2 still needs a storage buffer: C, never read. */
     vkb_view views[4] = {a, b, bias ? *bias : c, c};
     static const VkDescriptorType texel[4] = {
         VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
         VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER};
-    bool simd = t.family == VKB_FAMILY_SIMD;
     matmul_push push = {d->m,
                         d->n,
                         d->k,
@@ -67,13 +73,13 @@ vkbert_status vkb_op_matmul(vkbert_context *ctx, VkDescriptorPool pool, const vk
                         (uint32_t)(d->batch_a / 4),
                         (uint32_t)(d->batch_b / 4),
                         (uint32_t)(d->batch_c / 4)};
-    const vkb_spirv *shader = simd ? simd_variant : &vkb_shader_matmul;
-    vkb_kernel kernel = {shader, simd ? texel : NULL, spec, 6, views, 4, &push, sizeof push};
+    vkb_kernel kernel = {shader, simd ? texel : NULL, spec, spec_count, views, 4,
+                         &push,  sizeof push};
     vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, out);
     if (status) return status;
-    uint32_t n4 = (d->n + 3) / 4;
-    out->groups[0] = (n4 + t.wg_x * t.tn4 - 1) / (t.wg_x * t.tn4);
-    out->groups[1] = (d->m + t.wg_y * t.tm - 1) / (t.wg_y * t.tm);
+    /* Every kernel computes a block of bm rows x bn columns per workgroup. */
+    out->groups[0] = (d->n + t.bn - 1) / t.bn;
+    out->groups[1] = (d->m + t.bm - 1) / t.bm;
     out->groups[2] = d->batch;
     return vkb_check_groups(ctx, out);
 }

@@ -27,9 +27,29 @@ typedef struct vkb_heads_desc {
 /* [B*S, E] -> [B,H,S,Dp]. */
 vkbert_status vkb_op_head_split(vkbert_context *ctx, VkDescriptorPool pool, const vkb_heads_desc *d,
                                 vkb_view rows, vkb_view heads, vkb_dispatch *out);
-/* [B,H,S,Dp] -> [B*S, E]. */
+/* [B,H,S,dp] -> [B*S, H*dp]; padding d >= D of the output written as zeros. */
 vkbert_status vkb_op_head_merge(vkbert_context *ctx, VkDescriptorPool pool, const vkb_heads_desc *d,
                                 vkb_view heads, vkb_view merged, vkb_dispatch *out);
+
+/* Fused attention over rows [B*S, ld] holding Q, K, V at q_off, k_off, v_off (floats,
+ * heads with pitch dp, Q pre-scaled); writes O [B*S, ld_out] with zero padding. */
+typedef struct vkb_fused_desc {
+    uint32_t batch, heads, seq_len, head_dim;
+    uint32_t ld, ld_out;
+    uint64_t q_off, k_off, v_off;
+    bool has_mask, causal;
+    uint32_t mask_stride[4];
+    float dropout;
+    uint64_t seed;
+} vkb_fused_desc;
+
+vkbert_status vkb_op_attention_fused(vkbert_context *ctx, VkDescriptorPool pool,
+                                     const vkb_fused_desc *d, vkb_view rows, vkb_view mask,
+                                     vkb_view out, vkb_dispatch *dispatch);
+
+/* Philox dropout parameters shared by softmax and fused attention: a weight is dropped when
+ * its 24 random bits fall below drop_below; kept ones are scaled by keep_scale. */
+void vkb_dropout_params(float p, uint32_t *drop_below, float *keep_scale);
 
 /* Shared by head split and merge: the same push constants, one invocation per element. */
 vkbert_status vkb_op_heads(vkbert_context *ctx, VkDescriptorPool pool, const vkb_spirv *shader,

@@ -18,13 +18,18 @@ typedef struct softmax_push {
 
 enum { HAS_MASK = 1, CAUSAL = 2, DROPOUT = 4 };
 
+void vkb_dropout_params(float p, uint32_t *drop_below, float *keep_scale)
+{
+    /* Dropped when 24 random bits fall below p * 2^24; p = 1 drops everything. */
+    *drop_below = (uint32_t)llround((double)p * 16777216.0);
+    *keep_scale = p < 1.0f ? (float)(1.0 / (1.0 - (double)p)) : 0.0f;
+}
+
 static void set_dropout(const vkb_softmax_desc *d, softmax_push *push)
 {
     if (d->dropout <= 0.0f) return;
     push->flags |= DROPOUT;
-    /* Dropped when 24 random bits fall below p * 2^24; p = 1 drops everything. */
-    push->drop_below = (uint32_t)llround((double)d->dropout * 16777216.0);
-    push->keep_scale = d->dropout < 1.0f ? (float)(1.0 / (1.0 - (double)d->dropout)) : 0.0f;
+    vkb_dropout_params(d->dropout, &push->drop_below, &push->keep_scale);
     push->seed_lo = (uint32_t)d->seed;
     push->seed_hi = (uint32_t)(d->seed >> 32);
 }

@@ -90,6 +90,8 @@ struct vkbert_context {
 
     vkb_block blocks[VKB_MAX_BLOCKS];
     uint32_t block_count;
+    VkDeviceSize allocated_bytes; /* of the blocks (VkDeviceMemory) */
+    VkDeviceSize in_use_bytes;    /* of the live buffers placed in them */
     vkb_buffer staging;
 
     vkb_pipeline pipelines[VKB_MAX_PIPELINES];

@@ -127,6 +127,7 @@ static vkbert_status new_block(vkbert_context *ctx, uint32_t type_index, VkDevic
         return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     }
     ctx->block_count++;
+    ctx->allocated_bytes += size;
     *out = block;
     return VKBERT_OK;
 }
@@ -187,6 +188,7 @@ static vkbert_status create(vkbert_context *ctx, VkDeviceSize size, VkMemoryProp
     }
     out->size = req.size;
     out->mapped = map ? out->block->mapped + out->block_offset : NULL;
+    ctx->in_use_bytes += req.size;
     return VKBERT_OK;
 }
 
@@ -229,6 +231,7 @@ void vkb_buffer_destroy(vkbert_context *ctx, vkb_buffer *buffer)
     vkGetBufferMemoryRequirements(ctx->device, buffer->buffer, &req);
     vkDestroyBuffer(ctx->device, buffer->buffer, NULL);
     block_give(buffer->block, buffer->block_offset, req.size);
+    ctx->in_use_bytes -= req.size;
     memset(buffer, 0, sizeof *buffer);
 }
 
@@ -241,6 +244,7 @@ void vkb_memory_release(vkbert_context *ctx)
         free(ctx->blocks[i].free.size);
     }
     ctx->block_count = 0;
+    ctx->allocated_bytes = 0;
 }
 
 vkb_view vkb_whole(const vkb_buffer *buffer)

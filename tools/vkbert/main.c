@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* tools/vkbert/bench.c */
+int cli_bench(int argc, char **argv);
+
 typedef struct command {
     const char *name, *summary;
     int (*run)(int argc, char **argv);
@@ -15,6 +18,7 @@ static const command commands[] = {
      cli_attention},
     {"demo", "time the attention layer on random data and check it against the reference",
      cli_demo},
+    {"bench", "measure the device's peaks and time matmul and attention cases", cli_bench},
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof *commands)

@@ -1,0 +1,555 @@
+/* The benchmarks of the public API: the device's own ceilings (two micro-kernels), one matmul
+ * as the attention layer runs it, and the whole layer. GPU times come from timestamp queries
+ * around the work, wall times from the host clock around submit and fence wait; both are
+ * reported as the median (robust to a shared machine's hiccups) and the minimum (the best the
+ * device did) of several runs after a warm-up, so that pipeline creation, first-touch page
+ * faults and cold caches stay out of the numbers. */
+#include "nn/attention.h"
+#include "ops/ops.h"
+#include "ops/peak.h"
+#include "tensor.h"
+#include "tune.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define PEAK_RUNS 5
+/* A run this long dwarfs the submit overhead (~0.1 ms on lavapipe) and the timer's tick. */
+#define PEAK_MIN_RUN_MS 20.0
+#define FMA_GROUPS 4096 /* 262144 invocations: enough to fill a large discrete GPU */
+#define FMA_MAX_ITERATIONS (1u << 24)
+#define COPY_BYTES ((VkDeviceSize)64 << 20)
+#define COPY_MAX_REPEATS 4096u
+#define MAX_RUNS 1000000
+
+/* ---- small helpers ---- */
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of `n` values (sorted in place); the mean of the middle two when n is even. */
+static double median(double *values, uint32_t n)
+{
+    qsort(values, n, sizeof *values, compare_doubles);
+    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+static double minimum(const double *values, uint32_t n)
+{
+    double m = values[0];
+    for (uint32_t i = 1; i < n; i++)
+        m = values[i] < m ? values[i] : m;
+    return m;
+}
+
+/* Uniform in [-bound, bound] from a 64-bit LCG (Knuth's MMIX constants): the data only has to
+ * be finite and not trivially compressible, and the same on every run. */
+static void fill_random(float *data, size_t n, uint64_t seed, float bound)
+{
+    uint64_t s = seed * 2862933555777941757ull + 3037000493ull;
+    for (size_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        data[i] = bound * ((float)(s >> 40) * (2.0f / 16777216.0f) - 1.0f);
+    }
+}
+
+static vkbert_status need_timestamps(vkbert_context *ctx)
+{
+    if (ctx->timestamps) return VKBERT_OK;
+    return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                    "benchmarks need a context made with timestamps "
+                    "(vkbert_context_options.timestamps = 1)");
+}
+
+/* ---- a GPU timer: one command buffer with a timestamp before and after its work ---- */
+
+typedef struct gpu_timer {
+    VkCommandBuffer cmd;
+    VkQueryPool queries;
+} gpu_timer;
+
+static void gpu_timer_destroy(vkbert_context *ctx, gpu_timer *t)
+{
+    if (t->cmd) vkFreeCommandBuffers(ctx->device, ctx->command_pool, 1, &t->cmd);
+    vkDestroyQueryPool(ctx->device, t->queries, NULL);
+    memset(t, 0, sizeof *t);
+}
+
+static vkbert_status gpu_timer_create(vkbert_context *ctx, gpu_timer *t)
+{
+    memset(t, 0, sizeof *t);
+    VkCommandBufferAllocateInfo alloc = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+        .commandPool = ctx->command_pool,
+        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+        .commandBufferCount = 1,
+    };
+    VkResult result = vkAllocateCommandBuffers(ctx->device, &alloc, &t->cmd);
+    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkAllocateCommandBuffers");
+    VkQueryPoolCreateInfo query = {
+        .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+        .queryType = VK_QUERY_TYPE_TIMESTAMP,
+        .queryCount = 2,
+    };
+    result = vkCreateQueryPool(ctx->device, &query, NULL, &t->queries);
+    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkCreateQueryPool");
+    return VKBERT_OK;
+}
+
+/* Records `repeats` copies of the dispatch, barriers between them (each rewrites the same
+ * output), between the two timestamps. The command buffer is replayed by gpu_timer_run. */
+static vkbert_status gpu_timer_record(vkbert_context *ctx, gpu_timer *t, const vkb_dispatch *d,
+                                      uint32_t repeats)
+{
+    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    VkResult result = vkBeginCommandBuffer(t->cmd, &begin);
+    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkBeginCommandBuffer");
+    /* Orders this replay after the previous one's writes. */
+    vkb_cmd_barrier(t->cmd);
+    vkCmdResetQueryPool(t->cmd, t->queries, 0, 2);
+    vkCmdWriteTimestamp(t->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, t->queries, 0);
+    for (uint32_t i = 0; i < repeats; i++) {
+        if (i > 0) vkb_cmd_barrier(t->cmd);
+        vkb_cmd_dispatch(t->cmd, d);
+    }
+    vkCmdWriteTimestamp(t->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, t->queries, 1);
+    result = vkEndCommandBuffer(t->cmd);
+    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkEndCommandBuffer");
+    return VKBERT_OK;
+}
+
+static vkbert_status gpu_timer_run(vkbert_context *ctx, gpu_timer *t, double *gpu_ms,
+                                   double *wall_ms)
+{
+    double start = now_ms();
+    vkbert_status status = vkb_submit_wait(ctx, t->cmd);
+    if (status) return status;
+    if (wall_ms) *wall_ms = now_ms() - start;
+    uint64_t ticks[2];
+    VkResult result =
+        vkGetQueryPoolResults(ctx->device, t->queries, 0, 2, sizeof ticks, ticks, sizeof ticks[0],
+                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkGetQueryPoolResults");
+    *gpu_ms = (double)(ticks[1] - ticks[0]) * ctx->timestamp_ns * 1e-6;
+    return VKBERT_OK;
+}
+
+/* ---- peaks: grow the work until a run is long enough, then take the median ---- */
+
+/* One micro-kernel measurement: `record` makes the timer's command buffer do `scale` units of
+ * work (FMA iterations, copy repeats). */
+typedef struct peak_work {
+    vkbert_status (*record)(vkbert_context *ctx, struct peak_work *w, uint32_t scale);
+    uint32_t scale, max_scale;
+    gpu_timer t;
+    VkDescriptorPool pool;
+    vkb_dispatch dispatch;
+    vkb_buffer a, b;
+} peak_work;
+
+/* The factor by which to grow the work after a run of `ms`: a little past the target so the
+ * next run lands above it, at least 2 so calibration ends quickly. */
+static double growth(double ms)
+{
+    double g = ms > 0.0 ? PEAK_MIN_RUN_MS * 1.25 / ms : 64.0;
+    return g < 2.0 ? 2.0 : g > 64.0 ? 64.0 : g;
+}
+
+/* The calibration's last run doubles as the warm-up. */
+static vkbert_status time_peak(vkbert_context *ctx, peak_work *w, double *median_ms)
+{
+    double ms = 0.0, runs[PEAK_RUNS];
+    for (;;) {
+        vkbert_status status = w->record(ctx, w, w->scale);
+        if (!status) status = gpu_timer_run(ctx, &w->t, &ms, NULL);
+        if (status) return status;
+        if (ms >= PEAK_MIN_RUN_MS || w->scale >= w->max_scale) break;
+        double next = (double)w->scale * growth(ms);
+        w->scale = next >= (double)w->max_scale ? w->max_scale : (uint32_t)next;
+    }
+    for (int i = 0; i < PEAK_RUNS; i++) {
+        vkbert_status status = gpu_timer_run(ctx, &w->t, &runs[i], NULL);
+        if (status) return status;
+    }
+    *median_ms = median(runs, PEAK_RUNS);
+    return *median_ms > 0.0 ? VKBERT_OK
+                            : vkb_fail(ctx, VKBERT_ERROR_VULKAN, "the timestamps measured 0 ns");
+}
+
+static void peak_work_free(vkbert_context *ctx, peak_work *w)
+{
+    gpu_timer_destroy(ctx, &w->t);
+    vkb_dispatch_release(ctx, &w->dispatch);
+    vkDestroyDescriptorPool(ctx->device, w->pool, NULL);
+    vkb_buffer_destroy(ctx, &w->a);
+    vkb_buffer_destroy(ctx, &w->b);
+}
+
+/* The iteration count is a push constant: each scale prepares the dispatch anew. */
+static vkbert_status record_fma(vkbert_context *ctx, peak_work *w, uint32_t iterations)
+{
+    vkb_dispatch_release(ctx, &w->dispatch);
+    memset(&w->dispatch, 0, sizeof w->dispatch);
+    VkResult result = vkResetDescriptorPool(ctx->device, w->pool, 0);
+    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkResetDescriptorPool");
+    vkbert_status status =
+        vkb_op_fma_peak(ctx, w->pool, FMA_GROUPS, iterations, vkb_whole(&w->a), &w->dispatch);
+    return status ? status : gpu_timer_record(ctx, &w->t, &w->dispatch, 1);
+}
+
+static vkbert_status record_copy(vkbert_context *ctx, peak_work *w, uint32_t repeats)
+{
+    return gpu_timer_record(ctx, &w->t, &w->dispatch, repeats);
+}
+
+static vkbert_status measure_fma(vkbert_context *ctx, double *gflops)
+{
+    peak_work w = {.record = record_fma, .scale = 16, .max_scale = FMA_MAX_ITERATIONS};
+    double ms = 0.0;
+    vkbert_status status = gpu_timer_create(ctx, &w.t);
+    if (!status) status = vkb_descriptor_pool(ctx, 1, &w.pool);
+    if (!status)
+        status = vkb_buffer_create(ctx, (VkDeviceSize)FMA_GROUPS * VKB_PEAK_WORKGROUP * 16, &w.a);
+    if (!status) status = time_peak(ctx, &w, &ms);
+    if (!status) *gflops = vkb_fma_peak_flops(FMA_GROUPS, w.scale) / (ms * 1e6);
+    peak_work_free(ctx, &w);
+    return status;
+}
+
+/* 64 MiB per side is far beyond any cache the copy could hide in; a device whose storage
+ * buffers are smaller copies half its range. */
+static VkDeviceSize copy_bytes(const vkbert_context *ctx)
+{
+    VkDeviceSize half = ctx->props.limits.maxStorageBufferRange / 2;
+    VkDeviceSize bytes = half < COPY_BYTES ? half : COPY_BYTES;
+    return bytes / 16 * 16;
+}
+
+static vkbert_status measure_copy(vkbert_context *ctx, double *gbs)
+{
+    peak_work w = {.record = record_copy, .scale = 1, .max_scale = COPY_MAX_REPEATS};
+    VkDeviceSize bytes = copy_bytes(ctx);
+    double ms = 0.0;
+    vkbert_status status = gpu_timer_create(ctx, &w.t);
+    if (!status) status = vkb_descriptor_pool(ctx, 1, &w.pool);
+    if (!status) status = vkb_buffer_create(ctx, bytes, &w.a);
+    if (!status) status = vkb_buffer_create(ctx, bytes, &w.b);
+    if (!status) status = vkb_op_copy(ctx, w.pool, vkb_whole(&w.a), vkb_whole(&w.b), &w.dispatch);
+    if (!status) status = time_peak(ctx, &w, &ms);
+    if (!status) *gbs = 2.0 * (double)bytes * w.scale / (ms * 1e6);
+    peak_work_free(ctx, &w);
+    return status;
+}
+
+vkbert_status vkbert_measure_peaks(vkbert_context *ctx, vkbert_peaks *peaks)
+{
+    if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    if (!peaks) return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "peaks is NULL");
+    memset(peaks, 0, sizeof *peaks);
+    uint32_t before = ctx->validation_count;
+    vkbert_status status = need_timestamps(ctx);
+    if (!status) status = measure_fma(ctx, &peaks->fma_gflops);
+    if (!status) status = measure_copy(ctx, &peaks->copy_gbs);
+    return status ? status : vkb_check_validation(ctx, before);
+}
+
+/* ---- the matmul benchmark ---- */
+
+/* C[M,N] = A[M,K] * W + bias with W repacked to [K,N], as the attention layer stores its
+ * weights, so the numbers are those of the layer's projections. */
+typedef struct matmul_bench {
+    vkb_buffer a, w, bias, c;
+    VkDescriptorPool pool;
+    vkb_dispatch dispatch;
+    gpu_timer t;
+} matmul_bench;
+
+static void matmul_bench_free(vkbert_context *ctx, matmul_bench *b)
+{
+    gpu_timer_destroy(ctx, &b->t);
+    vkb_dispatch_release(ctx, &b->dispatch);
+    vkDestroyDescriptorPool(ctx->device, b->pool, NULL);
+    vkb_buffer_destroy(ctx, &b->a);
+    vkb_buffer_destroy(ctx, &b->w);
+    vkb_buffer_destroy(ctx, &b->bias);
+    vkb_buffer_destroy(ctx, &b->c);
+}
+
+/* A buffer of `count` random floats (padding included: kernels never read it into results). */
+static vkbert_status random_buffer(vkbert_context *ctx, uint64_t count, uint64_t seed,
+                                   vkb_buffer *out)
+{
+    float *data = malloc(count * sizeof *data);
+    if (!data) return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    fill_random(data, count, seed, 1.0f);
+    vkbert_status status = vkb_buffer_create(ctx, count * 4, out);
+    if (!status) status = vkb_buffer_upload(ctx, out, 0, data, count * 4);
+    free(data);
+    return status;
+}
+
+static vkbert_status matmul_setup(vkbert_context *ctx, const vkb_matmul_desc *d, matmul_bench *b)
+{
+    vkbert_status status = random_buffer(ctx, (uint64_t)d->m * d->lda, 1, &b->a);
+    if (!status) status = random_buffer(ctx, (uint64_t)d->k * d->ldb, 2, &b->w);
+    if (!status) status = random_buffer(ctx, d->ldc, 3, &b->bias);
+    if (!status) status = vkb_buffer_create(ctx, (uint64_t)d->m * d->ldc * 4, &b->c);
+    if (!status) status = vkb_descriptor_pool(ctx, 1, &b->pool);
+    if (!status) status = gpu_timer_create(ctx, &b->t);
+    if (status) return status;
+    vkb_view bias = vkb_whole(&b->bias);
+    b->dispatch.name = "matmul";
+    status = vkb_op_matmul(ctx, b->pool, d, vkb_whole(&b->a), vkb_whole(&b->w), &bias,
+                           vkb_whole(&b->c), &b->dispatch);
+    return status ? status : gpu_timer_record(ctx, &b->t, &b->dispatch, 1);
+}
+
+/* The warm-up, then `runs` timed passes into gpu[] and wall[]. */
+static vkbert_status matmul_runs(vkbert_context *ctx, matmul_bench *b, int runs, double *gpu,
+                                 double *wall)
+{
+    double ignored;
+    vkbert_status status = gpu_timer_run(ctx, &b->t, &ignored, NULL);
+    for (int i = 0; i < runs && !status; i++)
+        status = gpu_timer_run(ctx, &b->t, &gpu[i], &wall[i]);
+    return status;
+}
+
+static void describe_matmul(const vkbert_context *ctx, const vkb_matmul_desc *d,
+                            const matmul_bench *b, char *out, size_t size)
+{
+    vkb_matmul_tiles t = vkb_tune_matmul(ctx, d->m, d->n, d->k, b->a.size / 16, b->w.size / 16);
+    snprintf(out, size, "%s wg %ux%u tile %ux%u", vkb_family_name(t.family), t.wg_x, t.wg_y, t.tm,
+             t.tn4 * 4);
+}
+
+static void fill_times(vkbert_bench_result *r, double *gpu, double *wall, uint32_t runs)
+{
+    r->gpu_min_ms = minimum(gpu, runs);
+    r->gpu_median_ms = median(gpu, runs);
+    r->wall_min_ms = minimum(wall, runs);
+    r->wall_median_ms = median(wall, runs);
+}
+
+static vkbert_status check_bench_args(vkbert_context *ctx, int runs, vkbert_bench_result *result)
+{
+    if (!result) return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "result is NULL");
+    memset(result, 0, sizeof *result);
+    if (runs < 1 || runs > MAX_RUNS)
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "runs %d is outside [1, %d]", runs,
+                        MAX_RUNS);
+    return need_timestamps(ctx);
+}
+
+static vkbert_status bench_matmul(vkbert_context *ctx, const vkb_matmul_desc *d, int runs,
+                                  vkbert_bench_result *r)
+{
+    matmul_bench b;
+    memset(&b, 0, sizeof b);
+    double *gpu = malloc((size_t)runs * sizeof *gpu), *wall = malloc((size_t)runs * sizeof *wall);
+    vkbert_status status = VKBERT_OK;
+    if (!gpu || !wall) status = vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (!status) status = matmul_setup(ctx, d, &b);
+    if (!status) status = matmul_runs(ctx, &b, runs, gpu, wall);
+    if (!status) {
+        fill_times(r, gpu, wall, (uint32_t)runs);
+        r->flops = 2.0 * d->m * d->n * d->k;
+        r->kernel_count = 1;
+        r->kernels[0] = (vkbert_timing){"matmul", r->gpu_median_ms};
+        r->device_memory_bytes = ctx->allocated_bytes;
+        describe_matmul(ctx, d, &b, r->config, sizeof r->config);
+    }
+    matmul_bench_free(ctx, &b);
+    free(gpu);
+    free(wall);
+    return status;
+}
+
+vkbert_status vkbert_bench_matmul(vkbert_context *ctx, int m, int n, int k, int runs,
+                                  vkbert_bench_result *result)
+{
+    if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    vkbert_status status = check_bench_args(ctx, runs, result);
+    if (status) return status;
+    if (m < 1 || n < 1 || k < 1 || m > 1 << 20 || n > 1 << 20 || k > 1 << 20)
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "matmul %d x %d x %d: each dimension must be in [1, 2^20]", m, n, k);
+    vkb_matmul_desc d = {.m = (uint32_t)m,
+                         .n = (uint32_t)n,
+                         .k = (uint32_t)k,
+                         .batch = 1,
+                         .lda = vkb_pitch((uint64_t)k),
+                         .ldb = vkb_pitch((uint64_t)n),
+                         .ldc = vkb_pitch((uint64_t)n)};
+    uint32_t before = ctx->validation_count;
+    status = bench_matmul(ctx, &d, runs, result);
+    return status ? status : vkb_check_validation(ctx, before);
+}
+
+/* ---- the attention benchmark ---- */
+
+typedef struct attention_bench {
+    float *weights[8]; /* q, k, v, out: weight [E][E], bias [E] */
+    vkbert_attention *layer;
+    vkbert_tensor *x, *y;
+} attention_bench;
+
+static void attention_bench_free(vkbert_context *ctx, attention_bench *b)
+{
+    vkbert_attention_destroy(b->layer);
+    vkbert_tensor_destroy(ctx, b->x);
+    vkbert_tensor_destroy(ctx, b->y);
+    for (int i = 0; i < 8; i++)
+        free(b->weights[i]);
+}
+
+/* Weights uniform in +-1/sqrt(E) like nn.Linear's initialisation, x uniform in [-1, 1]. */
+static vkbert_status attention_setup(vkbert_context *ctx, int batch, int seq_len, int embed_dim,
+                                     int heads, attention_bench *b)
+{
+    size_t e = (size_t)embed_dim, n = (size_t)batch * (size_t)seq_len * e;
+    float bound = (float)(1.0 / sqrt((double)embed_dim));
+    for (int i = 0; i < 8; i++) {
+        size_t count = i % 2 ? e : e * e;
+        b->weights[i] = malloc(count * sizeof(float));
+        if (!b->weights[i]) return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+        fill_random(b->weights[i], count, 10 + (uint64_t)i, bound);
+    }
+    float **w = b->weights;
+    vkbert_attention_weights weights = {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]};
+    vkbert_status status = vkbert_attention_create(ctx, embed_dim, heads, &weights, &b->layer);
+    int64_t shape[3] = {batch, seq_len, embed_dim};
+    if (!status) status = vkbert_tensor_create(ctx, 3, shape, &b->x);
+    if (!status) status = vkbert_tensor_create(ctx, 3, shape, &b->y);
+    float *x = status ? NULL : malloc(n * sizeof *x);
+    if (!status && !x) status = vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (!status) fill_random(x, n, 20, 1.0f);
+    if (!status) status = vkbert_tensor_write(ctx, b->x, x, n);
+    free(x);
+    return status;
+}
+
+/* Per-run times: gpu[] (the sum of the dispatches), wall[], and per_kernel[run][kernel]. */
+typedef struct attention_times {
+    double *gpu, *wall, *per_kernel;
+    uint32_t kernel_count;
+    const char *names[VKBERT_BENCH_MAX_KERNELS];
+} attention_times;
+
+static vkbert_status attention_pass(vkbert_context *ctx, attention_bench *b, attention_times *t,
+                                    int run)
+{
+    vkbert_timing timings[VKBERT_BENCH_MAX_KERNELS];
+    uint32_t count = 0;
+    double start = now_ms();
+    vkbert_status status = vkbert_attention_forward(b->layer, b->x, NULL, NULL, b->y);
+    double wall = now_ms() - start;
+    if (!status)
+        status = vkbert_attention_timings(b->layer, timings, VKBERT_BENCH_MAX_KERNELS, &count);
+    if (status || run < 0) return status;
+    if (count > VKBERT_BENCH_MAX_KERNELS)
+        return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT,
+                        "the layer ran %u dispatches; at most %d "
+                        "are reported",
+                        count, VKBERT_BENCH_MAX_KERNELS);
+    t->kernel_count = count;
+    t->wall[run] = wall;
+    t->gpu[run] = 0.0;
+    for (uint32_t i = 0; i < count; i++) {
+        t->names[i] = timings[i].name;
+        t->gpu[run] += timings[i].milliseconds;
+        t->per_kernel[(size_t)run * VKBERT_BENCH_MAX_KERNELS + i] = timings[i].milliseconds;
+    }
+    return VKBERT_OK;
+}
+
+/* Until the layer describes itself (vkb_attention_describe in nn/attention.h), the family
+ * and the dispatches it ran say what it chose. */
+static void describe_attention(const vkbert_context *ctx, uint32_t dispatches, char *out,
+                               size_t size)
+{
+    snprintf(out, size, "%s family, %u dispatches", vkb_family_name(vkb_tune_family(ctx)),
+             dispatches);
+}
+
+static void attention_results(const vkbert_context *ctx, attention_times *t, int runs,
+                              vkbert_bench_result *r)
+{
+    fill_times(r, t->gpu, t->wall, (uint32_t)runs);
+    double *column = t->wall; /* free again once the wall times are summarised */
+    r->kernel_count = t->kernel_count;
+    for (uint32_t k = 0; k < t->kernel_count; k++) {
+        for (int i = 0; i < runs; i++)
+            column[i] = t->per_kernel[(size_t)i * VKBERT_BENCH_MAX_KERNELS + k];
+        r->kernels[k] = (vkbert_timing){t->names[k], median(column, (uint32_t)runs)};
+    }
+    r->device_memory_bytes = ctx->allocated_bytes;
+    describe_attention(ctx, t->kernel_count, r->config, sizeof r->config);
+}
+
+static vkbert_status bench_attention(vkbert_context *ctx, const int shape[4], int runs,
+                                     vkbert_bench_result *r)
+{
+    attention_bench b;
+    memset(&b, 0, sizeof b);
+    attention_times t = {.gpu = malloc((size_t)runs * sizeof(double)),
+                         .wall = malloc((size_t)runs * sizeof(double)),
+                         .per_kernel =
+                             malloc((size_t)runs * VKBERT_BENCH_MAX_KERNELS * sizeof(double))};
+    vkbert_status status = VKBERT_OK;
+    if (!t.gpu || !t.wall || !t.per_kernel)
+        status = vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (!status) status = attention_setup(ctx, shape[0], shape[1], shape[2], shape[3], &b);
+    for (int i = -1; i < runs && !status; i++) /* run -1 is the warm-up */
+        status = attention_pass(ctx, &b, &t, i);
+    if (!status) attention_results(ctx, &t, runs, r);
+    attention_bench_free(ctx, &b);
+    free(t.gpu);
+    free(t.wall);
+    free(t.per_kernel);
+    return status;
+}
+
+vkbert_status vkbert_bench_attention(vkbert_context *ctx, int batch, int seq_len, int embed_dim,
+                                     int num_heads, int runs, vkbert_bench_result *result)
+{
+    if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    vkbert_status status = check_bench_args(ctx, runs, result);
+    if (status) return status;
+    /* Checked before the host weights are made; the layer checks E % H itself. */
+    if (batch < 1 || seq_len < 1 || embed_dim < 1 || embed_dim > 65536 || num_heads < 1)
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "attention bench: batch %d, seq_len %d, embed_dim %d (at most 65536) and "
+                        "num_heads %d must be positive",
+                        batch, seq_len, embed_dim, num_heads);
+    double b = batch, s = seq_len, e = embed_dim;
+    uint32_t before = ctx->validation_count;
+    status =
+        bench_attention(ctx, (const int[4]){batch, seq_len, embed_dim, num_heads}, runs, result);
+    if (!status) result->flops = 8.0 * b * s * e * e + 4.0 * b * s * s * e;
+    return status ? status : vkb_check_validation(ctx, before);
+}
+
+/* ---- memory ---- */
+
+vkbert_status vkbert_context_memory(const vkbert_context *ctx, uint64_t *allocated,
+                                    uint64_t *in_use)
+{
+    if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    if (allocated) *allocated = ctx->allocated_bytes;
+    if (in_use) *in_use = ctx->in_use_bytes;
+    return VKBERT_OK;
+}

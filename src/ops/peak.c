@@ -1,0 +1,61 @@
+/* Host side of shaders/fma_peak.comp and shaders/copy_bandwidth.comp. */
+#include "ops/peak.h"
+#include "shaders.h"
+
+/* Neither shader has specialization constants (a pointer all the same: memcpy of NULL is
+ * undefined even for zero bytes). */
+static const uint32_t no_spec[1] = {0};
+
+typedef struct fma_push {
+    uint32_t iterations;
+    float scale, add;
+} fma_push;
+
+/* Spreads `groups` over x and y: x is capped at 65535, the least every device allows. */
+static void grid(uint64_t groups, uint32_t out[3])
+{
+    vkb_grid_1d(groups * VKB_PEAK_WORKGROUP, VKB_PEAK_WORKGROUP, out);
+}
+
+vkbert_status vkb_op_fma_peak(vkbert_context *ctx, VkDescriptorPool pool, uint32_t groups,
+                              uint32_t iterations, vkb_view result, vkb_dispatch *out)
+{
+    uint32_t shape[3];
+    grid(groups, shape);
+    /* flat_invocation() covers the whole x*y grid, so the result must too. */
+    uint64_t invocations = (uint64_t)shape[0] * shape[1] * VKB_PEAK_WORKGROUP;
+    if (result.size < invocations * 16)
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "fma_peak: the result holds %llu vec4, the grid has %llu invocations",
+                        (unsigned long long)(result.size / 16), (unsigned long long)invocations);
+    fma_push push = {iterations, 0.999f, 0.001f};
+    vkb_kernel kernel = {&vkb_shader_fma_peak, NULL, no_spec, 0, &result, 1, &push, sizeof push};
+    vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, out);
+    if (status) return status;
+    grid(groups, out->groups);
+    return vkb_check_groups(ctx, out);
+}
+
+double vkb_fma_peak_flops(uint32_t groups, uint32_t iterations)
+{
+    uint32_t shape[3];
+    grid(groups, shape);
+    double invocations = (double)shape[0] * shape[1] * VKB_PEAK_WORKGROUP;
+    return 2.0 * 4.0 * VKB_FMA_CHAINS * (double)iterations * invocations;
+}
+
+vkbert_status vkb_op_copy(vkbert_context *ctx, VkDescriptorPool pool, vkb_view src, vkb_view dst,
+                          vkb_dispatch *out)
+{
+    uint64_t count = dst.size / 16;
+    if (src.size < dst.size || count > UINT32_MAX)
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "copy: bad sizes");
+    uint32_t push = (uint32_t)count;
+    vkb_view views[2] = {src, dst};
+    vkb_kernel kernel = {
+        &vkb_shader_copy_bandwidth, NULL, no_spec, 0, views, 2, &push, sizeof push};
+    vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, out);
+    if (status) return status;
+    vkb_grid_1d(count, VKB_PEAK_WORKGROUP, out->groups);
+    return vkb_check_groups(ctx, out);
+}

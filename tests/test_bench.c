@@ -1,0 +1,283 @@
+/* The benchmark API (peaks, matmul, attention, memory counters) and `vkbert bench` end to end:
+ * times positive and ordered, flops by the case's formula, clean errors without timestamps,
+ * and the JSON the tool writes. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "support.h"
+
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+TestSuite(bench, .timeout = 120);
+
+static void expect_times(const vkbert_bench_result *r)
+{
+    cr_assert(r->gpu_min_ms > 0 && isfinite(r->gpu_median_ms), "gpu %g / %g ms", r->gpu_min_ms,
+              r->gpu_median_ms);
+    cr_assert_leq(r->gpu_min_ms, r->gpu_median_ms);
+    cr_assert(r->wall_min_ms > 0 && isfinite(r->wall_median_ms));
+    cr_assert_leq(r->wall_min_ms, r->wall_median_ms);
+    cr_assert_gt(r->device_memory_bytes, 0);
+    cr_assert_gt(strlen(r->config), 0, "empty config");
+}
+
+Test(bench, peaks_are_positive_and_finite)
+{
+    vkbert_context *ctx = test_context(1);
+    vkbert_peaks peaks;
+    TEST_OK(vkbert_measure_peaks(ctx, &peaks));
+    cr_assert(peaks.fma_gflops > 0 && isfinite(peaks.fma_gflops), "%g", peaks.fma_gflops);
+    cr_assert(peaks.copy_gbs > 0 && isfinite(peaks.copy_gbs), "%g", peaks.copy_gbs);
+    test_context_done(ctx);
+}
+
+Test(bench, matmul_small)
+{
+    vkbert_context *ctx = test_context(1);
+    vkbert_bench_result r;
+    TEST_OK(vkbert_bench_matmul(ctx, 64, 48, 40, 2, &r));
+    expect_times(&r);
+    cr_assert_float_eq(r.flops, 2.0 * 64 * 48 * 40, 1e-6);
+    cr_assert_eq(r.kernel_count, 1);
+    cr_assert_str_eq(r.kernels[0].name, "matmul");
+    cr_assert_float_eq(r.kernels[0].milliseconds, r.gpu_median_ms, 1e-12);
+    test_context_done(ctx);
+}
+
+Test(bench, attention_small)
+{
+    vkbert_context *ctx = test_context(1);
+    vkbert_bench_result r;
+    TEST_OK(vkbert_bench_attention(ctx, 1, 16, 64, 4, 2, &r));
+    expect_times(&r);
+    cr_assert_float_eq(r.flops, 8.0 * 16 * 64 * 64 + 4.0 * 16 * 16 * 64, 1e-6);
+    cr_assert_geq(r.kernel_count, 3);
+    cr_assert_leq(r.kernel_count, VKBERT_BENCH_MAX_KERNELS);
+    double sum = 0;
+    for (uint32_t i = 0; i < r.kernel_count; i++) {
+        cr_assert(r.kernels[i].name && *r.kernels[i].name);
+        cr_assert_geq(r.kernels[i].milliseconds, 0);
+        sum += r.kernels[i].milliseconds;
+    }
+    /* Medians of parts need not add up to the median of the whole, but they are close. */
+    cr_assert(sum > 0.5 * r.gpu_min_ms, "kernels %g ms, whole %g ms", sum, r.gpu_min_ms);
+    test_context_done(ctx);
+}
+
+Test(bench, errors_are_clean)
+{
+    vkbert_context *ctx = test_context(0);
+    vkbert_bench_result r;
+    vkbert_peaks peaks;
+    cr_assert_eq(vkbert_bench_matmul(ctx, 64, 48, 40, 2, &r), VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(vkbert_last_error(ctx), "timestamps"), "%s", vkbert_last_error(ctx));
+    cr_assert_eq(vkbert_bench_attention(ctx, 1, 16, 64, 4, 2, &r), VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(vkbert_measure_peaks(ctx, &peaks), VKBERT_ERROR_INVALID_ARGUMENT);
+    test_context_done(ctx);
+
+    ctx = test_context(1);
+    cr_assert_eq(vkbert_bench_matmul(ctx, 0, 48, 40, 2, &r), VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(vkbert_bench_matmul(ctx, 64, 48, 40, 0, &r), VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(vkbert_bench_attention(ctx, 1, 16, 64, 3, 1, &r), VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(vkbert_bench_matmul(NULL, 64, 48, 40, 2, &r), VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(vkbert_bench_matmul(ctx, 64, 48, 40, 2, NULL), VKBERT_ERROR_INVALID_ARGUMENT);
+    /* The context still works after the errors. */
+    TEST_OK(vkbert_bench_matmul(ctx, 8, 8, 8, 1, &r));
+    test_context_done(ctx);
+}
+
+Test(bench, memory_counters_follow_tensors)
+{
+    vkbert_context *ctx = test_context(0);
+    uint64_t allocated0, in_use0, allocated1, in_use1, allocated2, in_use2;
+    TEST_OK(vkbert_context_memory(ctx, &allocated0, &in_use0));
+    vkbert_tensor *t = NULL;
+    int64_t shape[2] = {256, 1024};
+    TEST_OK(vkbert_tensor_create(ctx, 2, shape, &t));
+    TEST_OK(vkbert_context_memory(ctx, &allocated1, &in_use1));
+    cr_assert_geq(in_use1, in_use0 + 256 * 1024 * 4);
+    cr_assert_geq(allocated1, in_use1);
+    vkbert_tensor_destroy(ctx, t);
+    TEST_OK(vkbert_context_memory(ctx, &allocated2, &in_use2));
+    cr_assert_eq(in_use2, in_use0);
+    cr_assert_eq(allocated2, allocated1, "blocks are kept for reuse");
+    cr_assert_eq(vkbert_context_memory(NULL, &allocated2, &in_use2), VKBERT_ERROR_INVALID_ARGUMENT);
+    test_context_done(ctx);
+}
+
+/* ---- the command line: `$VKBERT_CLI bench ...` ---- */
+
+typedef struct run_result {
+    int code;
+    char out[16384], err[16384];
+} run_result;
+
+static void read_text(const char *path, char *out, size_t size)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "cannot read %s", path);
+    out[fread(out, 1, size - 1, f)] = '\0';
+    fclose(f);
+}
+
+/* Runs the tool with stdout and stderr captured in `dir`. */
+static void run_cli(const char *dir, const char *const *args, run_result *r)
+{
+    const char *cli = getenv("VKBERT_CLI");
+    cr_assert(cli && *cli, "set VKBERT_CLI to the path of the vkbert binary");
+    char *argv[16] = {(char *)cli};
+    for (int i = 0; args[i]; i++)
+        argv[i + 1] = (char *)args[i];
+    char out[256], err[256];
+    snprintf(out, sizeof out, "%s/stdout.txt", dir);
+    snprintf(err, sizeof err, "%s/stderr.txt", dir);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    cr_assert_eq(posix_spawn(&pid, cli, &actions, NULL, argv, environ), 0, "cannot run %s", cli);
+    posix_spawn_file_actions_destroy(&actions);
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status), "vkbert died of a signal");
+    r->code = WEXITSTATUS(status);
+    read_text(out, r->out, sizeof r->out);
+    read_text(err, r->err, sizeof r->err);
+    unlink(out);
+    unlink(err);
+}
+
+static cJSON *field(const cJSON *object, const char *name)
+{
+    cJSON *item = cJSON_GetObjectItemCaseSensitive(object, name);
+    cr_assert_not_null(item, "the JSON lacks \"%s\"", name);
+    return item;
+}
+
+static void expect_number(const cJSON *object, const char *name)
+{
+    cJSON *item = field(object, name);
+    cr_assert(cJSON_IsNumber(item) && item->valuedouble > 0, "\"%s\" is not a positive number",
+              name);
+}
+
+static cJSON *read_json(const char *path)
+{
+    static char text[65536];
+    read_text(path, text, sizeof text);
+    cJSON *root = cJSON_Parse(text);
+    cr_assert_not_null(root, "%s is not JSON:\n%s", path, text);
+    return root;
+}
+
+static void expect_measured_case(const cJSON *c, int cpu)
+{
+    cr_assert_null(cJSON_GetObjectItem(c, "skipped"), "skipped: %s",
+                   cJSON_GetStringValue(cJSON_GetObjectItem(c, "skipped")));
+    cr_assert_str_eq(cJSON_GetStringValue(field(c, "name")), "matmul-1024x768x768");
+    cr_assert_str_eq(cJSON_GetStringValue(field(c, "precision")), "fp32");
+    const char *numbers[] = {"median_ms", "min_ms",        "wall_median_ms",
+                             "gflops",    "peak_fraction", "device_memory_bytes"};
+    for (size_t i = 0; i < sizeof numbers / sizeof *numbers; i++)
+        expect_number(c, numbers[i]);
+    cr_assert_leq(field(c, "min_ms")->valuedouble, field(c, "median_ms")->valuedouble);
+    cr_assert_gt(strlen(cJSON_GetStringValue(field(c, "config"))), 0);
+    cJSON *kernels = field(c, "kernels");
+    cr_assert_eq(cJSON_GetArraySize(kernels), 1);
+    cr_assert_str_eq(cJSON_GetStringValue(field(cJSON_GetArrayItem(kernels, 0), "name")), "matmul");
+    expect_number(cJSON_GetArrayItem(kernels, 0), "median_ms");
+    if (cpu) {
+        expect_number(c, "cpu_median_ms");
+        expect_number(c, "gpu_cpu_ratio");
+    }
+}
+
+Test(bench, cli_writes_json)
+{
+    char dir[] = "/tmp/vkbert_bench_XXXXXX", json[64];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(json, sizeof json, "%s/bench.json", dir);
+#ifdef VKBERT_HAVE_OPENBLAS
+    const int cpu = 1;
+#else
+    const int cpu = 0;
+#endif
+    const char *args[] = {
+        "bench", "--quick", "--case", "matmul-1024x768x768", "--json", json, cpu ? "--cpu" : NULL,
+        NULL};
+    run_result r;
+    run_cli(dir, args, &r);
+    cr_assert_eq(r.code, 0, "exit %d; stderr:\n%s", r.code, r.err);
+    cr_assert(strstr(r.out, "device: ") && strstr(r.out, "GFLOP/s"), "stdout:\n%s", r.out);
+    cr_assert(strstr(r.err, "matmul-1024x768x768"), "no progress line:\n%s", r.err);
+    cJSON *root = read_json(json);
+    cJSON *device = field(root, "device");
+    const char *strings[] = {"name", "type", "driver", "api_version"};
+    for (size_t i = 0; i < sizeof strings / sizeof *strings; i++)
+        cr_assert(cJSON_IsString(field(device, strings[i])), "device.%s", strings[i]);
+    expect_number(root, "peak_gflops");
+    expect_number(root, "bandwidth_gbs");
+    cJSON *cases = field(root, "cases");
+    cr_assert_eq(cJSON_GetArraySize(cases), 1);
+    expect_measured_case(cJSON_GetArrayItem(cases, 0), cpu);
+    cJSON_Delete(root);
+    unlink(json);
+    rmdir(dir);
+}
+
+Test(bench, cli_skips_what_it_cannot_measure)
+{
+    char dir[] = "/tmp/vkbert_bench_XXXXXX", json[64];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(json, sizeof json, "%s/bench.json", dir);
+    const char *args[] = {"bench",
+                          "--precision",
+                          "fp16",
+                          "--case",
+                          "attention-base-b1-s128",
+                          "--case=matmul-1024x3072x768",
+                          "--json",
+                          json,
+                          NULL};
+    run_result r;
+    run_cli(dir, args, &r);
+    cr_assert_eq(r.code, 0, "exit %d; stderr:\n%s", r.code, r.err);
+    cr_assert(strstr(r.out, "fp16: not supported yet"), "stdout:\n%s", r.out);
+    cJSON *root = read_json(json);
+    cJSON *cases = field(root, "cases");
+    cr_assert_eq(cJSON_GetArraySize(cases), 2);
+    for (int i = 0; i < 2; i++) {
+        cJSON *c = cJSON_GetArrayItem(cases, i);
+        cr_assert_str_eq(cJSON_GetStringValue(field(c, "precision")), "fp16");
+        cr_assert_str_eq(cJSON_GetStringValue(field(c, "skipped")), "fp16: not supported yet");
+        cr_assert_null(cJSON_GetObjectItem(c, "median_ms"), "a skipped case has no times");
+    }
+    cJSON_Delete(root);
+    unlink(json);
+    rmdir(dir);
+}
+
+Test(bench, cli_unknown_case_lists_the_cases)
+{
+    char dir[] = "/tmp/vkbert_bench_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    const char *args[] = {"bench", "--case", "matmul-1x1x1", NULL};
+    run_result r;
+    run_cli(dir, args, &r);
+    cr_assert_eq(r.code, 2, "exit %d; stderr:\n%s", r.code, r.err);
+    const char *names[] = {
+        "matmul-1024x768x768",    "matmul-1024x3072x768",     "matmul-1024x768x3072",
+        "attention-base-b1-s128", "attention-base-b8-s128",   "attention-base-b32-s128",
+        "attention-base-b1-s512", "attention-minilm-b8-s128", "attention-base-b1-s4096"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        cr_assert(strstr(r.err, names[i]), "stderr lacks %s:\n%s", names[i], r.err);
+    rmdir(dir);
+}
