@@ -4,33 +4,40 @@
 // are never written and any sequence length fits. Masks, the causal flag, fully masked rows
 // (zero output) and Philox dropout follow ATTENTION.md exactly as shaders/softmax.comp does.
 //   Q, K, V: rows of the projected activations, [B*S, ld] each at q_off, k_off, v_off,
-//            with head h in columns h*Dp .. h*Dp+D (Dp = D rounded up to 4; Q already scaled
-//            by 1/sqrt(D) through its weights).
+//            with head h in columns h*Dp .. h*Dp+D (Dp = D rounded up to 4, the padding
+//            zero; Q already scaled by 1/sqrt(D) through its weights).
 //   O:       [B*S, ld_out], head h in columns h*Dp.., its padding written as zeros.
 // One invocation owns one query row; neighbouring invocations own neighbouring rows of the
 // same head, so they read the same K and V rows (a broadcast on GPUs, a cache hit on CPUs).
+// The loops over the head and over a block of keys have compile-time bounds and no branch
+// inside: on CPU-backed devices a branch turns every update into a masked select, and a
+// loop that does not unroll puts q and o in memory.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 
-// D4_MAX: the head size in vec4 this variant holds in registers (a compile-time constant so
-// that the arrays below stay in registers); the real D4 is a specialization constant.
 #ifndef D4_MAX
-#define D4_MAX 16
+#define D4_MAX 16 // the longest head in vec4 this variant holds: one variant per size
 #endif
 #define TK 8 // keys per block: one rescale of the accumulator per block
 
 layout(local_size_x_id = 0) in;
 #include "common.glsl"
-layout(constant_id = 1) const uint D4 = D4_MAX;
 
+
+#ifdef TEXEL_LOADS // simd family: a vectorized gather on lavapipe (LAVAPIPE.md)
+layout(binding = 0) uniform samplerBuffer rows_texels;
+#define ROW(i) texelFetch(rows_texels, int(i))
+#else
 layout(std430, binding = 0) readonly buffer Rows { vec4 rows[]; };
+#define ROW(i) rows[i]
+#endif
 layout(std430, binding = 1) readonly buffer Mask { float mask[]; };
 layout(std430, binding = 2) writeonly buffer Out { vec4 out_rows[]; };
 
 const uint HAS_MASK = 1u, CAUSAL = 2u, DROPOUT = 4u;
 
 layout(push_constant) uniform Push {
-    uint S, H, D;
+    uint S, H, d4; // d4: the head pitch Dp in vec4, at most D4_MAX
     uint ld4, q_off4, k_off4, v_off4; // in vec4
     uint ld_out4;
     uint mask_b, mask_h, mask_i, mask_j;
@@ -42,14 +49,15 @@ layout(push_constant) uniform Push {
 
 bool kept(uint b, uint h, uint i, uint j)
 {
-    if ((p.flags & CAUSAL) != 0 && j > i) return false;
-    if ((p.flags & HAS_MASK) == 0) return true;
-    return mask[b * p.mask_b + h * p.mask_h + i * p.mask_i + j * p.mask_j] != 0.0;
+    bool keep = j < p.S;
+    if ((p.flags & CAUSAL) != 0) keep = keep && j <= i;
+    if ((p.flags & HAS_MASK) != 0)
+        keep = keep && mask[b * p.mask_b + h * p.mask_h + i * p.mask_i + min(j, p.S - 1) * p.mask_j] != 0.0;
+    return keep;
 }
 
 float dropout_factor(uint b, uint h, uint i, uint j)
 {
-    if ((p.flags & DROPOUT) == 0) return 1.0;
     uvec4 r = philox4x32_10(uvec4(j / 4, i, h, b), uvec2(p.seed_lo, p.seed_hi));
     return (r[j % 4] >> 8) < p.drop_below ? 0.0 : p.keep_scale;
 }
@@ -57,49 +65,51 @@ float dropout_factor(uint b, uint h, uint i, uint j)
 void main()
 {
     uint bh = gl_WorkGroupID.y, b = bh / p.H, h = bh % p.H;
-    uint i = gl_WorkGroupID.x * gl_WorkGroupSize.x + gl_LocalInvocationID.x;
+    uint first = gl_WorkGroupID.x * gl_WorkGroupSize.x;
+    uint i = first + gl_LocalInvocationID.x;
     uint qi = min(i, p.S - 1); // rows past S compute a copy of the last and write nothing
-    uint head4 = h * D4;
+    uint head4 = h * p.d4;
     uint key_base = b * p.S;
 
+    // Lanes c >= d4 of q are zero, so the K columns read past the head (the next head's,
+    // or slack at the end of the buffer) add nothing; o's extra lanes are never written.
     vec4 q[D4_MAX], o[D4_MAX];
     uint q_at = p.q_off4 + (key_base + qi) * p.ld4 + head4;
-    [[unroll]] for (uint c = 0; c < D4; c++) {
-        q[c] = rows[q_at + c];
+    [[unroll]] for (uint c = 0; c < D4_MAX; c++) {
+        q[c] = c < p.d4 ? ROW(q_at + c) : vec4(0);
         o[c] = vec4(0);
     }
     float run_max = NEG_INF, run_sum = 0.0;
-    // Causal rows need no key past themselves.
-    uint end = (p.flags & CAUSAL) != 0 ? qi + 1 : p.S;
+    // The same bound for the whole workgroup; causal rows need no key past the group's last.
+    uint end = (p.flags & CAUSAL) != 0 ? min(p.S, first + gl_WorkGroupSize.x) : p.S;
+    bool dropout = (p.flags & DROPOUT) != 0;
 
     for (uint j0 = 0; j0 < end; j0 += TK) {
         float s[TK];
+        bool keep[TK];
         float block_max = NEG_INF;
         [[unroll]] for (uint t = 0; t < TK; t++) {
-            uint j = j0 + t;
-            s[t] = NEG_INF;
-            if (j < end && kept(b, h, qi, j)) {
-                uint k_at = p.k_off4 + (key_base + j) * p.ld4 + head4;
-                vec4 acc = vec4(0);
-                [[unroll]] for (uint c = 0; c < D4; c++) acc = fma(q[c], rows[k_at + c], acc);
-                s[t] = acc.x + acc.y + acc.z + acc.w;
-                block_max = max(block_max, s[t]);
-            }
+            uint j = min(j0 + t, p.S - 1);
+            uint k_at = p.k_off4 + (key_base + j) * p.ld4 + head4;
+            vec4 acc = vec4(0);
+            [[unroll]] for (uint c = 0; c < D4_MAX; c++) acc = fma(q[c], ROW(k_at + c), acc);
+            keep[t] = kept(b, h, qi, j0 + t);
+            s[t] = keep[t] ? acc.x + acc.y + acc.z + acc.w : NEG_INF;
+            block_max = max(block_max, s[t]);
         }
-        if (block_max == NEG_INF) continue; // every key of the block masked
         float new_max = max(run_max, block_max);
-        float rescale = exp(run_max - new_max); // 0 while nothing was kept before
+        // Nothing kept so far: no rescale, and exp(-inf - -inf) must not make a NaN.
+        float rescale = new_max == NEG_INF ? 1.0 : exp(run_max - new_max);
         run_sum *= rescale;
-        [[unroll]] for (uint c = 0; c < D4; c++) o[c] *= rescale;
+        [[unroll]] for (uint c = 0; c < D4_MAX; c++) o[c] *= rescale;
         run_max = new_max;
         [[unroll]] for (uint t = 0; t < TK; t++) {
-            if (s[t] == NEG_INF) continue;
-            uint j = j0 + t;
-            float w = exp(s[t] - new_max);
+            uint j = min(j0 + t, p.S - 1);
+            float w = keep[t] ? exp(s[t] - new_max) : 0.0;
             run_sum += w; // the softmax denominator counts dropped weights too
-            float wv = w * dropout_factor(b, h, qi, j);
+            if (dropout) w *= dropout_factor(b, h, qi, j0 + t);
             uint v_at = p.v_off4 + (key_base + j) * p.ld4 + head4;
-            [[unroll]] for (uint c = 0; c < D4; c++) o[c] = fma(vec4(wv), rows[v_at + c], o[c]);
+            [[unroll]] for (uint c = 0; c < D4_MAX; c++) o[c] = fma(vec4(w), ROW(v_at + c), o[c]);
         }
     }
 
@@ -107,10 +117,6 @@ void main()
     // A row with no key kept has run_sum 0: its output is the zero vector (ATTENTION.md).
     float inv = run_sum > 0.0 ? 1.0 / run_sum : 0.0;
     uint o_at = (key_base + i) * p.ld_out4 + head4;
-    uint tail = p.D % 4;
-    [[unroll]] for (uint c = 0; c < D4; c++) {
-        vec4 v = o[c] * inv;
-        if (c == D4 - 1 && tail != 0) v = mix(vec4(0), v, lessThan(uvec4(0, 1, 2, 3), uvec4(tail)));
-        out_rows[o_at + c] = v;
-    }
+    [[unroll]] for (uint c = 0; c < D4_MAX; c++)
+        if (c < p.d4) out_rows[o_at + c] = o[c] * inv;
 }

@@ -54,7 +54,7 @@ static void check(vkbert_context *ctx, fused_case c)
 {
     uint32_t s = c.seq, dp = pad4(c.dim), width = c.heads * dp, ld = width + 4;
     uint64_t block = (uint64_t)c.batch * s * ld + 4; /* Q, K, V blocks at offsets */
-    size_t n_rows = 3 * block, n_out = (size_t)c.batch * s * width;
+    size_t n_rows = 3 * block + VKB_FUSED_SLACK, n_out = (size_t)c.batch * s * width;
     float *rows = malloc(n_rows * 4), *out = test_poisoned(n_out);
     ref_rng rng = {c.seed * 31 + s};
     ref_fill(&rng, rows, n_rows, -1.5, 1.5);

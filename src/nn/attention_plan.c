@@ -43,7 +43,7 @@ static vkbert_status create_buffers(vkbert_attention *layer, attention_plan *pla
     if (!status) status = vkb_check_range(ctx, rows_bytes, "the attention output");
     if (status) return status;
     plan->fused = vkb_tune_attention_fused(ctx, score_bytes(layer, plan));
-    status = vkb_buffer_create(ctx, 3 * plan->qkv_block, &plan->qkv);
+    status = vkb_buffer_create(ctx, 3 * plan->qkv_block + VKB_FUSED_SLACK * 4, &plan->qkv);
     if (!status) status = vkb_buffer_create(ctx, rows_bytes, &plan->merged);
     if (!status && !plan->fused) status = create_unfused_buffers(layer, plan);
     return status;

@@ -6,7 +6,7 @@
 #include <string.h>
 
 typedef struct fused_push {
-    uint32_t seq_len, heads, head_dim;
+    uint32_t seq_len, heads, d4;
     uint32_t ld4, q_off4, k_off4, v_off4, ld_out4;
     uint32_t mask_stride[4];
     uint32_t flags;
@@ -17,20 +17,22 @@ typedef struct fused_push {
 
 enum { HAS_MASK = 1, CAUSAL = 2, DROPOUT = 4 };
 
-/* The compiled register capacities (CMakeLists.txt), in vec4 of a head. */
+/* The compiled head sizes, in vec4 (CMakeLists.txt); the smallest that holds the head. */
+#define VARIANT(n) {n, &vkb_shader_attention_fused_##n, &vkb_shader_attention_fused_texel_##n}
 static const struct {
     uint32_t d4_max;
-    const vkb_spirv *shader;
-} variants[] = {
-    {4, &vkb_shader_attention_fused_d16},   {8, &vkb_shader_attention_fused_d32},
-    {16, &vkb_shader_attention_fused_d64},  {32, &vkb_shader_attention_fused_d128},
-    {64, &vkb_shader_attention_fused_d256},
-};
+    const vkb_spirv *storage, *texel;
+} variants[] = {VARIANT(4),  VARIANT(8),  VARIANT(12), VARIANT(16), VARIANT(20),
+                VARIANT(24), VARIANT(32), VARIANT(48), VARIANT(64)};
+#undef VARIANT
 
-static const vkb_spirv *variant_for(uint32_t d4)
+static const vkb_spirv *variant_for(uint32_t d4, bool texel, uint32_t *d4_max)
 {
     for (size_t i = 0; i < sizeof variants / sizeof *variants; i++)
-        if (d4 <= variants[i].d4_max) return variants[i].shader;
+        if (d4 <= variants[i].d4_max) {
+            *d4_max = variants[i].d4_max;
+            return texel ? variants[i].texel : variants[i].storage;
+        }
     return NULL;
 }
 
@@ -38,7 +40,7 @@ static fused_push make_push(const vkb_fused_desc *d)
 {
     fused_push push = {.seq_len = d->seq_len,
                        .heads = d->heads,
-                       .head_dim = d->head_dim,
+                       .d4 = (d->head_dim + 3) / 4,
                        .ld4 = d->ld / 4,
                        .q_off4 = (uint32_t)(d->q_off / 4),
                        .k_off4 = (uint32_t)(d->k_off / 4),
@@ -62,8 +64,10 @@ vkbert_status vkb_op_attention_fused(vkbert_context *ctx, VkDescriptorPool pool,
                                      const vkb_fused_desc *d, vkb_view rows, vkb_view mask,
                                      vkb_view out, vkb_dispatch *dispatch)
 {
-    uint32_t d4 = (d->head_dim + 3) / 4;
-    const vkb_spirv *shader = variant_for(d4);
+    uint32_t d4 = (d->head_dim + 3) / 4, d4_max = 0;
+    bool texel = vkb_tune_family(ctx) == VKB_FAMILY_SIMD &&
+                 rows.size / 16 <= ctx->props.limits.maxTexelBufferElements;
+    const vkb_spirv *shader = variant_for(d4, texel, &d4_max);
     if (!shader)
         return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT,
                         "fused attention holds heads of up to 256; this one has %u",
@@ -72,13 +76,20 @@ vkbert_status vkb_op_attention_fused(vkbert_context *ctx, VkDescriptorPool pool,
         d->v_off / 4 > UINT32_MAX)
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
                         "fused attention: pitches and offsets must be multiples of 4 floats");
-    uint32_t spec[2] = {vkb_tune_fused_workgroup(ctx, d->seq_len), d4};
+    if (rows.size < (d->v_off + (uint64_t)d->batch * d->seq_len * d->ld + 4 * d4_max) * 4)
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "fused attention: the rows need %u floats of slack at the end", 4 * d4_max);
+    uint32_t size = vkb_tune_fused_workgroup(ctx, d->seq_len);
     fused_push push = make_push(d);
     vkb_view views[3] = {rows, mask, out};
-    vkb_kernel kernel = {shader, NULL, spec, 2, views, 3, &push, sizeof push};
+    static const VkDescriptorType texel_types[3] = {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
+                                                    VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                                    VK_DESCRIPTOR_TYPE_STORAGE_BUFFER};
+    vkb_kernel kernel = {shader, texel ? texel_types : NULL, &size, 1, views, 3, &push,
+                         sizeof push};
     vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, dispatch);
     if (status) return status;
-    dispatch->groups[0] = (d->seq_len + spec[0] - 1) / spec[0];
+    dispatch->groups[0] = (d->seq_len + size - 1) / size;
     dispatch->groups[1] = d->batch * d->heads;
     dispatch->groups[2] = 1;
     return vkb_check_groups(ctx, dispatch);

@@ -32,7 +32,9 @@ vkbert_status vkb_op_head_merge(vkbert_context *ctx, VkDescriptorPool pool, cons
                                 vkb_view heads, vkb_view merged, vkb_dispatch *out);
 
 /* Fused attention over rows [B*S, ld] holding Q, K, V at q_off, k_off, v_off (floats,
- * heads with pitch dp, Q pre-scaled); writes O [B*S, ld_out] with zero padding. */
+ * heads with pitch dp, their padding zero, Q pre-scaled); writes O [B*S, ld_out]. The rows'
+ * binding needs VKB_FUSED_SLACK floats past V, which may be read but add nothing. */
+#define VKB_FUSED_SLACK 256
 typedef struct vkb_fused_desc {
     uint32_t batch, heads, seq_len, head_dim;
     uint32_t ld, ld_out;
