@@ -56,7 +56,7 @@ layout(std430, binding = 3) writeonly buffer CBuffer { vec4 c[]; };
 layout(push_constant) uniform Push {
     uint M, N, K;
     uint lda4, ldb4, ldc4;
-    uint batch_a4, batch_b4, batch_c4;
+    uint batch_a4, batch_b4, batch_c4, batch_bias4;
 } p;
 
 shared vec4 As[BK * SA4];
@@ -192,7 +192,7 @@ void main()
             uint col = col0 + j * WG_X;
             if (col >= n4) break;
             vec4 v = acc[i][j];
-            if (HAS_BIAS) v += bias[col];
+            if (HAS_BIAS) v += bias[z * p.batch_bias4 + col];
             c[z * p.batch_c4 + row * p.ldc4 + col] = v;
         }
     }

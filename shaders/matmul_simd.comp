@@ -27,7 +27,7 @@ layout(std430, binding = 3) writeonly buffer CBuffer { vec4 c[]; };
 layout(push_constant) uniform Push {
     uint M, N, K;
     uint lda4, ldb4, ldc4;
-    uint batch_a4, batch_b4, batch_c4;
+    uint batch_a4, batch_b4, batch_c4, batch_bias4;
 } p;
 
 // One chunk of 4 k (`valid` of them real): av[] holds A's 4 values per row.
@@ -94,7 +94,7 @@ void main()
             uint cl = col0 + j * gl_WorkGroupSize.x;
             if (cl >= n4) break;
             vec4 v = acc[i][j];
-            if (HAS_BIAS) v += bias[cl];
+            if (HAS_BIAS) v += bias[z * p.batch_bias4 + cl];
             c[z * p.batch_c4 + row * p.ldc4 + cl] = v;
         }
     }

@@ -44,7 +44,8 @@ static void reference(fused_case c, const float *rows, uint32_t ld, uint64_t blo
                 size_t b = bh / c.heads, h = bh % c.heads;
                 double acc = 0;
                 for (uint32_t j = 0; j < s && t < c.dim; j++)
-                    acc += p[(bh * s + i) * s + j] * rows[2 * block + (b * s + j) * ld + h * dp + t];
+                    acc +=
+                        p[(bh * s + i) * s + j] * rows[2 * block + (b * s + j) * ld + h * dp + t];
                 want[(b * s + i) * (c.heads * dp) + h * dp + t] = acc;
             }
     free(scores), free(p);
@@ -65,19 +66,21 @@ static void check(vkbert_context *ctx, fused_case c)
     uint32_t *md = c.mask_dims, mp = has_mask ? pad4(md[3]) : 4, stride[4] = {0};
     size_t mask_n = has_mask ? (size_t)md[0] * md[1] * md[2] * mp : 4;
     float *mask = malloc(mask_n * 4);
-    for (size_t i = 0; i < mask_n; i++) mask[i] = ref_uniform(&rng, 0, 1) < c.masked_share ? 0 : 1;
+    for (size_t i = 0; i < mask_n; i++)
+        mask[i] = ref_uniform(&rng, 0, 1) < c.masked_share ? 0 : 1;
     uint32_t dense[4] = {md[1] * md[2] * mp, md[2] * mp, mp, 1};
-    for (int i = 0; i < 4 && has_mask; i++) stride[i] = md[i] == 1 ? 0 : dense[i];
+    for (int i = 0; i < 4 && has_mask; i++)
+        stride[i] = md[i] == 1 ? 0 : dense[i];
 
     vkb_buffer br = test_buffer(ctx, rows, n_rows), bm = test_buffer(ctx, mask, mask_n);
     vkb_buffer bo = test_buffer(ctx, out, n_out);
     VkDescriptorPool pool = test_pool(ctx);
-    vkb_fused_desc d = {c.batch, c.heads, s, c.dim, ld, width, 0, block, 2 * block,
-                        has_mask, c.causal, {0}, c.dropout, c.seed};
+    vkb_fused_desc d = {c.batch, c.heads,   s,        c.dim,    ld,  width,     0,
+                        block,   2 * block, has_mask, c.causal, {0}, c.dropout, c.seed};
     memcpy(d.mask_stride, stride, sizeof stride);
     vkb_dispatch dispatch = {0};
-    TEST_OK(vkb_op_attention_fused(ctx, pool, &d, vkb_whole(&br), vkb_whole(&bm),
-                                   vkb_whole(&bo), &dispatch));
+    TEST_OK(vkb_op_attention_fused(ctx, pool, &d, vkb_whole(&br), vkb_whole(&bm), vkb_whole(&bo),
+                                   &dispatch));
     test_run(ctx, &dispatch, 1);
     test_buffer_read(ctx, &bo, out, n_out);
 

@@ -12,7 +12,8 @@ static void check(vkbert_context *ctx, uint32_t batch, uint32_t seq, uint32_t he
     ref_rng rng = {batch * 77 + seq};
     ref_fill(&rng, in, n_in, -1, 1);
     for (size_t r = 0; r < n_in / dp; r++) /* the heads' padding must not be read */
-        for (uint32_t t = dim; t < dp; t++) in[r * dp + t] = NAN;
+        for (uint32_t t = dim; t < dp; t++)
+            in[r * dp + t] = NAN;
     vkb_buffer bin = test_buffer(ctx, in, n_in), bout = test_buffer(ctx, out, n_out);
     VkDescriptorPool pool = test_pool(ctx);
     vkb_heads_desc d = {batch, seq, heads, dim, ld, dp};

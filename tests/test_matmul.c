@@ -26,12 +26,13 @@ static void check(vkbert_context *ctx, mm_case c, uint64_t seed)
     uint32_t b_rows = c.b_trans ? c.n : c.k;
     size_t na = (size_t)c.batch * c.m * lda, nb = (size_t)c.batch * b_rows * ldb;
     size_t nc = (size_t)c.batch * c.m * ldc;
-    float *a = malloc(na * 4), *b = malloc(nb * 4), *bias = malloc(pad4(c.n) * 4);
+    size_t nbias = (size_t)c.batch * pad4(c.n); /* one bias per batch entry */
+    float *a = malloc(na * 4), *b = malloc(nb * 4), *bias = malloc(nbias * 4);
     float *got = test_poisoned(nc);
     ref_rng rng = {seed};
     ref_fill(&rng, a, na, -1, 1);
     ref_fill(&rng, b, nb, -1, 1);
-    ref_fill(&rng, bias, pad4(c.n), -1, 1);
+    ref_fill(&rng, bias, nbias, -1, 1);
     /* Padding holds NaN: a kernel that multiplies padding fails. */
     for (size_t r = 0; r < (size_t)c.batch * c.m; r++)
         for (uint32_t k = c.k; k < lda; k++)
@@ -42,7 +43,7 @@ static void check(vkbert_context *ctx, mm_case c, uint64_t seed)
             b[r * ldb + col] = NAN;
 
     vkb_buffer ba = test_buffer(ctx, a, na), bb = test_buffer(ctx, b, nb);
-    vkb_buffer bbias = test_buffer(ctx, bias, pad4(c.n)), bc = test_buffer(ctx, got, nc);
+    vkb_buffer bbias = test_buffer(ctx, bias, nbias), bc = test_buffer(ctx, got, nc);
     VkDescriptorPool pool = test_pool(ctx);
     vkb_matmul_desc d = {c.m,
                          c.n,
@@ -54,6 +55,7 @@ static void check(vkbert_context *ctx, mm_case c, uint64_t seed)
                          (uint64_t)c.m * lda,
                          (uint64_t)b_rows * ldb,
                          (uint64_t)c.m * ldc,
+                         pad4(c.n),
                          c.b_trans};
     vkb_dispatch dispatch = {0};
     vkb_view bias_view = vkb_whole(&bbias);
@@ -68,7 +70,7 @@ static void check(vkbert_context *ctx, mm_case c, uint64_t seed)
     for (size_t z = 0; z < c.batch; z++)
         for (size_t i = 0; i < c.m; i++)
             for (size_t j = 0; j < c.n; j++) {
-                double acc = c.bias ? bias[j] : 0.0;
+                double acc = c.bias ? bias[z * pad4(c.n) + j] : 0.0;
                 for (size_t k = 0; k < c.k; k++) {
                     double bv =
                         c.b_trans ? b[(z * b_rows + j) * ldb + k] : b[(z * b_rows + k) * ldb + j];

@@ -11,8 +11,7 @@
  * with contiguous vec4 columns; their outputs are laid out by head with pitch dp (D rounded
  * up to 4), zero columns between, so that every head starts 16-byte aligned. Q's weights and
  * bias carry the 1/sqrt(D) of the scores. */
-static void pack_in_projection(const vkbert_attention *l, const float *w, float scale,
-                               float *out)
+static void pack_in_projection(const vkbert_attention *l, const float *w, float scale, float *out)
 {
     uint32_t e = l->embed_dim, d = l->head_dim, dp = l->head_pitch, width = l->heads_width;
     for (uint32_t in = 0; in < e; in++)

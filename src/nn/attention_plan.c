@@ -130,24 +130,38 @@ static vkb_view block(const vkb_buffer *buffer, uint64_t block_bytes, int index,
     return vkb_sub(buffer, block_bytes * (uint64_t)index, bytes);
 }
 
-/* Q, K and V [B*S][H*Dp] into the three blocks of plan->qkv. */
+/* Q, K and V [B*S][H*Dp] into the three blocks of plan->qkv: one matmul batched over the
+ * three weight blocks, or three where the blocks together exceed one storage buffer. */
 static vkbert_status prepare_projections(vkbert_attention *layer, attention_plan *plan,
                                          const vkbert_tensor *x)
 {
     vkbert_context *ctx = layer->ctx;
     uint32_t m = plan->batch * plan->seq_len, width = layer->heads_width;
+    uint64_t w_bytes = (uint64_t)layer->embed_dim * width * 4, out_bytes = (uint64_t)m * width * 4;
+    bool one = 3 * layer->weight_block <= ctx->props.limits.maxStorageBufferRange;
+    vkb_matmul_desc mm = {.m = m,
+                          .n = width,
+                          .k = layer->embed_dim,
+                          .batch = one ? 3 : 1,
+                          .lda = layer->pitch,
+                          .ldb = width,
+                          .ldc = width,
+                          .batch_b = layer->weight_block / 4,
+                          .batch_c = plan->qkv_block / 4,
+                          .batch_bias = layer->bias_block / 4};
     static const char *names[3] = {"q_projection", "k_projection", "v_projection"};
-    vkb_matmul_desc mm = {.m = m, .n = width, .k = layer->embed_dim, .batch = 1,
-                          .lda = layer->pitch, .ldb = width, .ldc = width};
-    for (int z = 0; z < 3; z++) {
+    for (int z = 0; z < (one ? 1 : 3); z++) {
         vkb_dispatch *proj = &plan->dispatches[plan->dispatch_count++];
-        proj->name = names[z];
-        vkb_view bias = block(&layer->biases, layer->bias_block, z, width * 4);
-        vkb_view weights = block(&layer->weights, layer->weight_block, z,
-                                 (uint64_t)layer->embed_dim * width * 4);
+        proj->name = one ? "qkv_projection" : names[z];
+        uint64_t count = one ? 3 : 1; /* blocks bound */
+        vkb_view bias = vkb_sub(&layer->biases, layer->bias_block * z,
+                                layer->bias_block * (count - 1) + width * 4);
+        vkb_view weights = vkb_sub(&layer->weights, layer->weight_block * z,
+                                   layer->weight_block * (count - 1) + w_bytes);
+        vkb_view out =
+            vkb_sub(&plan->qkv, plan->qkv_block * z, plan->qkv_block * (count - 1) + out_bytes);
         vkbert_status status =
-            vkb_op_matmul(ctx, plan->pool, &mm, vkb_whole(&x->buffer), weights, &bias,
-                          block(&plan->qkv, plan->qkv_block, z, (uint64_t)m * width * 4), proj);
+            vkb_op_matmul(ctx, plan->pool, &mm, vkb_whole(&x->buffer), weights, &bias, out, proj);
         if (status) return status;
     }
     return VKBERT_OK;
@@ -182,8 +196,8 @@ static vkbert_status prepare_splits(vkbert_attention *layer, attention_plan *pla
 {
     static const char *names[3] = {"q_head_split", "k_head_split", "v_head_split"};
     uint64_t rows_bytes = (uint64_t)plan->batch * plan->seq_len * layer->heads_width * 4;
-    vkb_heads_desc hd = {plan->batch, plan->seq_len, layer->heads, layer->head_dim,
-                         layer->heads_width, layer->head_pitch};
+    vkb_heads_desc hd = {plan->batch,     plan->seq_len,      layer->heads,
+                         layer->head_dim, layer->heads_width, layer->head_pitch};
     for (int z = 0; z < 3; z++) {
         vkb_dispatch *split = &plan->dispatches[plan->dispatch_count++];
         split->name = names[z];
@@ -211,19 +225,31 @@ static vkbert_status prepare_unfused(vkbert_attention *layer, attention_plan *pl
 
     vkb_dispatch *qk = &plan->dispatches[plan->dispatch_count++];
     qk->name = "scores_qk";
-    vkb_matmul_desc qk_desc = {.m = s, .n = s, .k = layer->head_dim, .batch = bh,
-                               .lda = dp, .ldb = dp, .ldc = sp,
-                               .batch_a = (uint64_t)s * dp, .batch_b = (uint64_t)s * dp,
-                               .batch_c = (uint64_t)s * sp, .b_trans = true};
+    vkb_matmul_desc qk_desc = {.m = s,
+                               .n = s,
+                               .k = layer->head_dim,
+                               .batch = bh,
+                               .lda = dp,
+                               .ldb = dp,
+                               .ldc = sp,
+                               .batch_a = (uint64_t)s * dp,
+                               .batch_b = (uint64_t)s * dp,
+                               .batch_c = (uint64_t)s * sp,
+                               .b_trans = true};
     status = vkb_op_matmul(ctx, plan->pool, &qk_desc, q, k, NULL, scores, qk);
     if (status) return status;
 
     vkb_dispatch *sm = &plan->dispatches[plan->dispatch_count++];
     sm->name = "softmax";
-    vkb_softmax_desc sm_desc = {.batch = plan->batch, .heads = layer->heads, .seq_len = s,
-                                .ld = sp, .scale = 1.0f, /* 1/sqrt(D) is in W_q */
-                                .has_mask = mask != NULL, .causal = bind->causal,
-                                .dropout = bind->dropout, .seed = bind->seed};
+    vkb_softmax_desc sm_desc = {.batch = plan->batch,
+                                .heads = layer->heads,
+                                .seq_len = s,
+                                .ld = sp,
+                                .scale = 1.0f, /* 1/sqrt(D) is in W_q */
+                                .has_mask = mask != NULL,
+                                .causal = bind->causal,
+                                .dropout = bind->dropout,
+                                .seed = bind->seed};
     memcpy(sm_desc.mask_stride, bind->mask_stride, sizeof sm_desc.mask_stride);
     status = vkb_op_softmax(ctx, plan->pool, &sm_desc, scores,
                             mask ? vkb_whole(&mask->buffer) : scores, sm);
@@ -231,28 +257,38 @@ static vkbert_status prepare_unfused(vkbert_attention *layer, attention_plan *pl
 
     vkb_dispatch *pv = &plan->dispatches[plan->dispatch_count++];
     pv->name = "context_pv";
-    vkb_matmul_desc pv_desc = {.m = s, .n = layer->head_dim, .k = s, .batch = bh,
-                               .lda = sp, .ldb = dp, .ldc = dp,
-                               .batch_a = (uint64_t)s * sp, .batch_b = (uint64_t)s * dp,
+    vkb_matmul_desc pv_desc = {.m = s,
+                               .n = layer->head_dim,
+                               .k = s,
+                               .batch = bh,
+                               .lda = sp,
+                               .ldb = dp,
+                               .ldc = dp,
+                               .batch_a = (uint64_t)s * sp,
+                               .batch_b = (uint64_t)s * dp,
                                .batch_c = (uint64_t)s * dp};
     status = vkb_op_matmul(ctx, plan->pool, &pv_desc, scores, v, NULL, context, pv);
     if (status) return status;
 
     vkb_dispatch *merge = &plan->dispatches[plan->dispatch_count++];
     merge->name = "head_merge";
-    vkb_heads_desc hd = {plan->batch, plan->seq_len, layer->heads, layer->head_dim,
-                         layer->heads_width, dp};
+    vkb_heads_desc hd = {plan->batch,     plan->seq_len,      layer->heads,
+                         layer->head_dim, layer->heads_width, dp};
     return vkb_op_head_merge(ctx, plan->pool, &hd, context, vkb_whole(&plan->merged), merge);
 }
 
-static vkbert_status prepare_output(vkbert_attention *layer, attention_plan *plan,
-                                    vkbert_tensor *y)
+static vkbert_status prepare_output(vkbert_attention *layer, attention_plan *plan, vkbert_tensor *y)
 {
     uint32_t m = plan->batch * plan->seq_len, ep = layer->pitch;
     vkb_dispatch *out = &plan->dispatches[plan->dispatch_count++];
     out->name = "out_projection";
-    vkb_matmul_desc mm = {.m = m, .n = layer->embed_dim, .k = layer->heads_width, .batch = 1,
-                          .lda = layer->heads_width, .ldb = ep, .ldc = ep};
+    vkb_matmul_desc mm = {.m = m,
+                          .n = layer->embed_dim,
+                          .k = layer->heads_width,
+                          .batch = 1,
+                          .lda = layer->heads_width,
+                          .ldb = ep,
+                          .ldc = ep};
     vkb_view bias = block(&layer->biases, layer->bias_block, 3, ep * 4);
     vkb_view weights =
         block(&layer->weights, layer->weight_block, 3, (uint64_t)layer->heads_width * ep * 4);

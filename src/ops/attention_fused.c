@@ -18,7 +18,10 @@ typedef struct fused_push {
 enum { HAS_MASK = 1, CAUSAL = 2, DROPOUT = 4 };
 
 /* The compiled head sizes, in vec4 (CMakeLists.txt); the smallest that holds the head. */
-#define VARIANT(n) {n, &vkb_shader_attention_fused_##n, &vkb_shader_attention_fused_texel_##n}
+#define VARIANT(n)                                                                                 \
+    {                                                                                              \
+        n, &vkb_shader_attention_fused_##n, &vkb_shader_attention_fused_texel_##n                  \
+    }
 static const struct {
     uint32_t d4_max;
     const vkb_spirv *storage, *texel;
@@ -70,8 +73,7 @@ vkbert_status vkb_op_attention_fused(vkbert_context *ctx, VkDescriptorPool pool,
     const vkb_spirv *shader = variant_for(d4, texel, &d4_max);
     if (!shader)
         return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT,
-                        "fused attention holds heads of up to 256; this one has %u",
-                        d->head_dim);
+                        "fused attention holds heads of up to 256; this one has %u", d->head_dim);
     if (d->ld % 4 || d->ld_out % 4 || d->q_off % 4 || d->k_off % 4 || d->v_off % 4 ||
         d->v_off / 4 > UINT32_MAX)
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
@@ -85,7 +87,7 @@ vkbert_status vkb_op_attention_fused(vkbert_context *ctx, VkDescriptorPool pool,
     static const VkDescriptorType texel_types[3] = {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
                                                     VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                                     VK_DESCRIPTOR_TYPE_STORAGE_BUFFER};
-    vkb_kernel kernel = {shader, texel ? texel_types : NULL, &size, 1, views, 3, &push,
+    vkb_kernel kernel = {shader,     texel ? texel_types : NULL, &size, 1, views, 3, &push,
                          sizeof push};
     vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, dispatch);
     if (status) return status;

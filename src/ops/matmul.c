@@ -8,7 +8,7 @@
 typedef struct matmul_push {
     uint32_t m, n, k;
     uint32_t lda4, ldb4, ldc4;
-    uint32_t batch_a4, batch_b4, batch_c4;
+    uint32_t batch_a4, batch_b4, batch_c4, batch_bias4;
 } matmul_push;
 
 /* The compiled register tiles of the simd family (CMakeLists.txt); the largest that fits. */
@@ -45,10 +45,11 @@ vkbert_status vkb_op_matmul(vkbert_context *ctx, VkDescriptorPool pool, const vk
     if (!d->m || !d->n || !d->k || !d->batch)
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "matmul: empty shape");
     if (!aligned4(d->lda) || !aligned4(d->ldb) || !aligned4(d->ldc) || !aligned4(d->batch_a) ||
-        !aligned4(d->batch_b) || !aligned4(d->batch_c))
+        !aligned4(d->batch_b) || !aligned4(d->batch_c) || !aligned4(d->batch_bias))
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
                         "matmul: pitches and strides must be multiples of 4 floats");
-    if (d->batch_a / 4 > UINT32_MAX || d->batch_b / 4 > UINT32_MAX || d->batch_c / 4 > UINT32_MAX)
+    if (d->batch_a / 4 > UINT32_MAX || d->batch_b / 4 > UINT32_MAX || d->batch_c / 4 > UINT32_MAX ||
+        d->batch_bias / 4 > UINT32_MAX)
         return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT, "matmul: batch stride too large");
     vkb_matmul_tiles t =
         vkb_tune_matmul_batched(ctx, d->m, d->n, d->k, d->batch, a.size / 16, b.size / 16);
@@ -72,7 +73,8 @@ vkbert_status vkb_op_matmul(vkbert_context *ctx, VkDescriptorPool pool, const vk
                         d->ldc / 4,
                         (uint32_t)(d->batch_a / 4),
                         (uint32_t)(d->batch_b / 4),
-                        (uint32_t)(d->batch_c / 4)};
+                        (uint32_t)(d->batch_c / 4),
+                        (uint32_t)(d->batch_bias / 4)};
     vkb_kernel kernel = {shader, simd ? texel : NULL, spec, spec_count, views, 4,
                          &push,  sizeof push};
     vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, out);

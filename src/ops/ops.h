@@ -10,7 +10,7 @@
 typedef struct vkb_matmul_desc {
     uint32_t m, n, k, batch;
     uint32_t lda, ldb, ldc;
-    uint64_t batch_a, batch_b, batch_c;
+    uint64_t batch_a, batch_b, batch_c, batch_bias;
     bool b_trans;
 } vkb_matmul_desc;
 
