@@ -173,10 +173,28 @@ typedef struct vkbert_attention_options {
 
 typedef struct vkbert_attention vkbert_attention;
 
-/* Uploads the weights of a layer with embedding size E and H heads (E % H == 0). */
+typedef enum vkbert_precision {
+    VKBERT_PRECISION_FP32 = 0, /* relative L2 error <= 1e-5 against float64 */
+    /* Weights stored as fp16 (half the memory and bandwidth), activations and all arithmetic
+     * fp32: relative L2 error <= 3e-3. Needs storageBuffer16BitAccess. */
+    VKBERT_PRECISION_FP16 = 1,
+} vkbert_precision;
+
+typedef struct vkbert_attention_config {
+    vkbert_precision precision;
+} vkbert_attention_config;
+
+/* Uploads the weights of a layer with embedding size E and H heads (E % H == 0), in fp32. */
 VKBERT_API vkbert_status vkbert_attention_create(vkbert_context *ctx, int embed_dim, int num_heads,
                                                  const vkbert_attention_weights *weights,
                                                  vkbert_attention **out);
+/* The same with a configuration; `config` may be NULL (fp32). Fails with
+ * VKBERT_ERROR_DEVICE_LIMIT when the device lacks what the precision needs. */
+VKBERT_API vkbert_status vkbert_attention_create_ex(vkbert_context *ctx, int embed_dim,
+                                                    int num_heads,
+                                                    const vkbert_attention_weights *weights,
+                                                    const vkbert_attention_config *config,
+                                                    vkbert_attention **out);
 VKBERT_API void vkbert_attention_destroy(vkbert_attention *layer);
 
 /* y = attention(x) with device tensors: x and y are [B,S,E]; `mask` is NULL or a float32

@@ -17,19 +17,16 @@ layout(constant_id = 3) const uint TN4 = 2;
 layout(constant_id = 4) const bool B_TRANS = false;
 layout(constant_id = 5) const bool HAS_BIAS = false;
 
-#ifdef TEXEL_LOADS
-// The simd family: uniform texel buffers. On lavapipe a texelFetch is one vectorized gather
-// for 8 lanes where an SSBO read is a scalar loop with bounds checks (LAVAPIPE.md).
-layout(binding = 0) uniform samplerBuffer a_texels;
-layout(binding = 1) uniform samplerBuffer b_texels;
-#define A(i) texelFetch(a_texels, int(i))
-#define B(i) texelFetch(b_texels, int(i))
-#else
 layout(std430, binding = 0) readonly buffer ABuffer { vec4 a[]; };
+#ifdef FP16_B // weights stored as fp16, arithmetic in fp32
+#extension GL_EXT_shader_16bit_storage : require
+layout(std430, binding = 1) readonly buffer BBuffer { f16vec4 b[]; };
+#define B(i) vec4(b[i])
+#else
 layout(std430, binding = 1) readonly buffer BBuffer { vec4 b[]; };
-#define A(i) a[i]
 #define B(i) b[i]
 #endif
+#define A(i) a[i]
 layout(std430, binding = 2) readonly buffer BiasBuffer { vec4 bias[]; };
 layout(std430, binding = 3) writeonly buffer CBuffer { vec4 c[]; };
 

@@ -49,7 +49,14 @@ const uint SA4 = BM / 4 + 1; // row pitch of As in vec4: one vec4 of padding, se
 const uint SB4 = BN4 + 1;    // row pitch of Bs in vec4
 
 layout(std430, binding = 0) readonly buffer ABuffer { vec4 a[]; };
+#ifdef FP16_B // weights stored as fp16, arithmetic in fp32
+#extension GL_EXT_shader_16bit_storage : require
+layout(std430, binding = 1) readonly buffer BBuffer { f16vec4 b[]; };
+#define LOAD_B(i) vec4(b[i])
+#else
 layout(std430, binding = 1) readonly buffer BBuffer { vec4 b[]; };
+#define LOAD_B(i) b[i]
+#endif
 layout(std430, binding = 2) readonly buffer BiasBuffer { vec4 bias[]; };
 layout(std430, binding = 3) writeonly buffer CBuffer { vec4 c[]; };
 
@@ -87,7 +94,7 @@ vec4 load_rows(bool from_b, uint base, uint ld4, uint row0, uint rows, uint k04,
 {
     uint r = row0 + q / BK4, k4 = k04 + q % BK4;
     if (r >= rows || k4 * 4 >= p.K) return vec4(0);
-    if (from_b) return mask_k(b[base + r * ld4 + k4], k4);
+    if (from_b) return mask_k(LOAD_B(base + r * ld4 + k4), k4);
     return mask_k(a[base + r * ld4 + k4], k4);
 }
 
@@ -96,7 +103,7 @@ vec4 load_b_kn(uint k0, uint q)
 {
     uint k = k0 + q / BN4, col4 = n04 + q % BN4;
     if (k >= p.K || col4 >= n4) return vec4(0);
-    vec4 v = b[b_base + k * p.ldb4 + col4];
+    vec4 v = LOAD_B(b_base + k * p.ldb4 + col4);
     uint valid = p.N - col4 * 4;
     return valid >= 4 ? v : mix(vec4(0), v, lessThan(uvec4(0, 1, 2, 3), uvec4(valid)));
 }

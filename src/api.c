@@ -150,10 +150,24 @@ vkbert_status vkbert_attention_create(vkbert_context *ctx, int embed_dim, int nu
                                       const vkbert_attention_weights *weights,
                                       vkbert_attention **out)
 {
+    return vkbert_attention_create_ex(ctx, embed_dim, num_heads, weights, NULL, out);
+}
+
+vkbert_status vkbert_attention_create_ex(vkbert_context *ctx, int embed_dim, int num_heads,
+                                         const vkbert_attention_weights *weights,
+                                         const vkbert_attention_config *config,
+                                         vkbert_attention **out)
+{
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
     CHECK_ARG(ctx, weights && out, "weights or out is NULL");
+    vkbert_attention_config fp32 = {VKBERT_PRECISION_FP32};
+    if (!config) config = &fp32;
+    CHECK_ARG(ctx,
+              config->precision == VKBERT_PRECISION_FP32 ||
+                  config->precision == VKBERT_PRECISION_FP16,
+              "unknown precision");
     uint32_t before = ctx->validation_count;
-    vkbert_status status = vkb_attention_new(ctx, embed_dim, num_heads, weights, out);
+    vkbert_status status = vkb_attention_new(ctx, embed_dim, num_heads, weights, config, out);
     return status ? status : vkb_check_validation(ctx, before);
 }
 

@@ -476,17 +476,8 @@ static vkbert_status attention_pass(vkbert_context *ctx, attention_bench *b, att
     return VKBERT_OK;
 }
 
-/* Until the layer describes itself (vkb_attention_describe in nn/attention.h), the family
- * and the dispatches it ran say what it chose. */
-static void describe_attention(const vkbert_context *ctx, uint32_t dispatches, char *out,
-                               size_t size)
-{
-    snprintf(out, size, "%s family, %u dispatches", vkb_family_name(vkb_tune_family(ctx)),
-             dispatches);
-}
-
-static void attention_results(const vkbert_context *ctx, attention_times *t, int runs,
-                              vkbert_bench_result *r)
+static void attention_results(const vkbert_context *ctx, const attention_bench *b,
+                              attention_times *t, int runs, vkbert_bench_result *r)
 {
     fill_times(r, t->gpu, t->wall, (uint32_t)runs);
     double *column = t->wall; /* free again once the wall times are summarised */
@@ -497,7 +488,7 @@ static void attention_results(const vkbert_context *ctx, attention_times *t, int
         r->kernels[k] = (vkbert_timing){t->names[k], median(column, (uint32_t)runs)};
     }
     r->device_memory_bytes = ctx->allocated_bytes;
-    describe_attention(ctx, t->kernel_count, r->config, sizeof r->config);
+    vkb_attention_describe(b->layer, r->config, sizeof r->config);
 }
 
 static vkbert_status bench_attention(vkbert_context *ctx, const int shape[4], int runs,
@@ -515,7 +506,7 @@ static vkbert_status bench_attention(vkbert_context *ctx, const int shape[4], in
     if (!status) status = attention_setup(ctx, shape[0], shape[1], shape[2], shape[3], &b);
     for (int i = -1; i < runs && !status; i++) /* run -1 is the warm-up */
         status = attention_pass(ctx, &b, &t, i);
-    if (!status) attention_results(ctx, &t, runs, r);
+    if (!status) attention_results(ctx, &b, &t, runs, r);
     attention_bench_free(ctx, &b);
     free(t.gpu);
     free(t.wall);

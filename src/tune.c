@@ -138,34 +138,72 @@ vkb_matmul_tiles vkb_tune_matmul(const vkbert_context *ctx, uint32_t m, uint32_t
     return vkb_tune_matmul_batched(ctx, m, n, k, 1, a_texels, b_texels);
 }
 
+bool vkb_tune_tiles_fit(const vkbert_context *ctx, vkb_matmul_tiles *t)
+{
+    *t = with_block(*t);
+    if (t->family == VKB_FAMILY_GPU) return gpu_tile_fits(ctx, t);
+    if (t->family != VKB_FAMILY_SIMD || t->bk || !t->wg_x || !t->wg_y ||
+        !workgroup_fits(ctx, t->wg_x, t->wg_y))
+        return false;
+    for (size_t i = 0; i < sizeof simd_compiled / sizeof *simd_compiled; i++)
+        if (simd_compiled[i][0] == t->tm && simd_compiled[i][1] == t->tn4) return true;
+    return false;
+}
+
+/* Each family's starting tiles, before the problem shrinks them. The simd family reads
+ * through texel views, which have a cap of their own: past it, the gpu family's kernel without
+ * shared memory, on storage buffers, which have none. */
+static vkb_matmul_tiles base_tiles(const vkbert_context *ctx, uint64_t a_texels,
+                                   uint64_t b_texels)
+{
+    if (vkb_tune_family(ctx) == VKB_FAMILY_GPU)
+        return (vkb_matmul_tiles){VKB_FAMILY_GPU, 16, 8, 4, 1, 0, 0, 0};
+    uint32_t limit = ctx->props.limits.maxTexelBufferElements;
+    if (a_texels > limit || b_texels > limit)
+        return (vkb_matmul_tiles){VKB_FAMILY_GPU, 8, 4, 8, 2, 0, 0, 0};
+    return (vkb_matmul_tiles){VKB_FAMILY_SIMD, 8, 4, 16, 3, 0, 0, 0};
+}
+
+/* VKBERT_MATMUL_TILES="wg_x,wg_y,tm,tn4[,bk]", for sweeps: simd snaps to a compiled tile, and
+ * gpu tiles that do not fit run without shared memory. */
+static bool tiles_from_env(const vkbert_context *ctx, vkb_matmul_tiles base, bool shared,
+                           vkb_matmul_tiles *out)
+{
+    const char *env = getenv("VKBERT_MATMUL_TILES");
+    vkb_matmul_tiles t = base;
+    uint32_t bk = 16;
+    if (!env || sscanf(env, "%u,%u,%u,%u,%u", &t.wg_x, &t.wg_y, &t.tm, &t.tn4, &bk) < 4)
+        return false;
+    if (t.family == VKB_FAMILY_SIMD) {
+        *out = with_block(snap_simd(t));
+        return true;
+    }
+    if (shared) t.bk = bk;
+    t = with_block(t);
+    if (!gpu_tile_fits(ctx, &t)) t.bk = 0;
+    *out = t;
+    return true;
+}
+
 vkb_matmul_tiles vkb_tune_matmul_batched(const vkbert_context *ctx, uint32_t m, uint32_t n,
                                          uint32_t k, uint32_t batch, uint64_t a_texels,
                                          uint64_t b_texels)
 {
-    (void)k;
-    vkb_matmul_tiles t = {vkb_tune_family(ctx), 16, 8, 4, 1, 0, 0, 0};
-    bool gpu = t.family == VKB_FAMILY_GPU;
-    if (t.family == VKB_FAMILY_SIMD) t = (vkb_matmul_tiles){VKB_FAMILY_SIMD, 8, 4, 16, 3, 0, 0, 0};
-    uint32_t limit = ctx->props.limits.maxTexelBufferElements;
-    if (t.family == VKB_FAMILY_SIMD && (a_texels > limit || b_texels > limit))
-        t = (vkb_matmul_tiles){VKB_FAMILY_GPU, 8, 4, 8, 2, 0, 0, 0}; /* storage buffers: no cap */
+    vkb_matmul_tiles t = base_tiles(ctx, a_texels, b_texels), chosen;
     const char *fallback = getenv("VKBERT_MATMUL_FALLBACK");
-    bool shared = gpu && !(fallback && !strcmp(fallback, "1"));
+    /* Not for the simd family's storage-buffer fallback, which has no shared-memory tiles. */
+    bool shared =
+        vkb_tune_family(ctx) == VKB_FAMILY_GPU && !(fallback && !strcmp(fallback, "1"));
+    if (tiles_from_env(ctx, t, shared, &chosen)) return chosen;
 
-    const char *env = getenv("VKBERT_MATMUL_TILES"); /* for sweeps */
-    uint32_t bk = 16;
-    if (env && sscanf(env, "%u,%u,%u,%u,%u", &t.wg_x, &t.wg_y, &t.tm, &t.tn4, &bk) >= 4) {
-        if (t.family == VKB_FAMILY_SIMD) return with_block(snap_simd(t));
-        if (shared) t.bk = bk;
-        t = with_block(t);
-        if (!gpu_tile_fits(ctx, &t)) t.bk = 0;
-        return t;
-    }
-
+    /* What `vkbert tune` measured on this device comes before the table; it measured the
+     * simd kernel and the shared-memory one, not the fallbacks. */
+    bool measured = shared || t.family == VKB_FAMILY_SIMD;
+    if (measured && vkb_tune_cache_matmul(ctx, t.family, m, n, k, batch, &chosen)) return chosen;
     if (shared) {
         bool found;
-        vkb_matmul_tiles g = pick_gpu_tile(ctx, m, n, batch, &found);
-        if (found) return g;
+        chosen = pick_gpu_tile(ctx, m, n, batch, &found);
+        if (found) return chosen;
         /* No shared-memory tile fits this device's limits: the kernel without shared memory. */
     }
     t = shrink(ctx, t, m, n);
@@ -210,7 +248,9 @@ bool vkb_tune_attention_fused(const vkbert_context *ctx, uint64_t score_bytes)
     if (too_big) return true; /* the unfused path cannot run at all */
     if (forced && !strcmp(forced, "fused")) return true;
     if (forced && !strcmp(forced, "unfused")) return false;
-    return true;
+    /* Where `vkbert tune` measured both paths on this device, the faster. */
+    int measured = vkb_tune_cache_fused(ctx, score_bytes);
+    return measured >= 0 ? measured == 1 : true;
 }
 
 uint32_t vkb_tune_elementwise_workgroup(const vkbert_context *ctx)

@@ -313,3 +313,27 @@ Test(attention, scores_beyond_one_storage_buffer)
     teardown(&f);
     test_context_done(ctx);
 }
+
+Test(attention, fp16_weights_within_fp16_bound)
+{
+    vkbert_context *ctx = test_context(0);
+    case_shape shapes[] = {{2, 33, 4, 16}, {1, 64, 2, 80}, {3, 7, 3, 17}};
+    for (int t = 0; t < 3; t++) {
+        case_shape c = shapes[t];
+        int e = c.heads * c.head_dim;
+        fixture f = setup(ctx, c, 60 + t);
+        vkbert_attention_weights api = test_weights_api(&f.w);
+        vkbert_attention_config config = {VKBERT_PRECISION_FP16};
+        vkbert_attention *half = NULL;
+        TEST_OK(vkbert_attention_create_ex(ctx, e, c.heads, &api, &config, &half));
+        vkbert_attention_options causal = {.causal = t == 1};
+        TEST_OK(vkbert_attention_forward_host(half, c.batch, c.seq_len, f.x, NULL, &causal, f.y));
+        reference(&f, NULL, &causal);
+        ref_error err = ref_compare(f.y, f.want, f.n);
+        cr_assert(err.relative_l2 <= 3e-3, "fp16: relative L2 %.3g > 3e-3", err.relative_l2);
+        cr_assert(err.relative_l2 > 1e-6, "fp16 weights gave fp32 accuracy: were they fp16?");
+        vkbert_attention_destroy(half);
+        teardown(&f);
+    }
+    test_context_done(ctx);
+}

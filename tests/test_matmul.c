@@ -2,6 +2,7 @@
  * every padding. Run once per family (tests/CMakeLists.txt); the gpu_* tests cover the gpu
  * family's shared-memory tiles one by one, its choice from the device limits and its fallback
  * (shaders/matmul.comp), and are skipped under the simd family. */
+#include "io/half.h"
 #include "support.h"
 #include "tune.h"
 
@@ -16,6 +17,24 @@ typedef struct mm_case {
 static uint32_t pad4(uint32_t x)
 {
     return (x + 3) / 4 * 4;
+}
+
+/* When set, B is stored as fp16: the reference uses the same rounded values. */
+static bool half_b;
+
+static vkb_buffer b_buffer(vkbert_context *ctx, float *b, size_t n)
+{
+    if (!half_b) return test_buffer(ctx, b, n);
+    uint16_t *h = malloc(n * 2);
+    for (size_t i = 0; i < n; i++) {
+        h[i] = float_to_half(b[i]);
+        b[i] = half_to_float(h[i]);
+    }
+    vkb_buffer buffer;
+    TEST_OK(vkb_buffer_create(ctx, n * 2, &buffer));
+    TEST_OK(vkb_buffer_upload(ctx, &buffer, 0, h, n * 2));
+    free(h);
+    return buffer;
 }
 
 static void check(vkbert_context *ctx, mm_case c, uint64_t seed)
@@ -42,7 +61,7 @@ static void check(vkbert_context *ctx, mm_case c, uint64_t seed)
         for (uint32_t col = b_cols; col < ldb; col++)
             b[r * ldb + col] = NAN;
 
-    vkb_buffer ba = test_buffer(ctx, a, na), bb = test_buffer(ctx, b, nb);
+    vkb_buffer ba = test_buffer(ctx, a, na), bb = b_buffer(ctx, b, nb);
     vkb_buffer bbias = test_buffer(ctx, bias, nbias), bc = test_buffer(ctx, got, nc);
     VkDescriptorPool pool = test_pool(ctx);
     vkb_matmul_desc d = {c.m,
@@ -56,7 +75,8 @@ static void check(vkbert_context *ctx, mm_case c, uint64_t seed)
                          (uint64_t)b_rows * ldb,
                          (uint64_t)c.m * ldc,
                          pad4(c.n),
-                         c.b_trans};
+                         c.b_trans,
+                         half_b};
     vkb_dispatch dispatch = {0};
     vkb_view bias_view = vkb_whole(&bbias);
     TEST_OK(vkb_op_matmul(ctx, pool, &d, vkb_whole(&ba), vkb_whole(&bb), c.bias ? &bias_view : NULL,
@@ -100,6 +120,17 @@ Test(matmul, fixed_shapes)
     check(ctx, (mm_case){129, 77, 35, 1, true, true}, 4);
     check(ctx, (mm_case){7, 7, 17, 6, true, false}, 5);
     check(ctx, (mm_case){33, 80, 130, 3, false, false}, 6);
+    test_context_done(ctx);
+}
+
+Test(matmul, fp16_weights)
+{
+    vkbert_context *ctx = test_context(0);
+    half_b = true;
+    check(ctx, (mm_case){1, 1, 1, 1, false, true}, 21);
+    check(ctx, (mm_case){129, 77, 35, 2, false, true}, 22);
+    check(ctx, (mm_case){64, 80, 130, 1, false, true}, 23);
+    check(ctx, (mm_case){33, 19, 17, 3, true, false}, 24);
     test_context_done(ctx);
 }
 

@@ -2,6 +2,9 @@
  * through per-shape plans. */
 #include "nn/attention.h"
 
+#include "io/half.h"
+#include "tune.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +42,14 @@ static void pack_out_projection(const vkbert_attention *l, const float *w, float
     }
 }
 
+/* Elements of one weight block: [E][H*Dp] for an input projection, [H*Dp][Ep] for the
+ * output one. */
+static size_t weight_elements(const vkbert_attention *l)
+{
+    size_t in = (size_t)l->embed_dim * l->heads_width, out = (size_t)l->heads_width * l->pitch;
+    return in > out ? in : out;
+}
+
 static vkbert_status check_finite(vkbert_context *ctx, const float *data, size_t count,
                                   const char *name)
 {
@@ -66,8 +77,13 @@ static vkbert_status upload_weights(vkbert_attention *layer, const vkbert_attent
         if (!status) status = check_finite(ctx, biases[z], e, names[z][1]);
         if (status) return status;
     }
-    float *packed = calloc(layer->weight_block, 1);
-    if (!packed) return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    size_t elems = weight_elements(layer);
+    float *packed = calloc(elems, sizeof *packed);
+    uint16_t *halves = layer->half ? malloc(elems * sizeof *halves) : NULL;
+    if (!packed || (layer->half && !halves)) {
+        free(packed);
+        return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
     float q_scale = (float)(1.0 / sqrt((double)layer->head_dim));
     vkbert_status status = VKBERT_OK;
     for (int z = 0; z < 4 && !status; z++) {
@@ -76,8 +92,10 @@ static vkbert_status upload_weights(vkbert_attention *layer, const vkbert_attent
             pack_in_projection(layer, weights[z], scale, packed);
         else
             pack_out_projection(layer, weights[z], packed);
-        status = vkb_buffer_upload(ctx, &layer->weights, layer->weight_block * z, packed,
-                                   layer->weight_block);
+        for (size_t i = 0; halves && i < elems; i++) halves[i] = float_to_half(packed[i]);
+        status = vkb_buffer_upload(ctx, &layer->weights, layer->weight_block * z,
+                                   halves ? (const void *)halves : packed,
+                                   elems * (halves ? 2 : 4));
         memset(packed, 0, layer->bias_block);
         if (z < 3)
             pack_in_bias(layer, biases[z], scale, packed);
@@ -87,12 +105,14 @@ static vkbert_status upload_weights(vkbert_attention *layer, const vkbert_attent
             status = vkb_buffer_upload(ctx, &layer->biases, layer->bias_block * z, packed,
                                        layer->bias_block);
     }
+    free(halves);
     free(packed);
     return status;
 }
 
 vkbert_status vkb_attention_new(vkbert_context *ctx, int embed_dim, int num_heads,
-                                const vkbert_attention_weights *weights, vkbert_attention **out)
+                                const vkbert_attention_weights *weights,
+                                const vkbert_attention_config *config, vkbert_attention **out)
 {
     *out = NULL;
     if (embed_dim < 1 || num_heads < 1 || embed_dim % num_heads)
@@ -110,10 +130,13 @@ vkbert_status vkb_attention_new(vkbert_context *ctx, int embed_dim, int num_head
     layer->pitch = vkb_pitch(layer->embed_dim);
     layer->head_pitch = vkb_pitch(layer->head_dim);
     layer->heads_width = layer->heads * layer->head_pitch;
-    /* [E][H*Dp] for each input projection, [H*Dp][Ep] for the output one */
-    uint64_t weight_bytes = (uint64_t)layer->embed_dim * layer->heads_width * 4;
-    if (weight_bytes < (uint64_t)layer->heads_width * layer->pitch * 4)
-        weight_bytes = (uint64_t)layer->heads_width * layer->pitch * 4;
+    layer->half = config && config->precision == VKBERT_PRECISION_FP16;
+    if (layer->half && !ctx->info.fp16_storage) {
+        free(layer);
+        return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT,
+                        "fp16 needs 16-bit storage buffers, which %s lacks", ctx->info.name);
+    }
+    uint64_t weight_bytes = weight_elements(layer) * (layer->half ? 2 : 4);
     layer->weight_block = (weight_bytes + 255) / 256 * 256;
     uint32_t widest = layer->heads_width > layer->pitch ? layer->heads_width : layer->pitch;
     layer->bias_block = ((uint64_t)widest * 4 + 255) / 256 * 256;
@@ -298,4 +321,13 @@ vkbert_status vkb_attention_forward_host(vkbert_attention *layer, int batch, int
                                        plan->host_y);
     if (!status) status = vkb_tensor_read(ctx, plan->host_y, y);
     return status;
+}
+
+void vkb_attention_describe(const vkbert_attention *layer, char *out, size_t size)
+{
+    const attention_plan *plan =
+        layer->plan_count ? layer->plans[layer->last_plan] : NULL;
+    snprintf(out, size, "%s %s, %s kernels", layer->half ? "fp16-weights" : "fp32",
+             !plan ? "(no plan yet)" : plan->fused ? "fused attention" : "unfused attention",
+             vkb_family_name(vkb_tune_family(layer->ctx)));
 }

@@ -44,6 +44,7 @@ struct vkbert_attention {
     uint32_t pitch;      /* embed_dim rounded up to 4 */
     uint32_t head_pitch;  /* head_dim rounded up to 4 */
     uint32_t heads_width; /* heads * head_pitch: a row of Q, K, V or O, heads padded */
+    bool half;            /* weights stored as fp16 */
     vkb_buffer weights;   /* W_q^T, W_k^T, W_v^T [E][H*Dp], W_o^T [H*Dp][Ep], in blocks */
     vkb_buffer biases;    /* [H*Dp] three times, then [Ep] */
     uint64_t weight_block, bias_block;
@@ -55,7 +56,10 @@ struct vkbert_attention {
 };
 
 vkbert_status vkb_attention_new(vkbert_context *ctx, int embed_dim, int num_heads,
-                                const vkbert_attention_weights *weights, vkbert_attention **out);
+                                const vkbert_attention_weights *weights,
+                                const vkbert_attention_config *config, vkbert_attention **out);
+/* What the layer runs: precision, path and kernels, for benchmarks. */
+void vkb_attention_describe(const vkbert_attention *layer, char *out, size_t size);
 void vkb_attention_free(vkbert_attention *layer);
 vkbert_status vkb_attention_forward(vkbert_attention *layer, const vkbert_tensor *x,
                                     const vkbert_tensor *mask,

@@ -137,7 +137,9 @@ static vkbert_status prepare_projections(vkbert_attention *layer, attention_plan
 {
     vkbert_context *ctx = layer->ctx;
     uint32_t m = plan->batch * plan->seq_len, width = layer->heads_width;
-    uint64_t w_bytes = (uint64_t)layer->embed_dim * width * 4, out_bytes = (uint64_t)m * width * 4;
+    uint32_t w_size = layer->half ? 2 : 4;
+    uint64_t w_bytes = (uint64_t)layer->embed_dim * width * w_size;
+    uint64_t out_bytes = (uint64_t)m * width * 4;
     bool one = 3 * layer->weight_block <= ctx->props.limits.maxStorageBufferRange;
     vkb_matmul_desc mm = {.m = m,
                           .n = width,
@@ -146,9 +148,10 @@ static vkbert_status prepare_projections(vkbert_attention *layer, attention_plan
                           .lda = layer->pitch,
                           .ldb = width,
                           .ldc = width,
-                          .batch_b = layer->weight_block / 4,
+                          .batch_b = layer->weight_block / w_size,
                           .batch_c = plan->qkv_block / 4,
-                          .batch_bias = layer->bias_block / 4};
+                          .batch_bias = layer->bias_block / 4,
+                          .b_half = layer->half};
     static const char *names[3] = {"q_projection", "k_projection", "v_projection"};
     for (int z = 0; z < (one ? 1 : 3); z++) {
         vkb_dispatch *proj = &plan->dispatches[plan->dispatch_count++];
@@ -288,10 +291,11 @@ static vkbert_status prepare_output(vkbert_attention *layer, attention_plan *pla
                           .batch = 1,
                           .lda = layer->heads_width,
                           .ldb = ep,
-                          .ldc = ep};
+                          .ldc = ep,
+                          .b_half = layer->half};
     vkb_view bias = block(&layer->biases, layer->bias_block, 3, ep * 4);
-    vkb_view weights =
-        block(&layer->weights, layer->weight_block, 3, (uint64_t)layer->heads_width * ep * 4);
+    vkb_view weights = block(&layer->weights, layer->weight_block, 3,
+                             (uint64_t)layer->heads_width * ep * (layer->half ? 2 : 4));
     return vkb_op_matmul(layer->ctx, plan->pool, &mm, vkb_whole(&plan->merged), weights, &bias,
                          vkb_whole(&y->buffer), out);
 }

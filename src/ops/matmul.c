@@ -51,17 +51,25 @@ vkbert_status vkb_op_matmul(vkbert_context *ctx, VkDescriptorPool pool, const vk
     if (d->batch_a / 4 > UINT32_MAX || d->batch_b / 4 > UINT32_MAX || d->batch_c / 4 > UINT32_MAX ||
         d->batch_bias / 4 > UINT32_MAX)
         return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT, "matmul: batch stride too large");
+    if (d->b_half && !ctx->info.fp16_storage)
+        return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT,
+                        "%s has no 16-bit storage buffers (storageBuffer16BitAccess)",
+                        ctx->info.name);
+    /* B's texel count; fp16 B where fp16 texels are missing must take storage buffers. */
+    uint64_t b_texels = !d->b_half ? b.size / 16 : ctx->fp16_texels ? b.size / 8 : UINT64_MAX;
     vkb_matmul_tiles t =
-        vkb_tune_matmul_batched(ctx, d->m, d->n, d->k, d->batch, a.size / 16, b.size / 16);
+        vkb_tune_matmul_batched(ctx, d->m, d->n, d->k, d->batch, a.size / 16, b_texels);
     bool simd = t.family == VKB_FAMILY_SIMD;
+    /* fp16 B: the simd family reads it through an fp16 texel view, with the same shader. */
     const vkb_spirv *shader = simd   ? simd_shader(&t)
-                              : t.bk ? &vkb_shader_matmul_gpu
-                                     : &vkb_shader_matmul;
+                              : t.bk ? (d->b_half ? &vkb_shader_matmul_gpu_fp16b : &vkb_shader_matmul_gpu)
+                                     : (d->b_half ? &vkb_shader_matmul_fp16b : &vkb_shader_matmul);
     /* Ids 0-5 are common to the three shaders; 6, the slice depth, is matmul_gpu.comp's. */
     uint32_t spec[] = {t.wg_x, t.wg_y, t.tm, t.tn4, d->b_trans, bias != NULL, t.bk};
     uint32_t spec_count = t.bk ? 7 : 6;
     /* Without a bias, binding 2 still needs a storage buffer: C, never read. */
     vkb_view views[4] = {a, b, bias ? *bias : c, c};
+    if (d->b_half) views[1].format = VK_FORMAT_R16G16B16A16_SFLOAT;
     static const VkDescriptorType texel[4] = {
         VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
         VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER};

@@ -12,6 +12,7 @@ typedef struct vkb_matmul_desc {
     uint32_t lda, ldb, ldc;
     uint64_t batch_a, batch_b, batch_c, batch_bias;
     bool b_trans;
+    bool b_half; /* B stored as fp16 (needs storageBuffer16BitAccess); pitches still in elements */
 } vkb_matmul_desc;
 
 vkbert_status vkb_op_matmul(vkbert_context *ctx, VkDescriptorPool pool, const vkb_matmul_desc *d,

@@ -37,10 +37,12 @@ typedef struct vkb_buffer {
     uint8_t *mapped;
 } vkb_buffer;
 
-/* A range of a buffer, as bound to one descriptor. */
+/* A range of a buffer, as bound to one descriptor. `format` matters for texel bindings only:
+ * VK_FORMAT_UNDEFINED means vec4 of fp32 (R32G32B32A32_SFLOAT). */
 typedef struct vkb_view {
     VkBuffer buffer;
     VkDeviceSize offset, size;
+    VkFormat format;
 } vkb_view;
 
 #define VKB_MAX_SPEC 16
@@ -78,12 +80,18 @@ struct vkbert_context {
     VkCommandBuffer transfer_cmd;
     VkFence fence;
     VkPipelineCache pipeline_cache;
+    size_t pipeline_cache_loaded;     /* bytes of driver data it started from (vk_cache.c) */
+    uint64_t pipeline_cache_checksum; /* of those bytes: unchanged data is not written back */
+    struct vkb_tune_cache *tune;      /* this device's tuning results (tune_cache.c), or NULL */
+    double startup_ms;                /* vkbert_context_create, start to end */
+    double pipeline_ms;               /* spent in vkCreateComputePipelines so far */
 
     VkPhysicalDeviceProperties props;
     VkPhysicalDeviceMemoryProperties memory_props;
     VkPhysicalDeviceSubgroupProperties subgroup;
     vkbert_device_info info;
     bool subgroup_arithmetic;        /* subgroupAdd/Max usable in compute */
+    bool fp16_texels;                /* R16G16B16A16_SFLOAT uniform texel buffers */
     bool host_visible_device_memory; /* tensors live in mapped memory: no staging copies */
     bool timestamps;
     double timestamp_ns; /* nanoseconds per tick */
@@ -117,6 +125,24 @@ vkbert_status vkb_load_vulkan(void);
 vkbert_status vkb_context_init(vkbert_context *ctx, const vkbert_context_options *options);
 void vkb_context_release(vkbert_context *ctx);
 void vkb_describe_device(VkPhysicalDevice device, vkbert_device_info *info);
+
+/* ---- on-disk caches (vk_cache.c) ---- */
+/* The directory: VKBERT_CACHE_DIR ("off" disables), else $XDG_CACHE_HOME/vkbert, else
+ * $HOME/.cache/vkbert; false when caching is off or there is no home. */
+bool vkb_cache_dir(char *out, size_t size);
+typedef enum vkb_cache_kind { VKB_CACHE_PIPELINES, VKB_CACHE_TUNE } vkb_cache_kind;
+/* This device's file of that kind in the directory; false when caching is off. */
+bool vkb_cache_path(const vkbert_context *ctx, vkb_cache_kind kind, char *out, size_t size);
+/* A regular file of at most `max` bytes, NUL-terminated (malloc'd); NULL on any failure. */
+void *vkb_cache_read(const char *path, size_t max, size_t *size);
+/* Replaces the file atomically, making its directory (0700) as needed: 0 or an errno. */
+int vkb_cache_write(const char *path, const void *data, size_t size);
+/* The pipeline cache, from this device's file when one is valid. Fails only when Vulkan
+ * cannot make an empty cache either. */
+vkbert_status vkb_pipeline_cache_create(vkbert_context *ctx);
+/* Writes the pipeline cache to its file when pipelines were made; failures are ignored. */
+void vkb_pipeline_cache_save(vkbert_context *ctx);
+double vkb_now_ms(void); /* a monotonic clock */
 
 /* ---- memory (vk_memory.c) ---- */
 /* Decides whether tensors live in host-visible device memory (VKBERT_FORCE_STAGING=1 says no). */

@@ -362,8 +362,14 @@ static vkbert_status create_device(vkbert_context *ctx)
     };
     const char *portability = "VK_KHR_portability_subset";
     bool needs_portability = device_has_extension(ctx->physical, portability);
+    /* 16-bit storage, where the device has it, for fp16 weights. */
+    VkPhysicalDevice16BitStorageFeatures storage16 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+        .storageBuffer16BitAccess = ctx->info.fp16_storage ? VK_TRUE : VK_FALSE,
+    };
     VkDeviceCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+        .pNext = &storage16,
         .queueCreateInfoCount = 1,
         .pQueueCreateInfos = &queue,
         .enabledExtensionCount = needs_portability ? 1 : 0,
@@ -395,10 +401,7 @@ static vkbert_status create_device_objects(vkbert_context *ctx)
     VkFenceCreateInfo fence = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     result = vkCreateFence(ctx->device, &fence, NULL, &ctx->fence);
     if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkCreateFence");
-    VkPipelineCacheCreateInfo cache = {.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
-    result = vkCreatePipelineCache(ctx->device, &cache, NULL, &ctx->pipeline_cache);
-    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkCreatePipelineCache");
-    return VKBERT_OK;
+    return vkb_pipeline_cache_create(ctx); /* from disk where a valid file exists */
 }
 
 static void read_device_properties(vkbert_context *ctx)
@@ -415,6 +418,10 @@ static void read_device_properties(vkbert_context *ctx)
         (ctx->subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
         (ctx->subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
     ctx->timestamp_ns = ctx->props.limits.timestampPeriod;
+    VkFormatProperties half4;
+    vkGetPhysicalDeviceFormatProperties(ctx->physical, VK_FORMAT_R16G16B16A16_SFLOAT, &half4);
+    ctx->fp16_texels =
+        (half4.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
     vkb_memory_init(ctx);
 }
 
@@ -472,6 +479,7 @@ void vkb_context_release(vkbert_context *ctx)
 {
     if (ctx->device) {
         vkDeviceWaitIdle(ctx->device);
+        vkb_pipeline_cache_save(ctx); /* while pipeline_count still says whether any were made */
         vkb_pipelines_release(ctx);
         vkb_memory_release(ctx);
         vkDestroyPipelineCache(ctx->device, ctx->pipeline_cache, NULL);

@@ -249,12 +249,12 @@ void vkb_memory_release(vkbert_context *ctx)
 
 vkb_view vkb_whole(const vkb_buffer *buffer)
 {
-    return (vkb_view){buffer->buffer, 0, buffer->size};
+    return (vkb_view){.buffer = buffer->buffer, .offset = 0, .size = buffer->size};
 }
 
 vkb_view vkb_sub(const vkb_buffer *buffer, VkDeviceSize offset, VkDeviceSize size)
 {
-    return (vkb_view){buffer->buffer, offset, size};
+    return (vkb_view){.buffer = buffer->buffer, .offset = offset, .size = size};
 }
 
 static vkbert_status ensure_staging(vkbert_context *ctx, VkDeviceSize size)

@@ -71,8 +71,10 @@ static vkbert_status create_pipeline(vkbert_context *ctx, vkb_pipeline *p, const
                   .pSpecializationInfo = &spec},
         .layout = p->layout,
     };
+    double start = vkb_now_ms();
     result =
         vkCreateComputePipelines(ctx->device, ctx->pipeline_cache, 1, &info, NULL, &p->pipeline);
+    ctx->pipeline_ms += vkb_now_ms() - start; /* vkbert_context_startup_ms */
     vkDestroyShaderModule(ctx->device, module, NULL);
     if (result != VK_SUCCESS)
         return vkb_fail(ctx, VKBERT_ERROR_VULKAN, "creating the %s pipeline failed: %s",
@@ -147,7 +149,9 @@ vkbert_status vkb_descriptor_pool(vkbert_context *ctx, uint32_t sets, VkDescript
 
 static vkbert_status texel_view(vkbert_context *ctx, vkb_view view, VkBufferView *out)
 {
-    uint64_t texels = view.size / 16;
+    VkFormat format = view.format ? view.format : VK_FORMAT_R32G32B32A32_SFLOAT;
+    uint64_t texel_bytes = format == VK_FORMAT_R16G16B16A16_SFLOAT ? 8 : 16;
+    uint64_t texels = view.size / texel_bytes;
     if (texels > ctx->props.limits.maxTexelBufferElements)
         return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT,
                         "a texel buffer of %llu vec4 exceeds maxTexelBufferElements %u",
@@ -155,9 +159,9 @@ static vkbert_status texel_view(vkbert_context *ctx, vkb_view view, VkBufferView
     VkBufferViewCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO,
         .buffer = view.buffer,
-        .format = VK_FORMAT_R32G32B32A32_SFLOAT,
+        .format = format,
         .offset = view.offset,
-        .range = texels * 16,
+        .range = texels * texel_bytes,
     };
     VkResult result = vkCreateBufferView(ctx->device, &info, NULL, out);
     if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkCreateBufferView");

@@ -304,9 +304,14 @@ static int run_case(const bench_args *a, const bench_case *c, case_outcome *out)
     if (status)
         snprintf(out->skipped, sizeof out->skipped, "%s: %s", vkbert_status_name(status),
                  vkbert_last_error(ctx));
-    else if (a->cpu)
-        out->cpu_ms = cpu_time(c, a->runs);
-    return cli_close(ctx, 0);
+    int code = cli_close(ctx, 0); /* before the CPU run, so the device is idle */
+    if (!status && a->cpu) out->cpu_ms = cpu_time(c, a->runs);
+    return code;
+}
+
+static double gflops(const vkbert_bench_result *r)
+{
+    return r->flops / (r->gpu_median_ms * 1e6);
 }
 
 static void print_case(const bench_args *a, const bench_case *c, const case_outcome *o,
@@ -320,9 +325,8 @@ static void print_case(const bench_args *a, const bench_case *c, const case_outc
     }
     printf("  gpu      %.3f ms median, %.3f ms min; wall %.3f ms median\n", r->gpu_median_ms,
            r->gpu_min_ms, r->wall_median_ms);
-    double gflops = r->flops / (r->gpu_median_ms * 1e6);
-    printf("  speed    %.1f GFLOP/s", gflops);
-    if (peaks->fma_gflops > 0) printf(", %.2f of the FMA peak", gflops / peaks->fma_gflops);
+    printf("  speed    %.1f GFLOP/s", gflops(r));
+    if (peaks->fma_gflops > 0) printf(", %.2f of the FMA peak", gflops(r) / peaks->fma_gflops);
     printf("\n  memory   %.1f MiB of device memory\n",
            (double)r->device_memory_bytes / (1024.0 * 1024.0));
     printf("  config   %s\n", r->config);
@@ -368,12 +372,11 @@ static cJSON *json_case(const bench_args *a, const bench_case *c, const case_out
         cJSON_AddStringToObject(j, "skipped", o->skipped);
         return j;
     }
-    double gflops = r->flops / (r->gpu_median_ms * 1e6);
     cJSON_AddNumberToObject(j, "median_ms", r->gpu_median_ms);
     cJSON_AddNumberToObject(j, "min_ms", r->gpu_min_ms);
     cJSON_AddNumberToObject(j, "wall_median_ms", r->wall_median_ms);
-    cJSON_AddNumberToObject(j, "gflops", gflops);
-    add_number(j, "peak_fraction", gflops / peaks->fma_gflops, peaks->fma_gflops > 0);
+    cJSON_AddNumberToObject(j, "gflops", gflops(r));
+    add_number(j, "peak_fraction", gflops(r) / peaks->fma_gflops, peaks->fma_gflops > 0);
     cJSON_AddNumberToObject(j, "device_memory_bytes", (double)r->device_memory_bytes);
     cJSON_AddStringToObject(j, "config", r->config);
     cJSON *kernels = cJSON_AddArrayToObject(j, "kernels");
