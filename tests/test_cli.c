@@ -328,6 +328,7 @@ Test(cli, usage_errors_exit_2)
     const char *bad_int[] = {"demo", "--batch", "two", NULL};
     const char *bad_dropout[] = {"attention", "--dropout", "1.5", NULL};
     const char *bad_seed[] = {"attention", "--seed", "-1", NULL};
+    const char *bad_precision[] = {"demo", "--precision", "fp8", NULL};
     static run_result r;
     run_cli(&r, none);
     cr_assert_eq(r.code, 2);
@@ -337,6 +338,7 @@ Test(cli, usage_errors_exit_2)
     expect_failure(bad_int, 2, "--batch");
     expect_failure(bad_dropout, 2, "--dropout");
     expect_failure(bad_seed, 2, "--seed");
+    expect_failure(bad_precision, 2, "fp8");
 }
 
 Test(cli, devices_lists_one)
@@ -358,6 +360,16 @@ Test(cli, demo_small)
     cr_assert(strstr(r.out, "device:"), "stdout:\n%s", r.out);
     cr_assert(strstr(r.out, "GFLOP/s"), "stdout:\n%s", r.out);
     cr_assert(strstr(r.out, "relative L2"), "stdout:\n%s", r.out);
+}
+
+Test(cli, demo_fp16)
+{
+    static run_result r;
+    const char *args[] = {"demo",    "--batch",     "1",       "--seq", "16",
+                          "--embed", "64",          "--heads", "4",     "--iterations",
+                          "1",       "--precision", "fp16",    NULL};
+    expect_success(&r, args);
+    cr_assert(strstr(r.out, "fp16 bound"), "stdout:\n%s", r.out);
 }
 
 /* ---- attention end to end ---- */

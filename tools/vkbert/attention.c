@@ -10,6 +10,7 @@
 static const char usage[] =
     "usage: vkbert attention --weights W.safetensors --input X.npy --heads H --output Y.npy\n"
     "                        [--mask M.npy] [--causal] [--dropout P] [--seed N] [--device N]\n"
+    "                        [--precision fp32|fp16]\n"
     "\n"
     "Runs one attention layer: Y = attention(X).\n"
     "  --weights W    safetensors with q_proj, k_proj, v_proj, out_proj .weight [E,E] and\n"
@@ -24,10 +25,12 @@ static const char usage[] =
     "  --causal       also mask keys after the query\n"
     "  --dropout P    training-mode dropout on the attention weights, 0 <= P <= 1\n"
     "  --seed N       dropout seed, an unsigned 64-bit integer (default 0)\n"
-    "  --device N     device index or name substring (default: VKBERT_DEVICE, else the best)\n";
+    "  --device N     device index or name substring (default: VKBERT_DEVICE, else the best)\n"
+    "  --precision P  fp32 (default) or fp16: weights stored as fp16, arithmetic in fp32\n";
 
 typedef struct attention_args {
-    const char *weights, *input, *mask, *output, *device;
+    const char *weights, *input, *mask, *output, *device, *precision_name;
+    vkbert_precision precision;
     int heads, causal;
     double dropout;
     uint64_t seed;
@@ -47,14 +50,21 @@ typedef struct attention_run {
 static int parse_args(int argc, char **argv, attention_args *a)
 {
     const cli_option options[] = {
-        {"weights", CLI_STRING, &a->weights, 1, 0, 0}, {"input", CLI_STRING, &a->input, 1, 0, 0},
-        {"heads", CLI_INT, &a->heads, 1, 1, 65536},    {"output", CLI_STRING, &a->output, 1, 0, 0},
-        {"mask", CLI_STRING, &a->mask, 0, 0, 0},       {"causal", CLI_FLAG, &a->causal, 0, 0, 0},
-        {"dropout", CLI_REAL, &a->dropout, 0, 0, 1},   {"seed", CLI_U64, &a->seed, 0, 0, 0},
+        {"weights", CLI_STRING, &a->weights, 1, 0, 0},
+        {"input", CLI_STRING, &a->input, 1, 0, 0},
+        {"heads", CLI_INT, &a->heads, 1, 1, 65536},
+        {"output", CLI_STRING, &a->output, 1, 0, 0},
+        {"mask", CLI_STRING, &a->mask, 0, 0, 0},
+        {"causal", CLI_FLAG, &a->causal, 0, 0, 0},
+        {"dropout", CLI_REAL, &a->dropout, 0, 0, 1},
+        {"seed", CLI_U64, &a->seed, 0, 0, 0},
         {"device", CLI_STRING, &a->device, 0, 0, 0},
+        {"precision", CLI_STRING, &a->precision_name, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);
-    return cli_parse(usage, argc, argv, options, (int)(sizeof options / sizeof *options));
+    int code = cli_parse(usage, argc, argv, options, (int)(sizeof options / sizeof *options));
+    if (code == CLI_CONTINUE) code = cli_precision(usage, a->precision_name, &a->precision);
+    return code;
 }
 
 /* ---- the input ---- */
@@ -146,7 +156,9 @@ static int forward(const attention_args *a, attention_run *run)
     options.seed = a->seed;
     vkbert_attention_weights w = cli_weights_view(&run->weights);
     if (cli_open(a->device, &run->ctx)) return CLI_EXIT_FAILURE;
-    if (vkbert_attention_create(run->ctx, run->weights.embed_dim, a->heads, &w, &run->layer))
+    vkbert_attention_config config = {a->precision};
+    if (vkbert_attention_create_ex(run->ctx, run->weights.embed_dim, a->heads, &w, &config,
+                                   &run->layer))
         return cli_api_error(run->ctx, a->weights);
     if (vkbert_attention_forward_host(run->layer, run->batch, run->seq_len, run->x.data,
                                       a->mask ? &run->mask_view : NULL, &options, run->y)) {

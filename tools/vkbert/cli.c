@@ -212,3 +212,14 @@ int cli_close(vkbert_context *ctx, int code)
     vkbert_context_destroy(ctx);
     return code;
 }
+
+int cli_precision(const char *usage, const char *name, vkbert_precision *out)
+{
+    *out = VKBERT_PRECISION_FP32;
+    if (!name || !strcmp(name, "fp32")) return CLI_CONTINUE;
+    if (!strcmp(name, "fp16")) {
+        *out = VKBERT_PRECISION_FP16;
+        return CLI_CONTINUE;
+    }
+    return cli_usage_error(usage, "--precision must be fp32 or fp16, not '%s'", name);
+}

@@ -54,6 +54,9 @@ int cli_parse(const char *usage, int argc, char **argv, const cli_option *option
 /* Prints a usage error and `usage` to stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *usage, const char *fmt, ...) CLI_PRINTF(2, 3);
 
+/* "fp32" or "fp16" (NULL: fp32) into *out; returns CLI_CONTINUE, or a usage error. */
+int cli_precision(const char *usage, const char *name, vkbert_precision *out);
+
 /* ---- messages ---- */
 
 /* Prints "vkbert: <message>" to stderr; returns CLI_EXIT_FAILURE. */

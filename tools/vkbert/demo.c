@@ -13,19 +13,22 @@
 
 static const char usage[] =
     "usage: vkbert demo [--device N] [--batch B] [--seq S] [--embed E] [--heads H]\n"
-    "                   [--iterations N]\n"
+    "                   [--iterations N] [--precision fp32|fp16]\n"
     "\n"
     "Times the attention layer on random weights and input (defaults: batch 8, seq 128,\n"
     "embed 768, heads 12, 10 timed iterations after one warm-up), then checks the output\n"
-    "against the double-precision CPU reference.\n";
+    "against the double-precision CPU reference (fp16: weights stored as fp16, checked\n"
+    "against ATTENTION.md's fp16 bound).\n";
 
-/* ATTENTION.md's fp32 bounds. */
+/* ATTENTION.md's bounds: fp32, and fp16 storage (relative L2 only). */
 #define DEMO_MAX_RELATIVE_L2 1e-5
 #define DEMO_MAX_ABS_FRACTION 1e-4
+#define DEMO_FP16_RELATIVE_L2 3e-3
 
 typedef struct demo_args {
-    const char *device;
+    const char *device, *precision_name;
     int batch, seq_len, embed_dim, heads, iterations;
+    vkbert_precision precision;
 } demo_args;
 
 typedef struct demo_data {
@@ -43,13 +46,15 @@ static int parse_args(int argc, char **argv, demo_args *a)
         {"embed", CLI_INT, &a->embed_dim, 0, 1, 65536},
         {"heads", CLI_INT, &a->heads, 0, 1, 65536},
         {"iterations", CLI_INT, &a->iterations, 0, 1, 1000000},
+        {"precision", CLI_STRING, &a->precision_name, 0, 0, 0},
     };
-    a->device = NULL;
+    a->device = NULL, a->precision_name = NULL;
     a->batch = 8, a->seq_len = 128, a->embed_dim = 768, a->heads = 12, a->iterations = 10;
     int code = cli_parse(usage, argc, argv, options, (int)(sizeof options / sizeof *options));
     if (code == CLI_CONTINUE && a->embed_dim % a->heads)
         return cli_usage_error(usage, "--heads %d does not divide --embed %d", a->heads,
                                a->embed_dim);
+    if (code == CLI_CONTINUE) code = cli_precision(usage, a->precision_name, &a->precision);
     return code;
 }
 
@@ -116,7 +121,8 @@ static int run_forwards(vkbert_context *ctx, const demo_args *a, demo_data *d)
 {
     vkbert_attention *layer = NULL;
     vkbert_attention_weights w = cli_weights_view(&d->weights);
-    if (vkbert_attention_create(ctx, a->embed_dim, a->heads, &w, &layer))
+    vkbert_attention_config config = {a->precision};
+    if (vkbert_attention_create_ex(ctx, a->embed_dim, a->heads, &w, &config, &layer))
         return cli_api_error(ctx, "cannot create the attention layer");
     int code = 0;
     for (int i = -1; i < a->iterations && !code; i++) {
@@ -151,6 +157,13 @@ static int check_output(const demo_args *a, const demo_data *d)
     ref_attention(&layer, a->batch, a->seq_len, d->x, NULL, NULL, want);
     ref_error err = ref_compare(d->y, want, n);
     free(want);
+    if (a->precision == VKBERT_PRECISION_FP16) {
+        int ok = err.relative_l2 <= DEMO_FP16_RELATIVE_L2;
+        printf("check against the float64 reference: relative L2 error %.3g (fp16 bound %g): "
+               "%s\n",
+               err.relative_l2, DEMO_FP16_RELATIVE_L2, ok ? "ok" : "FAILED");
+        return ok ? 0 : cli_error("the output is outside ATTENTION.md's fp16 bound");
+    }
     double abs_bound = DEMO_MAX_ABS_FRACTION * err.max_ref;
     int ok = err.relative_l2 <= DEMO_MAX_RELATIVE_L2 && err.max_abs <= abs_bound;
     printf("check against the float64 reference: relative L2 error %.3g (bound %g), max abs "
