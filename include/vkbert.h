@@ -107,6 +107,22 @@ VKBERT_API const char *vkbert_last_error(const vkbert_context *ctx);
 /* The device the context runs on. */
 VKBERT_API vkbert_status vkbert_context_device(const vkbert_context *ctx, vkbert_device_info *info);
 
+/* The start-up cost: milliseconds that vkbert_context_create took (instance, device, the
+ * on-disk caches), and the total spent creating compute pipelines on this context so far.
+ * Pipelines are compiled on first use and kept in a cache on disk (README, "Caches"), so the
+ * second run of a program spends much less there. Either pointer may be NULL. */
+VKBERT_API vkbert_status vkbert_context_startup_ms(const vkbert_context *ctx, double *context_ms,
+                                                   double *pipelines_ms);
+
+/* Stores tuning results for the context's device, as `vkbert tune` measures them: `json` is an
+ * object with "matmul" and "attention" arrays (README, "Tuning"). All entries are checked
+ * against the device, then the file is replaced atomically; this context and every later one
+ * on the device consult it before the built-in choices. `path` (may be NULL) receives the
+ * file's name. Fails with VKBERT_ERROR_INVALID_ARGUMENT on a bad entry, when the cache is off
+ * or when the file cannot be written. */
+VKBERT_API vkbert_status vkbert_tune_save(vkbert_context *ctx, const char *json, char *path,
+                                          size_t path_size);
+
 /* Number of validation messages so far; the text of the first is copied to `first` if given. */
 VKBERT_API uint32_t vkbert_validation_messages(const vkbert_context *ctx, char *first,
                                                size_t first_size);

@@ -1,6 +1,7 @@
 /* The public API: argument checks, status codes, messages. Internals stop here. */
 #include "nn/attention.h"
 #include "tensor.h"
+#include "tune.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -46,13 +47,17 @@ vkbert_status vkbert_context_create(const vkbert_context_options *options, vkber
 {
     if (!out) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "out is NULL");
     *out = NULL;
+    double start = vkb_now_ms();
     vkbert_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return vkb_fail_global(VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     vkbert_status status = vkb_context_init(ctx, options);
+    if (!status) vkb_tune_cache_load(ctx); /* never fails: a bad cache is ignored */
     if (!status) status = vkb_check_validation(ctx, 0);
+    ctx->startup_ms = vkb_now_ms() - start;
     if (status) {
         vkb_fail_global(status, "%s", ctx->error);
         vkb_context_release(ctx);
+        vkb_tune_cache_free(ctx);
         free(ctx);
         return status;
     }
@@ -64,7 +69,25 @@ void vkbert_context_destroy(vkbert_context *ctx)
 {
     if (!ctx) return;
     vkb_context_release(ctx);
+    vkb_tune_cache_free(ctx);
     free(ctx);
+}
+
+vkbert_status vkbert_context_startup_ms(const vkbert_context *ctx, double *context_ms,
+                                        double *pipelines_ms)
+{
+    if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    if (context_ms) *context_ms = ctx->startup_ms;
+    if (pipelines_ms) *pipelines_ms = ctx->pipeline_ms;
+    return VKBERT_OK;
+}
+
+vkbert_status vkbert_tune_save(vkbert_context *ctx, const char *json, char *path,
+                               size_t path_size)
+{
+    if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    CHECK_ARG(ctx, json, "json is NULL");
+    return vkb_tune_cache_save(ctx, json, path, path_size);
 }
 
 const char *vkbert_last_error(const vkbert_context *ctx)

@@ -50,16 +50,19 @@ static bool get_uint(const cJSON *object, const char *name, double min, double m
     return true;
 }
 
-static bool parse_matmul(const vkbert_context *ctx, const cJSON *entry, tuned_matmul *out)
+/* NULL when the entry is valid for this device, else what is wrong with it. */
+static const char *parse_matmul(const vkbert_context *ctx, const cJSON *entry, tuned_matmul *out)
 {
     static const char *const names[] = {"m", "n", "k", "batch", "wg_x", "wg_y", "tm", "tn4", "bk"};
     /* Bounds that keep every product of them far from overflow; the limits do the rest. */
     static const double max[] = {1 << 20, 1 << 20, 1 << 20, 1 << 16, 1024, 1024, 64, 64, 256};
     uint64_t v[9];
     for (int i = 0; i < 9; i++)
-        if (!get_uint(entry, names[i], i == 8 ? 0 : 1, max[i], &v[i])) return false;
+        if (!get_uint(entry, names[i], i == 8 ? 0 : 1, max[i], &v[i]))
+            return "lacks an integer member in range";
     const char *family = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entry, "family"));
-    if (!family || (strcmp(family, "simd") && strcmp(family, "gpu"))) return false;
+    if (!family || (strcmp(family, "simd") && strcmp(family, "gpu")))
+        return "has no \"family\" of \"simd\" or \"gpu\"";
     vkb_matmul_tiles t = {!strcmp(family, "simd") ? VKB_FAMILY_SIMD : VKB_FAMILY_GPU,
                           (uint32_t)v[4],
                           (uint32_t)v[5],
@@ -68,9 +71,9 @@ static bool parse_matmul(const vkbert_context *ctx, const cJSON *entry, tuned_ma
                           0,
                           0,
                           (uint32_t)v[8]};
-    if (!vkb_tune_tiles_fit(ctx, &t)) return false;
+    if (!vkb_tune_tiles_fit(ctx, &t)) return "has tiles that this device cannot run";
     *out = (tuned_matmul){t, v[0] * v[1] * v[3], (uint32_t)v[2]};
-    return true;
+    return NULL;
 }
 
 static bool parse_attention(const cJSON *entry, tuned_attention *out)
@@ -86,7 +89,7 @@ static bool parse_attention(const cJSON *entry, tuned_attention *out)
 
 static void uuid_hex(const vkbert_context *ctx, char out[2 * VK_UUID_SIZE + 1])
 {
-    for (int i = 0; i < VK_UUID_SIZE; i++)
+    for (uint32_t i = 0; i < VK_UUID_SIZE; i++)
         snprintf(out + 2 * i, 3, "%02x", ctx->props.pipelineCacheUUID[i]);
 }
 
@@ -123,44 +126,65 @@ static bool for_this_device(const vkbert_context *ctx, const cJSON *doc)
 
 /* ---- the whole document ---- */
 
-/* Fills `cache` from a document for this device. strict (saving): a bad entry is an error,
- * described in `why`; otherwise (loading) it is skipped. */
+/* The entries of "matmul"; strict (saving): a bad one is an error, described in `why`;
+ * otherwise (loading) it is skipped. */
+static bool parse_matmuls(const vkbert_context *ctx, const cJSON *array, bool strict,
+                          vkb_tune_cache *cache, char *why, size_t why_size)
+{
+    int index = 0;
+    const cJSON *entry;
+    cJSON_ArrayForEach(entry, array)
+    {
+        const char *bad = cache->matmul_count == TUNE_MAX_ENTRIES
+                              ? "is one too many"
+                              : parse_matmul(ctx, entry, &cache->matmul[cache->matmul_count]);
+        if (!bad)
+            cache->matmul_count++;
+        else if (strict) {
+            snprintf(why, why_size, "matmul entry %d %s", index, bad);
+            return false;
+        }
+        index++;
+    }
+    return true;
+}
+
+static bool parse_attentions(const cJSON *array, bool strict, vkb_tune_cache *cache, char *why,
+                             size_t why_size)
+{
+    int index = 0;
+    const cJSON *entry;
+    cJSON_ArrayForEach(entry, array)
+    {
+        bool bad = cache->attention_count == TUNE_MAX_ENTRIES ||
+                   !parse_attention(entry, &cache->attention[cache->attention_count]);
+        if (!bad)
+            cache->attention_count++;
+        else if (strict) {
+            snprintf(why, why_size,
+                     "attention entry %d lacks \"score_bytes\" or \"fused\", or is one too many",
+                     index);
+            return false;
+        }
+        index++;
+    }
+    return true;
+}
+
+/* Fills `cache` from a document for this device. */
 static bool parse_doc(const vkbert_context *ctx, const cJSON *doc, bool strict,
                       vkb_tune_cache *cache, char *why, size_t why_size)
 {
     const cJSON *matmul = cJSON_GetObjectItemCaseSensitive(doc, "matmul");
     const cJSON *attention = cJSON_GetObjectItemCaseSensitive(doc, "attention");
-    if (strict && ((matmul && !cJSON_IsArray(matmul)) || (attention && !cJSON_IsArray(attention))))
-        return snprintf(why, why_size, "\"matmul\" and \"attention\" must be arrays"), false;
-    int index = 0;
-    const cJSON *entry;
-    cJSON_ArrayForEach(entry, cJSON_IsArray(matmul) ? matmul : NULL)
-    {
-        tuned_matmul *m = &cache->matmul[cache->matmul_count];
-        if (cache->matmul_count < TUNE_MAX_ENTRIES && parse_matmul(ctx, entry, m))
-            cache->matmul_count++;
-        else if (strict)
-            return snprintf(why, why_size,
-                            "matmul entry %d is malformed, one too many (at most %d), or its "
-                            "tiles do not fit this device",
-                            index, TUNE_MAX_ENTRIES),
-                   false;
-        index++;
+    if (strict && ((matmul && !cJSON_IsArray(matmul)) || (attention && !cJSON_IsArray(attention)))) {
+        snprintf(why, why_size, "\"matmul\" and \"attention\" must be arrays");
+        return false;
     }
-    index = 0;
-    cJSON_ArrayForEach(entry, cJSON_IsArray(attention) ? attention : NULL)
-    {
-        tuned_attention *a = &cache->attention[cache->attention_count];
-        if (cache->attention_count < TUNE_MAX_ENTRIES && parse_attention(entry, a))
-            cache->attention_count++;
-        else if (strict)
-            return snprintf(why, why_size,
-                            "attention entry %d is malformed or one too many (at most %d)", index,
-                            TUNE_MAX_ENTRIES),
-                   false;
-        index++;
-    }
-    return true;
+    return parse_matmuls(ctx, cJSON_IsArray(matmul) ? matmul : NULL, strict, cache, why,
+                         why_size) &&
+           parse_attentions(cJSON_IsArray(attention) ? attention : NULL, strict, cache, why,
+                            why_size);
 }
 
 void vkb_tune_cache_free(vkbert_context *ctx)

@@ -56,7 +56,7 @@ bool vkb_cache_path(const vkbert_context *ctx, vkb_cache_kind kind, char *out, s
     char dir[CACHE_PATH_MAX], uuid[2 * VK_UUID_SIZE + 1];
     if (!vkb_cache_dir(dir, sizeof dir)) return false;
     const VkPhysicalDeviceProperties *p = &ctx->props;
-    for (int i = 0; i < VK_UUID_SIZE; i++)
+    for (uint32_t i = 0; i < VK_UUID_SIZE; i++)
         snprintf(uuid + 2 * i, 3, "%02x", p->pipelineCacheUUID[i]);
     /* The tuning results also depend on the driver's version: a new compiler can move the
      * best tile. The pipeline data carries its own check of that in its UUID. */

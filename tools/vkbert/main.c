@@ -6,6 +6,8 @@
 
 /* tools/vkbert/bench.c */
 int cli_bench(int argc, char **argv);
+/* tools/vkbert/tune.c */
+int cli_tune(int argc, char **argv);
 
 typedef struct command {
     const char *name, *summary;
@@ -19,6 +21,8 @@ static const command commands[] = {
     {"demo", "time the attention layer on random data and check it against the reference",
      cli_demo},
     {"bench", "measure the device's peaks and time matmul and attention cases", cli_bench},
+    {"tune", "find this device's fastest matmul tiles and attention path, and cache them",
+     cli_tune},
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof *commands)
