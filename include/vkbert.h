@@ -59,6 +59,7 @@ typedef struct vkbert_device_info {
     char name[256];
     char driver[256]; /* driver name and version string */
     vkbert_device_type type;
+    uint32_t vendor_id, device_id; /* PCI ids, as Vulkan reports them */
     uint32_t api_version;        /* VK_MAKE_API_VERSION packed */
     uint64_t device_local_bytes; /* size of the largest device-local heap */
     uint32_t subgroup_size;

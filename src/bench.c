@@ -331,9 +331,9 @@ static vkbert_status matmul_runs(vkbert_context *ctx, matmul_bench *b, int runs,
 static void describe_matmul(const vkbert_context *ctx, const vkb_matmul_desc *d,
                             const matmul_bench *b, char *out, size_t size)
 {
-    vkb_matmul_tiles t = vkb_tune_matmul(ctx, d->m, d->n, d->k, b->a.size / 16, b->w.size / 16);
-    snprintf(out, size, "%s wg %ux%u tile %ux%u", vkb_family_name(t.family), t.wg_x, t.wg_y, t.tm,
-             t.tn4 * 4);
+    vkb_matmul_tiles t =
+        vkb_tune_matmul_batched(ctx, d->m, d->n, d->k, d->batch, b->a.size / 16, b->w.size / 16);
+    vkb_matmul_describe(&t, out, size);
 }
 
 static void fill_times(vkbert_bench_result *r, double *gpu, double *wall, uint32_t runs)

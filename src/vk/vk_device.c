@@ -202,6 +202,8 @@ void vkb_describe_device(VkPhysicalDevice device, vkbert_device_info *info)
     snprintf(info->name, sizeof info->name, "%s", p->deviceName);
     info->type = device_type(p->deviceType);
     info->api_version = p->apiVersion;
+    info->vendor_id = p->vendorID;
+    info->device_id = p->deviceID;
     info->subgroup_size = subgroup.subgroupSize;
     info->shared_memory_bytes = p->limits.maxComputeSharedMemorySize;
     info->max_storage_buffer_range = p->limits.maxStorageBufferRange;

@@ -347,6 +347,7 @@ static cJSON *json_device(const vkbert_device_info *d)
     cJSON *device = cJSON_CreateObject();
     cJSON_AddStringToObject(device, "name", d->name);
     cJSON_AddStringToObject(device, "type", vkbert_device_type_name(d->type));
+    cJSON_AddNumberToObject(device, "vendor_id", d->vendor_id);
     cJSON_AddStringToObject(device, "driver", d->driver);
     cJSON_AddStringToObject(device, "api_version", version);
     return device;

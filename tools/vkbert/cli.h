@@ -24,6 +24,8 @@
 int cli_devices(int argc, char **argv);
 int cli_attention(int argc, char **argv);
 int cli_demo(int argc, char **argv);
+int cli_bench(int argc, char **argv);
+int cli_tune(int argc, char **argv);
 
 /* ---- options ---- */
 

@@ -4,11 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* tools/vkbert/bench.c */
-int cli_bench(int argc, char **argv);
-/* tools/vkbert/tune.c */
-int cli_tune(int argc, char **argv);
-
 typedef struct command {
     const char *name, *summary;
     int (*run)(int argc, char **argv);
