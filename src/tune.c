@@ -153,8 +153,7 @@ bool vkb_tune_tiles_fit(const vkbert_context *ctx, vkb_matmul_tiles *t)
 /* Each family's starting tiles, before the problem shrinks them. The simd family reads
  * through texel views, which have a cap of their own: past it, the gpu family's kernel without
  * shared memory, on storage buffers, which have none. */
-static vkb_matmul_tiles base_tiles(const vkbert_context *ctx, uint64_t a_texels,
-                                   uint64_t b_texels)
+static vkb_matmul_tiles base_tiles(const vkbert_context *ctx, uint64_t a_texels, uint64_t b_texels)
 {
     if (vkb_tune_family(ctx) == VKB_FAMILY_GPU)
         return (vkb_matmul_tiles){VKB_FAMILY_GPU, 16, 8, 4, 1, 0, 0, 0};
@@ -192,8 +191,7 @@ vkb_matmul_tiles vkb_tune_matmul_batched(const vkbert_context *ctx, uint32_t m, 
     vkb_matmul_tiles t = base_tiles(ctx, a_texels, b_texels), chosen;
     const char *fallback = getenv("VKBERT_MATMUL_FALLBACK");
     /* Not for the simd family's storage-buffer fallback, which has no shared-memory tiles. */
-    bool shared =
-        vkb_tune_family(ctx) == VKB_FAMILY_GPU && !(fallback && !strcmp(fallback, "1"));
+    bool shared = vkb_tune_family(ctx) == VKB_FAMILY_GPU && !(fallback && !strcmp(fallback, "1"));
     if (tiles_from_env(ctx, t, shared, &chosen)) return chosen;
 
     /* What `vkbert tune` measured on this device comes before the table; it measured the

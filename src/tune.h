@@ -59,10 +59,11 @@ bool vkb_tune_tiles_fit(const vkbert_context *ctx, vkb_matmul_tiles *t);
  *    "device": {"name", "vendor_id", "device_id", "driver_version", "uuid"},
  *    "matmul": [{"family": "simd"|"gpu", "m", "n", "k", "batch",
  *                "wg_x", "wg_y", "tm", "tn4", "bk"}, ...],
- *    "attention": [{"score_bytes", "fused": true|false}, ...]}
+ *    "attention": [{"family", "score_bytes", "fused": true|false}, ...]}
  * Other members (timings, shape names) are for people and ignored. A file that does not parse,
  * has another version or was written for another device is ignored whole; an entry that is
- * malformed or exceeds the device's limits is ignored alone. */
+ * malformed or exceeds the device's limits is ignored alone. Entries apply to their family
+ * only. */
 typedef struct vkb_tune_cache vkb_tune_cache;
 
 /* Reads this device's tuning cache into ctx->tune (NULL when there is none or it is invalid). */
@@ -72,10 +73,12 @@ void vkb_tune_cache_free(vkbert_context *ctx);
  * the entry's outputs (m * n * batch) and a depth within 4x of its k. false: none applies. */
 bool vkb_tune_cache_matmul(const vkbert_context *ctx, vkb_family family, uint32_t m, uint32_t n,
                            uint32_t k, uint32_t batch, vkb_matmul_tiles *out);
-/* 1 fused, 0 unfused, as measured for the nearest size of scores within 4x; -1: unknown. */
+/* 1 fused, 0 unfused, as measured for the device's family (vkb_tune_family) at the nearest
+ * size of scores within 4x; -1: unknown. */
 int vkb_tune_cache_fused(const vkbert_context *ctx, uint64_t score_bytes);
-/* Checks `json` (the matmul and attention arrays above), adds the version and the device,
- * writes it to this device's file and makes it ctx's tuning cache. `path` may be NULL. */
+/* Checks `json` (the matmul and attention arrays above), adds the version and the device and
+ * the file's entries of any family `json` does not mention, writes it to this device's file
+ * and makes it ctx's tuning cache. `path` may be NULL. */
 vkbert_status vkb_tune_cache_save(vkbert_context *ctx, const char *json, char *path,
                                   size_t path_size);
 

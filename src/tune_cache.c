@@ -26,6 +26,7 @@ typedef struct tuned_matmul {
 } tuned_matmul;
 
 typedef struct tuned_attention {
+    vkb_family family; /* the fused kernel and the unfused path differ per family */
     uint64_t score_bytes;
     bool fused;
 } tuned_attention;
@@ -39,8 +40,7 @@ struct vkb_tune_cache {
 /* ---- reading entries ---- */
 
 /* An integer member within [min, max]. */
-static bool get_uint(const cJSON *object, const char *name, double min, double max,
-                     uint64_t *out)
+static bool get_uint(const cJSON *object, const char *name, double min, double max, uint64_t *out)
 {
     const cJSON *item = cJSON_GetObjectItemCaseSensitive(object, name);
     if (!cJSON_IsNumber(item)) return false;
@@ -48,6 +48,18 @@ static bool get_uint(const cJSON *object, const char *name, double min, double m
     if (!(v >= min && v <= max) || v != floor(v)) return false;
     *out = (uint64_t)v;
     return true;
+}
+
+/* The entry's "family": 0 simd, 1 gpu, -1 neither. */
+static int family_of(const cJSON *entry)
+{
+    const char *family = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entry, "family"));
+    return !family ? -1 : !strcmp(family, "simd") ? 0 : !strcmp(family, "gpu") ? 1 : -1;
+}
+
+static vkb_family family_from(int index)
+{
+    return index == 0 ? VKB_FAMILY_SIMD : VKB_FAMILY_GPU;
 }
 
 /* NULL when the entry is valid for this device, else what is wrong with it. */
@@ -60,17 +72,11 @@ static const char *parse_matmul(const vkbert_context *ctx, const cJSON *entry, t
     for (int i = 0; i < 9; i++)
         if (!get_uint(entry, names[i], i == 8 ? 0 : 1, max[i], &v[i]))
             return "lacks an integer member in range";
-    const char *family = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(entry, "family"));
-    if (!family || (strcmp(family, "simd") && strcmp(family, "gpu")))
-        return "has no \"family\" of \"simd\" or \"gpu\"";
-    vkb_matmul_tiles t = {!strcmp(family, "simd") ? VKB_FAMILY_SIMD : VKB_FAMILY_GPU,
-                          (uint32_t)v[4],
-                          (uint32_t)v[5],
-                          (uint32_t)v[6],
-                          (uint32_t)v[7],
-                          0,
-                          0,
-                          (uint32_t)v[8]};
+    int family = family_of(entry);
+    if (family < 0) return "has no \"family\" of \"simd\" or \"gpu\"";
+    vkb_matmul_tiles t = {
+        family_from(family), (uint32_t)v[4], (uint32_t)v[5], (uint32_t)v[6], (uint32_t)v[7], 0, 0,
+        (uint32_t)v[8]};
     if (!vkb_tune_tiles_fit(ctx, &t)) return "has tiles that this device cannot run";
     *out = (tuned_matmul){t, v[0] * v[1] * v[3], (uint32_t)v[2]};
     return NULL;
@@ -79,8 +85,11 @@ static const char *parse_matmul(const vkbert_context *ctx, const cJSON *entry, t
 static bool parse_attention(const cJSON *entry, tuned_attention *out)
 {
     const cJSON *fused = cJSON_GetObjectItemCaseSensitive(entry, "fused");
-    if (!cJSON_IsBool(fused) || !get_uint(entry, "score_bytes", 1, 0x1p53, &out->score_bytes))
+    int family = family_of(entry);
+    if (!cJSON_IsBool(fused) || family < 0 ||
+        !get_uint(entry, "score_bytes", 1, 0x1p53, &out->score_bytes))
         return false;
+    out->family = family_from(family);
     out->fused = cJSON_IsTrue(fused);
     return true;
 }
@@ -162,7 +171,8 @@ static bool parse_attentions(const cJSON *array, bool strict, vkb_tune_cache *ca
             cache->attention_count++;
         else if (strict) {
             snprintf(why, why_size,
-                     "attention entry %d lacks \"score_bytes\" or \"fused\", or is one too many",
+                     "attention entry %d lacks \"family\", \"score_bytes\" or \"fused\", "
+                     "or is one too many",
                      index);
             return false;
         }
@@ -177,7 +187,8 @@ static bool parse_doc(const vkbert_context *ctx, const cJSON *doc, bool strict,
 {
     const cJSON *matmul = cJSON_GetObjectItemCaseSensitive(doc, "matmul");
     const cJSON *attention = cJSON_GetObjectItemCaseSensitive(doc, "attention");
-    if (strict && ((matmul && !cJSON_IsArray(matmul)) || (attention && !cJSON_IsArray(attention)))) {
+    if (strict &&
+        ((matmul && !cJSON_IsArray(matmul)) || (attention && !cJSON_IsArray(attention)))) {
         snprintf(why, why_size, "\"matmul\" and \"attention\" must be arrays");
         return false;
     }
@@ -230,8 +241,8 @@ bool vkb_tune_cache_matmul(const vkbert_context *ctx, vkb_family family, uint32_
     for (uint32_t i = 0; cache && i < cache->matmul_count; i++) {
         const tuned_matmul *e = &cache->matmul[i];
         vkb_matmul_tiles t = e->tiles;
-        if (t.family != family || 2 * outputs < (double)e->outputs ||
-            log2_ratio(k, e->k) > 2.0 || !vkb_tune_tiles_fit(ctx, &t))
+        if (t.family != family || 2 * outputs < (double)e->outputs || log2_ratio(k, e->k) > 2.0 ||
+            !vkb_tune_tiles_fit(ctx, &t))
             continue; /* limits are checked again: a caller may have lowered them */
         double distance = log2_ratio(outputs, (double)e->outputs) + log2_ratio(k, e->k);
         if (distance < best) best = distance, *out = t;
@@ -242,11 +253,13 @@ bool vkb_tune_cache_matmul(const vkbert_context *ctx, vkb_family family, uint32_
 int vkb_tune_cache_fused(const vkbert_context *ctx, uint64_t score_bytes)
 {
     const vkb_tune_cache *cache = ctx->tune;
+    vkb_family family = vkb_tune_family(ctx);
     double best = 2.0; /* 4x either way at most: beyond that the crossover is unknown */
     int fused = -1;
     for (uint32_t i = 0; cache && score_bytes && i < cache->attention_count; i++) {
-        double distance = log2_ratio((double)score_bytes, (double)cache->attention[i].score_bytes);
-        if (distance <= best) best = distance, fused = cache->attention[i].fused;
+        const tuned_attention *e = &cache->attention[i];
+        double distance = log2_ratio((double)score_bytes, (double)e->score_bytes);
+        if (e->family == family && distance <= best) best = distance, fused = e->fused;
     }
     return fused;
 }
@@ -272,6 +285,52 @@ static cJSON *stamped(const vkbert_context *ctx, cJSON *results)
     return doc;
 }
 
+/* Whether a matmul or attention entry would be loaded on this device. */
+static bool valid_entry(const vkbert_context *ctx, const cJSON *entry, bool matmul)
+{
+    tuned_matmul m;
+    tuned_attention a;
+    return matmul ? !parse_matmul(ctx, entry, &m) : parse_attention(entry, &a);
+}
+
+static cJSON *array_in(const cJSON *object, const char *name)
+{
+    cJSON *array = cJSON_GetObjectItemCaseSensitive(object, name);
+    return cJSON_IsArray(array) ? array : NULL;
+}
+
+/* `vkbert tune` measures one family (VKBERT_KERNELS can force the other): the valid entries
+ * of the file for a family the new results do not mention are kept. */
+static void keep_other_families(const vkbert_context *ctx, const char *file, cJSON *doc)
+{
+    static const char *const arrays[] = {"matmul", "attention"};
+    bool mentioned[2] = {false, false};
+    const cJSON *entry;
+    for (int a = 0; a < 2; a++)
+        cJSON_ArrayForEach(entry, array_in(doc, arrays[a]))
+        {
+            int family = family_of(entry);
+            if (family >= 0) mentioned[family] = true;
+        }
+    size_t size = 0;
+    char *text = vkb_cache_read(file, TUNE_FILE_MAX, &size);
+    cJSON *old = text ? cJSON_ParseWithLength(text, size) : NULL;
+    free(text);
+    bool usable = old && for_this_device(ctx, old);
+    for (int a = 0; a < 2 && usable; a++) {
+        cJSON *to = cJSON_GetObjectItemCaseSensitive(doc, arrays[a]);
+        if (!to) to = cJSON_AddArrayToObject(doc, arrays[a]);
+        if (!cJSON_IsArray(to)) continue; /* the check of the results will say so */
+        cJSON_ArrayForEach(entry, array_in(old, arrays[a]))
+        {
+            int family = family_of(entry);
+            if (family >= 0 && !mentioned[family] && valid_entry(ctx, entry, a == 0))
+                cJSON_AddItemToArray(to, cJSON_Duplicate(entry, true));
+        }
+    }
+    cJSON_Delete(old);
+}
+
 static vkbert_status write_doc(vkbert_context *ctx, const cJSON *doc, const char *file)
 {
     char *text = cJSON_Print(doc);
@@ -295,11 +354,12 @@ vkbert_status vkb_tune_cache_save(vkbert_context *ctx, const char *json, char *p
     cJSON *results = cJSON_Parse(json);
     if (!cJSON_IsObject(results)) {
         cJSON_Delete(results);
-        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "the tuning results are not a JSON "
-                                                            "object");
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "the tuning results are not a JSON object");
     }
     cJSON *doc = stamped(ctx, results);
     cJSON_Delete(results);
+    if (doc) keep_other_families(ctx, file, doc);
     vkb_tune_cache *cache = doc ? calloc(1, sizeof *cache) : NULL;
     vkbert_status status = VKBERT_OK;
     if (!cache)

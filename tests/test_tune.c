@@ -155,6 +155,14 @@ Test(pipeline_cache, corrupt_file_ignored_and_replaced)
     data[size - 25] ^= 0x40;
     ignored_then_replaced(path, data, size);
     free(data);
+    /* A whole file with bytes after it: its header still matches, its trailer no longer ends
+     * the file (lavapipe writes no more than the header, so only this reaches the trailer). */
+    data = read_file(path, &size);
+    uint8_t *longer = calloc(size + 100, 1);
+    memcpy(longer, data, size);
+    ignored_then_replaced(path, longer, size + 100);
+    free(longer);
+    free(data);
     ignored_then_replaced(path, "", 0);
 }
 
@@ -265,7 +273,8 @@ static const char tuned[] =
     " \"wg_x\": 4, \"wg_y\": 8, \"tm\": 8, \"tn4\": 2, \"bk\": 0, \"ms\": 1.5},"
     " {\"family\": \"gpu\", \"m\": 1024, \"n\": 768, \"k\": 768, \"batch\": 1,"
     " \"wg_x\": 8, \"wg_y\": 8, \"tm\": 4, \"tn4\": 1, \"bk\": 8}],"
-    " \"attention\": [{\"batch\": 8, \"seq\": 128, \"score_bytes\": 6291456, \"fused\": false}]}";
+    " \"attention\": [{\"family\": \"simd\", \"batch\": 8, \"seq\": 128,"
+    " \"score_bytes\": 6291456, \"fused\": false}]}";
 
 static vkb_matmul_tiles tiles(const vkbert_context *ctx, uint32_t m, uint32_t n, uint32_t k,
                               uint32_t batch)
@@ -281,8 +290,7 @@ static void assert_tiles(vkb_matmul_tiles t, const char *want)
 }
 
 /* What the table chooses without the cache. */
-static void assert_builtin(vkbert_context *ctx, uint32_t m, uint32_t n, uint32_t k,
-                           uint32_t batch)
+static void assert_builtin(vkbert_context *ctx, uint32_t m, uint32_t n, uint32_t k, uint32_t batch)
 {
     vkb_tune_cache *cache = ctx->tune;
     ctx->tune = NULL;
@@ -291,7 +299,8 @@ static void assert_builtin(vkbert_context *ctx, uint32_t m, uint32_t n, uint32_t
     vkb_matmul_describe(&t, want, sizeof want);
     ctx->tune = cache;
     assert_tiles(tiles(ctx, m, n, k, batch), want);
-    cr_assert(strcmp(want, "simd wg 4x8 tile 8x8") && strcmp(want, "gpu smem 32x32x8 wg 8x8 tile 4x4"),
+    cr_assert(strcmp(want, "simd wg 4x8 tile 8x8") &&
+                  strcmp(want, "gpu smem 32x32x8 wg 8x8 tile 4x4"),
               "the test's tiles must differ from the table's");
 }
 
@@ -341,6 +350,28 @@ Test(tune_cache, attention_path_from_the_cache)
     setenv("VKBERT_ATTENTION", "fused", 1);
     cr_assert(vkb_tune_attention_fused(ctx, 6291456), "the override wins over the cache");
     unsetenv("VKBERT_ATTENTION");
+    setenv("VKBERT_KERNELS", "gpu", 1);
+    cr_assert(vkb_tune_attention_fused(ctx, 6291456), "measured for the simd family only");
+    test_context_done(ctx);
+}
+
+/* Tuning one family keeps what was measured for the other (VKBERT_KERNELS forces either). */
+Test(tune_cache, other_family_kept)
+{
+    vkbert_context *ctx = tuned_context();
+    const char *gpu_only =
+        "{\"matmul\": [{\"family\": \"gpu\", \"m\": 1024, \"n\": 768, \"k\": 768, \"batch\": 1,"
+        " \"wg_x\": 16, \"wg_y\": 8, \"tm\": 8, \"tn4\": 1, \"bk\": 16}]}";
+    TEST_OK(vkbert_tune_save(ctx, gpu_only, NULL, 0));
+    TEST_OK(vkbert_tune_save(ctx, "{}", NULL, 0)); /* nothing new: everything kept */
+    test_context_done(ctx);
+    ctx = test_context(0);
+    setenv("VKBERT_KERNELS", "gpu", 1);
+    assert_tiles(tiles(ctx, 1024, 768, 768, 1), "gpu smem 64x64x16 wg 16x8 tile 8x4");
+    cr_assert(vkb_tune_attention_fused(ctx, 6291456), "no gpu attention entry was saved");
+    setenv("VKBERT_KERNELS", "simd", 1);
+    assert_tiles(tiles(ctx, 1024, 768, 768, 1), "simd wg 4x8 tile 8x8");
+    cr_assert_not(vkb_tune_attention_fused(ctx, 6291456), "the simd entry was lost");
     test_context_done(ctx);
 }
 

@@ -61,9 +61,9 @@ bool vkb_cache_path(const vkbert_context *ctx, vkb_cache_kind kind, char *out, s
     /* The tuning results also depend on the driver's version: a new compiler can move the
      * best tile. The pipeline data carries its own check of that in its UUID. */
     if (kind == VKB_CACHE_PIPELINES)
-        return fits(snprintf(out, size, "%s/pipelines-%x-%x-%s.bin", dir, p->vendorID, p->deviceID,
-                             uuid),
-                    size);
+        return fits(
+            snprintf(out, size, "%s/pipelines-%x-%x-%s.bin", dir, p->vendorID, p->deviceID, uuid),
+            size);
     return fits(snprintf(out, size, "%s/tune-%x-%x-%x-%s.json", dir, p->vendorID, p->deviceID,
                          p->driverVersion, uuid),
                 size);
@@ -86,8 +86,8 @@ void *vkb_cache_read(const char *path, size_t max, size_t *size)
     if (fd < 0) return NULL;
     struct stat st;
     uint8_t *data = NULL;
-    bool ok = !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0 &&
-              (uint64_t)st.st_size <= max;
+    bool ok =
+        !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size <= max;
     if (ok) data = malloc((size_t)st.st_size + 1);
     if (data && !read_all(fd, data, (size_t)st.st_size)) {
         free(data);
@@ -243,8 +243,8 @@ void vkb_pipeline_cache_save(vkbert_context *ctx)
     if (!data) return;
     result = vkGetPipelineCacheData(ctx->device, ctx->pipeline_cache, &size, data);
     /* Data that only repeats what was loaded is not written again. */
-    bool unchanged = size == ctx->pipeline_cache_loaded &&
-                     checksum(data, size) == ctx->pipeline_cache_checksum;
+    bool unchanged =
+        size == ctx->pipeline_cache_loaded && checksum(data, size) == ctx->pipeline_cache_checksum;
     if (result == VK_SUCCESS && !unchanged && header_matches(ctx, data, size)) {
         memcpy(data + size, TRAILER_MAGIC, sizeof TRAILER_MAGIC);
         write_le(data + size + 8, size, 8);

@@ -59,11 +59,11 @@ static const product products[] = {
  * src/ops/matmul.c), tried at the built-in workgroup; then the best of them with these
  * workgroups, which are free. */
 static const int simd_registers[][2] = {{16, 3}, {16, 2}, {8, 3}, {8, 2}, {8, 1}, {4, 2}, {4, 1}};
-static const int simd_workgroups[][2] = {{8, 4}, {8, 2}, {8, 8}, {16, 2},
+static const int simd_workgroups[][2] = {{8, 4},  {8, 2}, {8, 8}, {16, 2},
                                          {16, 4}, {4, 4}, {4, 8}, {8, 1}};
 /* The gpu family's shared-memory tiles (the table in src/tune.c), each with these depths. */
-static const tiles gpu_tiles[] = {{16, 16, 8, 2, 0}, {16, 16, 4, 1, 0}, {16, 8, 8, 1, 0},
-                                  {8, 8, 4, 1, 0}};
+static const tiles gpu_tiles[] = {
+    {16, 16, 8, 2, 0}, {16, 16, 4, 1, 0}, {16, 8, 8, 1, 0}, {8, 8, 4, 1, 0}};
 static const int gpu_depths[] = {16, 8, 32};
 
 typedef struct attention_shape {
@@ -115,8 +115,7 @@ static void print_time(const char *what, double ms, const product *p)
 }
 
 /* The median GPU time with the tiles forced, or -1 (said why) when it could not run. */
-static double time_tiles(vkbert_context *ctx, const product *p, const tiles *t, int simd,
-                         int runs)
+static double time_tiles(vkbert_context *ctx, const product *p, const tiles *t, int simd, int runs)
 {
     char value[64], what[96];
     snprintf(value, sizeof value, "%d,%d,%d,%d,%d", t->wg_x, t->wg_y, t->tm, t->tn4, t->bk);
@@ -125,6 +124,10 @@ static double time_tiles(vkbert_context *ctx, const product *p, const tiles *t, 
     vkbert_bench_result r;
     if (vkbert_bench_matmul(ctx, p->m, p->n, p->k, runs, &r)) {
         printf("  %-40s skipped: %s\n", what, vkbert_last_error(ctx));
+        return -1.0;
+    }
+    if (strstr(r.config, "fallback")) { /* the library found the tile beyond the limits */
+        printf("  %-40s skipped: ran as %s\n", what, r.config);
         return -1.0;
     }
     print_time(what, r.gpu_median_ms, p);
@@ -219,8 +222,8 @@ static cJSON *matmul_entry(const product *p, const trial *best, int simd, double
     cJSON_AddStringToObject(e, "product", p->name);
     cJSON_AddStringToObject(e, "family", simd ? "simd" : "gpu");
     const char *names[] = {"m", "n", "k", "batch", "wg_x", "wg_y", "tm", "tn4", "bk"};
-    int values[] = {p->m, p->n, p->k, 1, best->t.wg_x, best->t.wg_y, best->t.tm, best->t.tn4,
-                    best->t.bk};
+    int values[] = {p->m,         p->n,       p->k,        1,         best->t.wg_x,
+                    best->t.wg_y, best->t.tm, best->t.tn4, best->t.bk};
     for (size_t i = 0; i < COUNT(names); i++)
         cJSON_AddNumberToObject(e, names[i], values[i]);
     cJSON_AddStringToObject(e, "config", what);
@@ -244,8 +247,9 @@ static double time_current(vkbert_context *ctx, const product *p, const tune_arg
     return r.gpu_median_ms;
 }
 
-static int tune_product(const tune_args *a, const product *p, const saved_env *env,
-                        cJSON *entries)
+/* Sweeps one product; *simd says which family the device uses. */
+static int tune_product(const tune_args *a, const product *p, const saved_env *env, cJSON *entries,
+                        int *simd_out)
 {
     vkbert_context *ctx;
     if (open_context(a, &ctx)) return CLI_EXIT_FAILURE;
@@ -254,6 +258,7 @@ static int tune_product(const tune_args *a, const product *p, const saved_env *e
     printf("\nmatmul %dx%dx%d (%s)\n", p->m, p->n, p->k, p->name);
     int simd = 0;
     double current = time_current(ctx, p, a, env, &simd);
+    *simd_out = simd;
     if (current < 0.0) {
         cli_api_error(ctx, "the current choice does not run");
         return cli_close(ctx, CLI_EXIT_FAILURE);
@@ -280,8 +285,7 @@ static int tune_product(const tune_args *a, const product *p, const saved_env *e
 
 /* ---- attention: fused against unfused ---- */
 
-static double time_path(vkbert_context *ctx, const attention_shape *s, const char *path,
-                        int runs)
+static double time_path(vkbert_context *ctx, const attention_shape *s, const char *path, int runs)
 {
     setenv("VKBERT_ATTENTION", path, 1);
     vkbert_bench_result r;
@@ -301,7 +305,7 @@ static uint64_t score_bytes(const attention_shape *s)
 }
 
 static void tune_shape(vkbert_context *ctx, const vkbert_device_info *d, const tune_args *a,
-                       const attention_shape *s, cJSON *entries)
+                       const attention_shape *s, int simd, cJSON *entries)
 {
     uint64_t bytes = score_bytes(s);
     if (bytes > d->max_storage_buffer_range || bytes > d->device_local_bytes / 4) {
@@ -316,6 +320,7 @@ static void tune_shape(vkbert_context *ctx, const vkbert_device_info *d, const t
     printf("  b%-3d s%-5d fused %9.3f ms   unfused %9.3f ms   -> %s (%.2fx)\n", s->batch, s->seq,
            fused, unfused, wins ? "fused" : "unfused", wins ? unfused / fused : fused / unfused);
     cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "family", simd ? "simd" : "gpu");
     const char *names[] = {"batch", "seq", "embed", "heads"};
     int values[] = {s->batch, s->seq, EMBED, HEADS};
     for (size_t i = 0; i < COUNT(names); i++)
@@ -329,23 +334,24 @@ static void tune_shape(vkbert_context *ctx, const vkbert_device_info *d, const t
 
 /* ---- storing ---- */
 
-static int save(vkbert_context *ctx, cJSON *results, int final)
+/* Stores the results; the file keeps the entries of a family they do not mention. */
+static int save(vkbert_context *ctx, const cJSON *results, const char *done)
 {
     char *text = cJSON_PrintUnformatted(results), path[4096];
     if (!text) return cli_error("out of host memory");
     vkbert_status status = vkbert_tune_save(ctx, text, path, sizeof path);
     cJSON_free(text);
     if (status) return cli_api_error(ctx, "cannot store the tuning results");
-    if (final) printf("\nwrote %s\n", path);
+    if (done) printf("%s %s\n", done, path);
     return 0;
 }
 
 /* The matmul picks are stored first, so that the attention layers timed next use them. */
-static int tune_attention(const tune_args *a, const saved_env *env, cJSON *results)
+static int tune_attention(const tune_args *a, const saved_env *env, int simd, cJSON *results)
 {
     vkbert_context *ctx;
     if (open_context(a, &ctx)) return CLI_EXIT_FAILURE;
-    if (save(ctx, results, 0)) return cli_close(ctx, CLI_EXIT_FAILURE);
+    if (save(ctx, results, NULL)) return cli_close(ctx, CLI_EXIT_FAILURE);
     vkbert_device_info d;
     vkbert_context_device(ctx, &d);
     printf("\nattention E %d, %d heads, GPU time of the whole layer\n", EMBED, HEADS);
@@ -355,9 +361,9 @@ static int tune_attention(const tune_args *a, const saved_env *env, cJSON *resul
     cJSON *entries = cJSON_AddArrayToObject(results, "attention");
     for (size_t i = 0; i < COUNT(attention_shapes); i++)
         if (!a->quick || attention_shapes[i].quick)
-            tune_shape(ctx, &d, a, &attention_shapes[i], entries);
+            tune_shape(ctx, &d, a, &attention_shapes[i], simd, entries);
     put_back("VKBERT_ATTENTION", env->attention);
-    int code = save(ctx, results, 1);
+    int code = save(ctx, results, "\nwrote");
     return cli_close(ctx, code ? CLI_EXIT_FAILURE : CLI_EXIT_OK);
 }
 
@@ -371,7 +377,12 @@ static int print_header(const tune_args *a)
     vkbert_context_startup_ms(ctx, &context_ms, NULL);
     printf("device: %s (%s)\ndriver: %s\n", d.name, vkbert_device_type_name(d.type), d.driver);
     printf("context created in %.1f ms; GPU times are medians of %d runs\n", context_ms, a->runs);
-    return cli_close(ctx, CLI_EXIT_OK);
+    /* Storing nothing new keeps what the file has: a check, before minutes of sweeping, that
+     * the results can be stored at all. */
+    cJSON *nothing = cJSON_CreateObject();
+    int code = nothing ? save(ctx, nothing, "results go to") : cli_error("out of host memory");
+    cJSON_Delete(nothing);
+    return cli_close(ctx, code ? CLI_EXIT_FAILURE : CLI_EXIT_OK);
 }
 
 int cli_tune(int argc, char **argv)
@@ -388,9 +399,11 @@ int cli_tune(int argc, char **argv)
     cJSON *results = cJSON_CreateObject();
     cJSON *matmul = cJSON_AddArrayToObject(results, "matmul");
     code = matmul ? print_header(&a) : cli_error("out of host memory");
+    int simd = 0;
     for (size_t i = 0; i < COUNT(products) && !code; i++)
-        if (!a.quick || products[i].quick) code = tune_product(&a, &products[i], &env, matmul);
-    if (!code) code = tune_attention(&a, &env, results);
+        if (!a.quick || products[i].quick)
+            code = tune_product(&a, &products[i], &env, matmul, &simd);
+    if (!code) code = tune_attention(&a, &env, simd, results);
     put_back("VKBERT_MATMUL_TILES", env.tiles);
     put_back("VKBERT_ATTENTION", env.attention);
     cJSON_Delete(results);
