@@ -262,13 +262,16 @@ typedef struct vkbert_bench_result {
     char config[256];                                /* the kernel family and tiles chosen */
 } vkbert_bench_result;
 
-/* Times C[M,N] = A[M,K] * W[N,K]^T + bias on random data: `runs` timed passes after a
- * warm-up. Needs a context made with timestamps. */
-VKBERT_API vkbert_status vkbert_bench_matmul(vkbert_context *ctx, int m, int n, int k, int runs,
+/* Times C[M,N] = A[M,K] * W[N,K]^T + bias on random data (W in fp16 with
+ * VKBERT_PRECISION_FP16): `runs` timed passes after a warm-up. Needs a context made with
+ * timestamps. */
+VKBERT_API vkbert_status vkbert_bench_matmul(vkbert_context *ctx, int m, int n, int k,
+                                             vkbert_precision precision, int runs,
                                              vkbert_bench_result *result);
 /* Times one attention layer (random weights, no mask) on device tensors. */
 VKBERT_API vkbert_status vkbert_bench_attention(vkbert_context *ctx, int batch, int seq_len,
-                                                int embed_dim, int num_heads, int runs,
+                                                int embed_dim, int num_heads,
+                                                vkbert_precision precision, int runs,
                                                 vkbert_bench_result *result);
 
 /* Bytes of device memory the context has allocated, and of those in use by live objects. */

@@ -7,6 +7,7 @@
 #include "nn/attention.h"
 #include "ops/ops.h"
 #include "ops/peak.h"
+#include "io/half.h"
 #include "tensor.h"
 #include "tune.h"
 
@@ -301,10 +302,30 @@ static vkbert_status random_buffer(vkbert_context *ctx, uint64_t count, uint64_t
     return status;
 }
 
+/* Weights of `count` random values, stored as fp32 or fp16. */
+static vkbert_status random_weights(vkbert_context *ctx, uint64_t count, bool half, vkb_buffer *out)
+{
+    if (!half) return random_buffer(ctx, count, 2, out);
+    float *data = malloc(count * sizeof *data);
+    uint16_t *halves = malloc(count * sizeof *halves);
+    vkbert_status status = VKBERT_OK;
+    if (!data || !halves) status = vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (!status) {
+        fill_random(data, count, 2, 1.0f);
+        for (uint64_t i = 0; i < count; i++)
+            halves[i] = float_to_half(data[i]);
+        status = vkb_buffer_create(ctx, count * 2, out);
+    }
+    if (!status) status = vkb_buffer_upload(ctx, out, 0, halves, count * 2);
+    free(data);
+    free(halves);
+    return status;
+}
+
 static vkbert_status matmul_setup(vkbert_context *ctx, const vkb_matmul_desc *d, matmul_bench *b)
 {
     vkbert_status status = random_buffer(ctx, (uint64_t)d->m * d->lda, 1, &b->a);
-    if (!status) status = random_buffer(ctx, (uint64_t)d->k * d->ldb, 2, &b->w);
+    if (!status) status = random_weights(ctx, (uint64_t)d->k * d->ldb, d->b_half, &b->w);
     if (!status) status = random_buffer(ctx, d->ldc, 3, &b->bias);
     if (!status) status = vkb_buffer_create(ctx, (uint64_t)d->m * d->ldc * 4, &b->c);
     if (!status) status = vkb_descriptor_pool(ctx, 1, &b->pool);
@@ -334,6 +355,8 @@ static void describe_matmul(const vkbert_context *ctx, const vkb_matmul_desc *d,
     vkb_matmul_tiles t =
         vkb_tune_matmul_batched(ctx, d->m, d->n, d->k, d->batch, b->a.size / 16, b->w.size / 16);
     vkb_matmul_describe(&t, out, size);
+    size_t used = strlen(out);
+    if (d->b_half && used < size) snprintf(out + used, size - used, ", fp16 weights");
 }
 
 static void fill_times(vkbert_bench_result *r, double *gpu, double *wall, uint32_t runs)
@@ -378,8 +401,8 @@ static vkbert_status bench_matmul(vkbert_context *ctx, const vkb_matmul_desc *d,
     return status;
 }
 
-vkbert_status vkbert_bench_matmul(vkbert_context *ctx, int m, int n, int k, int runs,
-                                  vkbert_bench_result *result)
+vkbert_status vkbert_bench_matmul(vkbert_context *ctx, int m, int n, int k,
+                                  vkbert_precision precision, int runs, vkbert_bench_result *result)
 {
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
     vkbert_status status = check_bench_args(ctx, runs, result);
@@ -393,7 +416,8 @@ vkbert_status vkbert_bench_matmul(vkbert_context *ctx, int m, int n, int k, int 
                          .batch = 1,
                          .lda = vkb_pitch((uint64_t)k),
                          .ldb = vkb_pitch((uint64_t)n),
-                         .ldc = vkb_pitch((uint64_t)n)};
+                         .ldc = vkb_pitch((uint64_t)n),
+                         .b_half = precision == VKBERT_PRECISION_FP16};
     uint32_t before = ctx->validation_count;
     status = bench_matmul(ctx, &d, runs, result);
     return status ? status : vkb_check_validation(ctx, before);
@@ -417,9 +441,10 @@ static void attention_bench_free(vkbert_context *ctx, attention_bench *b)
 }
 
 /* Weights uniform in +-1/sqrt(E) like nn.Linear's initialisation, x uniform in [-1, 1]. */
-static vkbert_status attention_setup(vkbert_context *ctx, int batch, int seq_len, int embed_dim,
-                                     int heads, attention_bench *b)
+static vkbert_status attention_setup(vkbert_context *ctx, const int shape[4],
+                                     vkbert_precision precision, attention_bench *b)
 {
+    int batch = shape[0], seq_len = shape[1], embed_dim = shape[2], heads = shape[3];
     size_t e = (size_t)embed_dim, n = (size_t)batch * (size_t)seq_len * e;
     float bound = (float)(1.0 / sqrt((double)embed_dim));
     for (int i = 0; i < 8; i++) {
@@ -430,10 +455,12 @@ static vkbert_status attention_setup(vkbert_context *ctx, int batch, int seq_len
     }
     float **w = b->weights;
     vkbert_attention_weights weights = {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]};
-    vkbert_status status = vkbert_attention_create(ctx, embed_dim, heads, &weights, &b->layer);
-    int64_t shape[3] = {batch, seq_len, embed_dim};
-    if (!status) status = vkbert_tensor_create(ctx, 3, shape, &b->x);
-    if (!status) status = vkbert_tensor_create(ctx, 3, shape, &b->y);
+    vkbert_attention_config config = {precision};
+    vkbert_status status =
+        vkbert_attention_create_ex(ctx, embed_dim, heads, &weights, &config, &b->layer);
+    int64_t dims[3] = {batch, seq_len, embed_dim};
+    if (!status) status = vkbert_tensor_create(ctx, 3, dims, &b->x);
+    if (!status) status = vkbert_tensor_create(ctx, 3, dims, &b->y);
     float *x = status ? NULL : malloc(n * sizeof *x);
     if (!status && !x) status = vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     if (!status) fill_random(x, n, 20, 1.0f);
@@ -491,8 +518,8 @@ static void attention_results(const vkbert_context *ctx, const attention_bench *
     vkb_attention_describe(b->layer, r->config, sizeof r->config);
 }
 
-static vkbert_status bench_attention(vkbert_context *ctx, const int shape[4], int runs,
-                                     vkbert_bench_result *r)
+static vkbert_status bench_attention(vkbert_context *ctx, const int shape[4],
+                                     vkbert_precision precision, int runs, vkbert_bench_result *r)
 {
     attention_bench b;
     memset(&b, 0, sizeof b);
@@ -503,7 +530,7 @@ static vkbert_status bench_attention(vkbert_context *ctx, const int shape[4], in
     vkbert_status status = VKBERT_OK;
     if (!t.gpu || !t.wall || !t.per_kernel)
         status = vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
-    if (!status) status = attention_setup(ctx, shape[0], shape[1], shape[2], shape[3], &b);
+    if (!status) status = attention_setup(ctx, shape, precision, &b);
     for (int i = -1; i < runs && !status; i++) /* run -1 is the warm-up */
         status = attention_pass(ctx, &b, &t, i);
     if (!status) attention_results(ctx, &b, &t, runs, r);
@@ -515,7 +542,8 @@ static vkbert_status bench_attention(vkbert_context *ctx, const int shape[4], in
 }
 
 vkbert_status vkbert_bench_attention(vkbert_context *ctx, int batch, int seq_len, int embed_dim,
-                                     int num_heads, int runs, vkbert_bench_result *result)
+                                     int num_heads, vkbert_precision precision, int runs,
+                                     vkbert_bench_result *result)
 {
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
     vkbert_status status = check_bench_args(ctx, runs, result);
@@ -528,8 +556,8 @@ vkbert_status vkbert_bench_attention(vkbert_context *ctx, int batch, int seq_len
                         batch, seq_len, embed_dim, num_heads);
     double b = batch, s = seq_len, e = embed_dim;
     uint32_t before = ctx->validation_count;
-    status =
-        bench_attention(ctx, (const int[4]){batch, seq_len, embed_dim, num_heads}, runs, result);
+    status = bench_attention(ctx, (const int[4]){batch, seq_len, embed_dim, num_heads}, precision,
+                             runs, result);
     if (!status) result->flops = 8.0 * b * s * e * e + 4.0 * b * s * s * e;
     return status ? status : vkb_check_validation(ctx, before);
 }

@@ -42,7 +42,7 @@ Test(bench, matmul_small)
 {
     vkbert_context *ctx = test_context(1);
     vkbert_bench_result r;
-    TEST_OK(vkbert_bench_matmul(ctx, 64, 48, 40, 2, &r));
+    TEST_OK(vkbert_bench_matmul(ctx, 64, 48, 40, VKBERT_PRECISION_FP32, 2, &r));
     expect_times(&r);
     cr_assert_float_eq(r.flops, 2.0 * 64 * 48 * 40, 1e-6);
     cr_assert_eq(r.kernel_count, 1);
@@ -55,7 +55,7 @@ Test(bench, attention_small)
 {
     vkbert_context *ctx = test_context(1);
     vkbert_bench_result r;
-    TEST_OK(vkbert_bench_attention(ctx, 1, 16, 64, 4, 2, &r));
+    TEST_OK(vkbert_bench_attention(ctx, 1, 16, 64, 4, VKBERT_PRECISION_FP32, 2, &r));
     expect_times(&r);
     cr_assert_float_eq(r.flops, 8.0 * 16 * 64 * 64 + 4.0 * 16 * 16 * 64, 1e-6);
     cr_assert_geq(r.kernel_count, 3);
@@ -76,20 +76,27 @@ Test(bench, errors_are_clean)
     vkbert_context *ctx = test_context(0);
     vkbert_bench_result r;
     vkbert_peaks peaks;
-    cr_assert_eq(vkbert_bench_matmul(ctx, 64, 48, 40, 2, &r), VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(vkbert_bench_matmul(ctx, 64, 48, 40, VKBERT_PRECISION_FP32, 2, &r),
+                 VKBERT_ERROR_INVALID_ARGUMENT);
     cr_assert(strstr(vkbert_last_error(ctx), "timestamps"), "%s", vkbert_last_error(ctx));
-    cr_assert_eq(vkbert_bench_attention(ctx, 1, 16, 64, 4, 2, &r), VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(vkbert_bench_attention(ctx, 1, 16, 64, 4, VKBERT_PRECISION_FP32, 2, &r),
+                 VKBERT_ERROR_INVALID_ARGUMENT);
     cr_assert_eq(vkbert_measure_peaks(ctx, &peaks), VKBERT_ERROR_INVALID_ARGUMENT);
     test_context_done(ctx);
 
     ctx = test_context(1);
-    cr_assert_eq(vkbert_bench_matmul(ctx, 0, 48, 40, 2, &r), VKBERT_ERROR_INVALID_ARGUMENT);
-    cr_assert_eq(vkbert_bench_matmul(ctx, 64, 48, 40, 0, &r), VKBERT_ERROR_INVALID_ARGUMENT);
-    cr_assert_eq(vkbert_bench_attention(ctx, 1, 16, 64, 3, 1, &r), VKBERT_ERROR_INVALID_ARGUMENT);
-    cr_assert_eq(vkbert_bench_matmul(NULL, 64, 48, 40, 2, &r), VKBERT_ERROR_INVALID_ARGUMENT);
-    cr_assert_eq(vkbert_bench_matmul(ctx, 64, 48, 40, 2, NULL), VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(vkbert_bench_matmul(ctx, 0, 48, 40, VKBERT_PRECISION_FP32, 2, &r),
+                 VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(vkbert_bench_matmul(ctx, 64, 48, 40, VKBERT_PRECISION_FP32, 0, &r),
+                 VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(vkbert_bench_attention(ctx, 1, 16, 64, 3, VKBERT_PRECISION_FP32, 1, &r),
+                 VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(vkbert_bench_matmul(NULL, 64, 48, 40, VKBERT_PRECISION_FP32, 2, &r),
+                 VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(vkbert_bench_matmul(ctx, 64, 48, 40, VKBERT_PRECISION_FP32, 2, NULL),
+                 VKBERT_ERROR_INVALID_ARGUMENT);
     /* The context still works after the errors. */
-    TEST_OK(vkbert_bench_matmul(ctx, 8, 8, 8, 1, &r));
+    TEST_OK(vkbert_bench_matmul(ctx, 8, 8, 8, VKBERT_PRECISION_FP32, 1, &r));
     test_context_done(ctx);
 }
 
@@ -225,6 +232,9 @@ Test(bench, cli_writes_json)
         cr_assert(cJSON_IsString(field(device, strings[i])), "device.%s", strings[i]);
     expect_number(root, "peak_gflops");
     expect_number(root, "bandwidth_gbs");
+    cJSON *startup = field(root, "startup");
+    expect_number(startup, "cold_context_ms");
+    expect_number(startup, "warm_pipelines_ms");
     cJSON *cases = field(root, "cases");
     cr_assert_eq(cJSON_GetArraySize(cases), 1);
     expect_measured_case(cJSON_GetArrayItem(cases, 0), cpu);
@@ -233,32 +243,35 @@ Test(bench, cli_writes_json)
     rmdir(dir);
 }
 
-Test(bench, cli_skips_what_it_cannot_measure)
+Test(bench, cli_fp16_cases)
 {
     char dir[] = "/tmp/vkbert_bench_XXXXXX", json[64];
     cr_assert_not_null(mkdtemp(dir));
     snprintf(json, sizeof json, "%s/bench.json", dir);
     const char *args[] = {"bench",
+                          "--quick",
                           "--precision",
                           "fp16",
                           "--case",
                           "attention-base-b1-s128",
-                          "--case=matmul-1024x3072x768",
+                          "--case=matmul-1024x768x768",
                           "--json",
                           json,
                           NULL};
     run_result r;
     run_cli(dir, args, &r);
     cr_assert_eq(r.code, 0, "exit %d; stderr:\n%s", r.code, r.err);
-    cr_assert(strstr(r.out, "fp16: not supported yet"), "stdout:\n%s", r.out);
     cJSON *root = read_json(json);
     cJSON *cases = field(root, "cases");
     cr_assert_eq(cJSON_GetArraySize(cases), 2);
     for (int i = 0; i < 2; i++) {
         cJSON *c = cJSON_GetArrayItem(cases, i);
         cr_assert_str_eq(cJSON_GetStringValue(field(c, "precision")), "fp16");
-        cr_assert_str_eq(cJSON_GetStringValue(field(c, "skipped")), "fp16: not supported yet");
-        cr_assert_null(cJSON_GetObjectItem(c, "median_ms"), "a skipped case has no times");
+        cr_assert_null(cJSON_GetObjectItem(c, "skipped"), "an fp16 case was skipped");
+        cr_assert(cJSON_GetNumberValue(field(c, "median_ms")) > 0.0);
+        cr_assert(cJSON_GetNumberValue(field(c, "gflops")) > 0.0);
+        const char *config = cJSON_GetStringValue(field(c, "config"));
+        cr_assert(strstr(config, "fp16"), "config \"%s\" does not say fp16", config);
     }
     cJSON_Delete(root);
     unlink(json);

@@ -298,9 +298,12 @@ static int run_case(const bench_args *a, const bench_case *c, case_outcome *out)
         snprintf(out->skipped, sizeof out->skipped, "%s", vkbert_last_error(NULL));
         return 0;
     }
-    vkbert_status status = c->m ? vkbert_bench_matmul(ctx, c->m, c->n, c->k, a->runs, &out->r)
-                                : vkbert_bench_attention(ctx, c->batch, c->seq_len, c->embed,
-                                                         c->heads, a->runs, &out->r);
+    vkbert_precision precision =
+        strcmp(a->precision, "fp16") ? VKBERT_PRECISION_FP32 : VKBERT_PRECISION_FP16;
+    vkbert_status status =
+        c->m ? vkbert_bench_matmul(ctx, c->m, c->n, c->k, precision, a->runs, &out->r)
+             : vkbert_bench_attention(ctx, c->batch, c->seq_len, c->embed, c->heads, precision,
+                                      a->runs, &out->r);
     if (status)
         snprintf(out->skipped, sizeof out->skipped, "%s: %s", vkbert_status_name(status),
                  vkbert_last_error(ctx));
@@ -394,13 +397,25 @@ static cJSON *json_case(const bench_args *a, const bench_case *c, const case_out
     return j;
 }
 
+static cJSON *json_startup(const cli_startup *s)
+{
+    cJSON *startup = cJSON_CreateObject();
+    add_number(startup, "cold_context_ms", s->cold_context_ms, s->measured);
+    add_number(startup, "cold_pipelines_ms", s->cold_pipelines_ms, s->measured);
+    add_number(startup, "warm_context_ms", s->warm_context_ms, s->measured);
+    add_number(startup, "warm_pipelines_ms", s->warm_pipelines_ms, s->measured);
+    return startup;
+}
+
 static int write_json(FILE *file, const bench_args *a, const vkbert_device_info *device,
-                      const vkbert_peaks *peaks, const case_outcome *outcomes)
+                      const vkbert_peaks *peaks, const cli_startup *startup,
+                      const case_outcome *outcomes)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddItemToObject(root, "device", json_device(device));
     add_number(root, "peak_gflops", peaks->fma_gflops, peaks->fma_gflops > 0);
     add_number(root, "bandwidth_gbs", peaks->copy_gbs, peaks->copy_gbs > 0);
+    cJSON_AddItemToObject(root, "startup", json_startup(startup));
     cJSON *list = cJSON_AddArrayToObject(root, "cases");
     for (size_t i = 0; i < CASE_COUNT; i++)
         if (a->selected[i])
@@ -424,11 +439,6 @@ static int run_cases(const bench_args *a, const vkbert_peaks *peaks, case_outcom
     for (size_t i = 0; i < CASE_COUNT; i++) {
         if (!a->selected[i]) continue;
         fprintf(stderr, "vkbert bench: [%d/%d] %s\n", ++done, total, cases[i].name);
-        if (strcmp(a->precision, "fp16") == 0) {
-            printf("\n%s (fp16)\n  fp16: not supported yet\n", cases[i].name);
-            snprintf(outcomes[i].skipped, sizeof outcomes[i].skipped, "fp16: not supported yet");
-            continue;
-        }
         int closed = run_case(a, &cases[i], &outcomes[i]);
         code = code ? code : closed;
         print_case(a, &cases[i], &outcomes[i], peaks);
@@ -448,6 +458,18 @@ static int device_and_peaks(const bench_args *a, vkbert_device_info *info, vkber
     return cli_close(ctx, 0);
 }
 
+static void report_startup(const bench_args *a, cli_startup *s)
+{
+    fprintf(stderr, "vkbert bench: start-up, cold and warm\n");
+    if (cli_measure_startup(a->device, s)) {
+        printf("start-up: not measured (%s)\n", vkbert_last_error(NULL));
+        return;
+    }
+    printf("start-up (context + pipelines of one layer): cold %.1f + %.1f ms, warm %.1f + %.1f "
+           "ms\n",
+           s->cold_context_ms, s->cold_pipelines_ms, s->warm_context_ms, s->warm_pipelines_ms);
+}
+
 int cli_bench(int argc, char **argv)
 {
     bench_args args;
@@ -461,10 +483,12 @@ int cli_bench(int argc, char **argv)
     vkbert_peaks peaks;
     case_outcome *outcomes = calloc(CASE_COUNT, sizeof *outcomes);
     if (!outcomes) code = cli_error("out of host memory");
+    cli_startup startup;
     if (!code) code = device_and_peaks(&args, &info, &peaks);
+    if (!code) report_startup(&args, &startup);
     if (!code) code = run_cases(&args, &peaks, outcomes);
     if (json && !code)
-        code = write_json(json, &args, &info, &peaks, outcomes);
+        code = write_json(json, &args, &info, &peaks, &startup, outcomes);
     else if (json)
         fclose(json);
     free(outcomes);

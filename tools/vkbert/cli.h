@@ -59,6 +59,16 @@ int cli_usage_error(const char *usage, const char *fmt, ...) CLI_PRINTF(2, 3);
 /* "fp32" or "fp16" (NULL: fp32) into *out; returns CLI_CONTINUE, or a usage error. */
 int cli_precision(const char *usage, const char *name, vkbert_precision *out);
 
+/* ---- start-up (startup.c) ---- */
+
+typedef struct cli_startup {
+    int measured;
+    double cold_context_ms, cold_pipelines_ms, warm_context_ms, warm_pipelines_ms;
+} cli_startup;
+
+/* Times context and pipeline creation with an empty cache directory, then again. */
+int cli_measure_startup(const char *device, cli_startup *out);
+
 /* ---- messages ---- */
 
 /* Prints "vkbert: <message>" to stderr; returns CLI_EXIT_FAILURE. */

@@ -122,7 +122,7 @@ static double time_tiles(vkbert_context *ctx, const product *p, const tiles *t, 
     setenv("VKBERT_MATMUL_TILES", value, 1);
     describe(t, simd, what, sizeof what);
     vkbert_bench_result r;
-    if (vkbert_bench_matmul(ctx, p->m, p->n, p->k, runs, &r)) {
+    if (vkbert_bench_matmul(ctx, p->m, p->n, p->k, VKBERT_PRECISION_FP32, runs, &r)) {
         printf("  %-40s skipped: %s\n", what, vkbert_last_error(ctx));
         return -1.0;
     }
@@ -239,7 +239,7 @@ static double time_current(vkbert_context *ctx, const product *p, const tune_arg
 {
     put_back("VKBERT_MATMUL_TILES", env->tiles);
     vkbert_bench_result r;
-    if (vkbert_bench_matmul(ctx, p->m, p->n, p->k, a->runs, &r)) return -1.0;
+    if (vkbert_bench_matmul(ctx, p->m, p->n, p->k, VKBERT_PRECISION_FP32, a->runs, &r)) return -1.0;
     *simd = strncmp(r.config, "simd", 4) == 0;
     char what[300];
     snprintf(what, sizeof what, "current choice: %s", r.config);
@@ -289,7 +289,8 @@ static double time_path(vkbert_context *ctx, const attention_shape *s, const cha
 {
     setenv("VKBERT_ATTENTION", path, 1);
     vkbert_bench_result r;
-    if (vkbert_bench_attention(ctx, s->batch, s->seq, EMBED, HEADS, runs, &r)) {
+    if (vkbert_bench_attention(ctx, s->batch, s->seq, EMBED, HEADS, VKBERT_PRECISION_FP32, runs,
+                               &r)) {
         printf("  b%d s%d %s: skipped: %s\n", s->batch, s->seq, path, vkbert_last_error(ctx));
         return -1.0;
     }

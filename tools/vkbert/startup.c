@@ -1,0 +1,52 @@
+#define _POSIX_C_SOURCE 200809L /* mkdtemp, setenv, strdup */
+/* Start-up cost for `vkbert bench`: the time to create a context and the pipelines of one
+ * BERT-base layer, cold (an empty cache directory) and warm (the same directory again). */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* One start: context, layer, one small forward (which makes its pipelines), destroy (which
+ * writes the pipeline cache). */
+static int one_start(const char *device, double *context_ms, double *pipelines_ms)
+{
+    enum { E = 768, H = 12, S = 8 };
+    vkbert_context_options options = {.device = device};
+    vkbert_context *ctx = NULL;
+    if (vkbert_context_create(&options, &ctx)) return -1;
+    float *w = calloc((size_t)E * E, sizeof *w), *b = calloc(E, sizeof *b);
+    float *x = calloc((size_t)S * E, sizeof *x), *y = calloc((size_t)S * E, sizeof *y);
+    vkbert_attention_weights weights = {w, b, w, b, w, b, w, b};
+    vkbert_attention *layer = NULL;
+    int failed = !w || !b || !x || !y || vkbert_attention_create(ctx, E, H, &weights, &layer) ||
+                 vkbert_attention_forward_host(layer, 1, S, x, NULL, NULL, y) ||
+                 vkbert_context_startup_ms(ctx, context_ms, pipelines_ms);
+    vkbert_attention_destroy(layer);
+    vkbert_context_destroy(ctx);
+    free(w), free(b), free(x), free(y);
+    return failed ? -1 : 0;
+}
+
+int cli_measure_startup(const char *device, cli_startup *out)
+{
+    memset(out, 0, sizeof *out);
+    char dir[] = "/tmp/vkbert_startup_XXXXXX";
+    if (!mkdtemp(dir)) return -1;
+    const char *saved = getenv("VKBERT_CACHE_DIR");
+    char *previous = saved ? strdup(saved) : NULL;
+    setenv("VKBERT_CACHE_DIR", dir, 1);
+    int failed = one_start(device, &out->cold_context_ms, &out->cold_pipelines_ms) ||
+                 one_start(device, &out->warm_context_ms, &out->warm_pipelines_ms);
+    if (previous)
+        setenv("VKBERT_CACHE_DIR", previous, 1);
+    else
+        unsetenv("VKBERT_CACHE_DIR");
+    free(previous);
+    char command[96];
+    snprintf(command, sizeof command, "rm -rf '%s'", dir);
+    if (system(command) != 0) failed = 1;
+    out->measured = !failed;
+    return failed ? -1 : 0;
+}
