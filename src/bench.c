@@ -92,22 +92,8 @@ static void gpu_timer_destroy(vkbert_context *ctx, gpu_timer *t)
 static vkbert_status gpu_timer_create(vkbert_context *ctx, gpu_timer *t)
 {
     memset(t, 0, sizeof *t);
-    VkCommandBufferAllocateInfo alloc = {
-        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-        .commandPool = ctx->command_pool,
-        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-        .commandBufferCount = 1,
-    };
-    VkResult result = vkAllocateCommandBuffers(ctx->device, &alloc, &t->cmd);
-    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkAllocateCommandBuffers");
-    VkQueryPoolCreateInfo query = {
-        .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
-        .queryType = VK_QUERY_TYPE_TIMESTAMP,
-        .queryCount = 2,
-    };
-    result = vkCreateQueryPool(ctx->device, &query, NULL, &t->queries);
-    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkCreateQueryPool");
-    return VKBERT_OK;
+    vkbert_status status = vkb_command_buffer(ctx, &t->cmd);
+    return status ? status : vkb_timestamp_pool(ctx, 2, &t->queries);
 }
 
 /* Records `repeats` copies of the dispatch, barriers between them (each rewrites the same

@@ -52,24 +52,10 @@ static vkbert_status create_buffers(vkbert_attention *layer, attention_plan *pla
 static vkbert_status create_command_objects(vkbert_context *ctx, attention_plan *plan)
 {
     vkbert_status status = vkb_descriptor_pool(ctx, ATTENTION_DISPATCHES, &plan->pool);
-    if (status) return status;
-    VkCommandBufferAllocateInfo alloc = {
-        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-        .commandPool = ctx->command_pool,
-        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-        .commandBufferCount = 1,
-    };
-    VkResult result = vkAllocateCommandBuffers(ctx->device, &alloc, &plan->cmd);
-    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkAllocateCommandBuffers");
-    if (!ctx->timestamps) return VKBERT_OK;
-    VkQueryPoolCreateInfo query = {
-        .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
-        .queryType = VK_QUERY_TYPE_TIMESTAMP,
-        .queryCount = ATTENTION_DISPATCHES + 1,
-    };
-    result = vkCreateQueryPool(ctx->device, &query, NULL, &plan->queries);
-    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkCreateQueryPool");
-    return VKBERT_OK;
+    if (!status) status = vkb_command_buffer(ctx, &plan->cmd);
+    if (!status && ctx->timestamps)
+        status = vkb_timestamp_pool(ctx, ATTENTION_DISPATCHES + 1, &plan->queries);
+    return status;
 }
 
 void attention_plan_free(vkbert_attention *layer, attention_plan *plan)

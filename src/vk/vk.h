@@ -202,6 +202,10 @@ vkbert_status vkb_descriptor_pool(vkbert_context *ctx, uint32_t sets, VkDescript
 void vkb_dispatch_release(vkbert_context *ctx, vkb_dispatch *dispatch);
 
 /* ---- recording and submission (vk_record.c) ---- */
+/* A primary command buffer from the context's pool, to record once and replay. */
+vkbert_status vkb_command_buffer(vkbert_context *ctx, VkCommandBuffer *out);
+/* A pool of `count` timestamp queries. */
+vkbert_status vkb_timestamp_pool(vkbert_context *ctx, uint32_t count, VkQueryPool *out);
 /* Makes all earlier shader and transfer writes visible to later shader and transfer access. */
 void vkb_cmd_barrier(VkCommandBuffer cmd);
 /* Makes shader writes visible to host reads after the fence. */

@@ -89,3 +89,28 @@ void vkb_grid_1d(uint64_t items, uint32_t size, uint32_t groups[3])
     if (groups[1] == 0) groups[1] = 1;
     groups[2] = 1;
 }
+
+vkbert_status vkb_command_buffer(vkbert_context *ctx, VkCommandBuffer *out)
+{
+    VkCommandBufferAllocateInfo alloc = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+        .commandPool = ctx->command_pool,
+        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+        .commandBufferCount = 1,
+    };
+    VkResult result = vkAllocateCommandBuffers(ctx->device, &alloc, out);
+    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkAllocateCommandBuffers");
+    return VKBERT_OK;
+}
+
+vkbert_status vkb_timestamp_pool(vkbert_context *ctx, uint32_t count, VkQueryPool *out)
+{
+    VkQueryPoolCreateInfo query = {
+        .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+        .queryType = VK_QUERY_TYPE_TIMESTAMP,
+        .queryCount = count,
+    };
+    VkResult result = vkCreateQueryPool(ctx->device, &query, NULL, out);
+    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkCreateQueryPool");
+    return VKBERT_OK;
+}
