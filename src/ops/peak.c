@@ -45,7 +45,7 @@ double vkb_fma_peak_flops(uint32_t groups, uint32_t iterations)
     uint32_t shape[3];
     grid(groups, shape);
     double invocations = (double)shape[0] * shape[1] * VKB_PEAK_WORKGROUP;
-    return 2.0 * 4.0 * VKB_FMA_CHAINS * (double)iterations * invocations;
+    return 2.0 * 4.0 * VKB_FMA_CHAINS * VKB_FMA_STEPS * (double)iterations * invocations;
 }
 
 vkbert_status vkb_op_copy(vkbert_context *ctx, VkDescriptorPool pool, vkb_view src, vkb_view dst,

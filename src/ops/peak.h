@@ -8,6 +8,7 @@
 
 #define VKB_PEAK_WORKGROUP 64 /* local_size_x of both shaders */
 #define VKB_FMA_CHAINS 8      /* independent vec4 accumulators per invocation */
+#define VKB_FMA_STEPS 4       /* FMAs of each chain per loop iteration */
 
 /* `groups` workgroups, each invocation running `iterations` rounds of VKB_FMA_CHAINS vec4
  * fmas; `result` takes one vec4 per invocation. */
