@@ -24,6 +24,19 @@ layout(local_size_x_id = 0) in;
 #include "common.glsl"
 
 
+#ifdef SUBGROUP_KV
+// Every lane of a subgroup reads the same K and V rows (lanes are query rows): each lane
+// fetches D4_MAX / SUBGROUP_KV vec4 of a row and the subgroup shares them by shuffles, instead
+// of each lane gathering the whole row (shaders/matmul_simd.comp does the same for A). Needs
+// subgroups of exactly SUBGROUP_KV lanes making up the workgroup.
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#define SHARES (D4_MAX / SUBGROUP_KV)
+#define LOAD_SHARED(mine, at)                                                                     \
+    [[unroll]] for (uint r = 0; r < SHARES; r++) mine[r] = ROW(at + r * SUBGROUP_KV + gl_SubgroupInvocationID);
+#define SHARED(mine, c) subgroupShuffle(mine[(c) / SUBGROUP_KV], (c) % SUBGROUP_KV)
+#endif
+
 #ifdef TEXEL_LOADS // simd family: a vectorized gather on lavapipe (LAVAPIPE.md)
 layout(binding = 0) uniform samplerBuffer rows_texels;
 #define ROW(i) texelFetch(rows_texels, int(i))
@@ -92,7 +105,13 @@ void main()
             uint j = min(j0 + t, p.S - 1);
             uint k_at = p.k_off4 + (key_base + j) * p.ld4 + head4;
             vec4 acc = vec4(0);
+#ifdef SUBGROUP_KV
+            vec4 k_mine[SHARES];
+            LOAD_SHARED(k_mine, k_at)
+            [[unroll]] for (uint c = 0; c < D4_MAX; c++) acc = fma(q[c], SHARED(k_mine, c), acc);
+#else
             [[unroll]] for (uint c = 0; c < D4_MAX; c++) acc = fma(q[c], ROW(k_at + c), acc);
+#endif
             keep[t] = kept(b, h, qi, j0 + t);
             s[t] = keep[t] ? acc.x + acc.y + acc.z + acc.w : NEG_INF;
             block_max = max(block_max, s[t]);
@@ -109,7 +128,13 @@ void main()
             run_sum += w; // the softmax denominator counts dropped weights too
             if (dropout) w *= dropout_factor(b, h, qi, j0 + t);
             uint v_at = p.v_off4 + (key_base + j) * p.ld4 + head4;
+#ifdef SUBGROUP_KV
+            vec4 v_mine[SHARES];
+            LOAD_SHARED(v_mine, v_at)
+            [[unroll]] for (uint c = 0; c < D4_MAX; c++) o[c] = fma(vec4(w), SHARED(v_mine, c), o[c]);
+#else
             [[unroll]] for (uint c = 0; c < D4_MAX; c++) o[c] = fma(vec4(w), ROW(v_at + c), o[c]);
+#endif
         }
     }
 

@@ -7,6 +7,14 @@
 // every loop over it unrolls into straight-line code and the accumulators stay in registers.
 // Version 2 of matmul.comp's loop: 35 -> see docs/BENCHMARKS.md.
 #extension GL_EXT_control_flow_attributes : require
+#ifdef SUBGROUP_A
+// A's rows are the same for every lane of a subgroup (lanes run along x, the columns): each
+// lane fetches TM / SUBGROUP_A of them and the subgroup shares them by shuffles, instead of
+// every lane gathering all TM (a gather of 8 equal addresses costs as much as 8 different).
+// Needs subgroups of exactly SUBGROUP_A lanes laid along x (gl_WorkGroupSize.x == SUBGROUP_A).
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#endif
 
 #ifndef TM
 #define TM 8
@@ -52,6 +60,12 @@ layout(push_constant) uniform Push {
             }                                                                                  \
     }
 
+// The vec4 index of a row of A in this batch entry, rows past M clamped to the last.
+int a_row_of(uint row)
+{
+    return int(gl_WorkGroupID.z * p.batch_a4 + min(row, p.M - 1) * p.lda4);
+}
+
 void main()
 {
     uint z = gl_WorkGroupID.z;
@@ -59,8 +73,7 @@ void main()
     uint row0 = gl_WorkGroupID.y * gl_WorkGroupSize.y * TM + gl_LocalInvocationID.y;
     uint col0 = gl_WorkGroupID.x * gl_WorkGroupSize.x * TN4 + gl_LocalInvocationID.x;
     int a_row[TM];
-    [[unroll]] for (uint i = 0; i < TM; i++)
-        a_row[i] = int(z * p.batch_a4 + min(row0 + i * gl_WorkGroupSize.y, p.M - 1) * p.lda4);
+    [[unroll]] for (uint i = 0; i < TM; i++) a_row[i] = a_row_of(row0 + i * gl_WorkGroupSize.y);
     int col[TN4];
     [[unroll]] for (uint j = 0; j < TN4; j++) col[j] = int(min(col0 + j * gl_WorkGroupSize.x, n4 - 1));
     int b_base = int(z * p.batch_b4);
@@ -73,11 +86,26 @@ void main()
     // The main loop has no condition in it: on lavapipe a branch inside the loop turns every
     // accumulator update into a masked select. The last partial chunk of K comes after it.
     uint full = p.K / 4;
+#ifdef SUBGROUP_A
+    const uint SHARES = TM / SUBGROUP_A;
+    int my_row[SHARES];
+    [[unroll]] for (uint r = 0; r < SHARES; r++)
+        my_row[r] = a_row_of(row0 + (r * SUBGROUP_A + gl_SubgroupInvocationID) * gl_WorkGroupSize.y);
+    for (uint k4 = 0; k4 < full; k4++) {
+        vec4 mine[SHARES];
+        [[unroll]] for (uint r = 0; r < SHARES; r++) mine[r] = texelFetch(a_texels, my_row[r] + int(k4));
+        vec4 av[TM];
+        [[unroll]] for (uint i = 0; i < TM; i++)
+            av[i] = subgroupShuffle(mine[i / SUBGROUP_A], i % SUBGROUP_A);
+        STEP(k4, 4)
+    }
+#else
     for (uint k4 = 0; k4 < full; k4++) {
         vec4 av[TM];
         [[unroll]] for (uint i = 0; i < TM; i++) av[i] = texelFetch(a_texels, a_row[i] + int(k4));
         STEP(k4, 4)
     }
+#endif
     uint rest = p.K % 4;
     if (rest != 0) {
         bvec4 keep = lessThan(uvec4(0, 1, 2, 3), uvec4(rest));

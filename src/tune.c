@@ -37,8 +37,8 @@ const char *vkb_family_name(vkb_family family)
 
 /* The simd family's register tiles compiled into the library (CMakeLists.txt, matmul.c),
  * largest first: a request snaps to the largest that it covers. */
-static const uint32_t simd_compiled[][2] = {{16, 3}, {16, 2}, {8, 3}, {8, 2},
-                                            {8, 1},  {4, 2},  {4, 1}};
+static const uint32_t simd_compiled[][2] = {{16, 4}, {16, 3}, {16, 2}, {8, 4}, {8, 3},
+                                            {8, 2},  {8, 1},  {4, 2},  {4, 1}};
 
 /* The gpu family's shared-memory tiles (shaders/matmul_gpu.comp), largest first. Bigger
  * micro-tiles reuse each shared-memory read more but make fewer workgroups. */
@@ -160,7 +160,7 @@ static vkb_matmul_tiles base_tiles(const vkbert_context *ctx, uint64_t a_texels,
     uint32_t limit = ctx->props.limits.maxTexelBufferElements;
     if (a_texels > limit || b_texels > limit)
         return (vkb_matmul_tiles){VKB_FAMILY_GPU, 8, 4, 8, 2, 0, 0, 0};
-    return (vkb_matmul_tiles){VKB_FAMILY_SIMD, 8, 4, 16, 3, 0, 0, 0};
+    return (vkb_matmul_tiles){VKB_FAMILY_SIMD, 8, 4, 16, 4, 0, 0, 0};
 }
 
 /* VKBERT_MATMUL_TILES="wg_x,wg_y,tm,tn4[,bk]", for sweeps: simd snaps to a compiled tile, and

@@ -3,6 +3,7 @@
 #include "shaders.h"
 #include "tune.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct fused_push {
@@ -20,23 +21,41 @@ enum { HAS_MASK = 1, CAUSAL = 2, DROPOUT = 4 };
 /* The compiled head sizes, in vec4 (CMakeLists.txt); the smallest that holds the head. */
 #define VARIANT(n)                                                                                 \
     {                                                                                              \
-        n, &vkb_shader_attention_fused_##n, &vkb_shader_attention_fused_texel_##n                  \
+        n, &vkb_shader_attention_fused_##n, &vkb_shader_attention_fused_texel_##n, NULL            \
     }
+#define SHARING(n)                                                                                 \
+    {                                                                                              \
+        n, &vkb_shader_attention_fused_##n, &vkb_shader_attention_fused_texel_##n,                 \
+            &vkb_shader_attention_fused_sg8_##n                                                    \
+    }
+/* `shared`: texel reads with K and V rows shared by shuffles in 8-lane subgroups. */
 static const struct {
     uint32_t d4_max;
-    const vkb_spirv *storage, *texel;
-} variants[] = {VARIANT(4),  VARIANT(8),  VARIANT(12), VARIANT(16), VARIANT(20),
-                VARIANT(24), VARIANT(32), VARIANT(48), VARIANT(64)};
+    const vkb_spirv *storage, *texel, *shared;
+} variants[] = {VARIANT(4),  SHARING(8),  VARIANT(12), SHARING(16), VARIANT(20),
+                SHARING(24), SHARING(32), SHARING(48), SHARING(64)};
 #undef VARIANT
+#undef SHARING
 
-static const vkb_spirv *variant_for(uint32_t d4, bool texel, uint32_t *d4_max)
+static const vkb_spirv *variant_for(uint32_t d4, bool texel, bool share, uint32_t *d4_max)
 {
     for (size_t i = 0; i < sizeof variants / sizeof *variants; i++)
         if (d4 <= variants[i].d4_max) {
             *d4_max = variants[i].d4_max;
+            if (texel && share && variants[i].shared) return variants[i].shared;
             return texel ? variants[i].texel : variants[i].storage;
         }
     return NULL;
+}
+
+/* 8-lane subgroups that make up an 8-invocation workgroup can share K and V rows. */
+static bool can_share_rows(const vkbert_context *ctx, uint32_t workgroup)
+{
+    const char *off = getenv("VKBERT_SIMD_SHUFFLE");
+    if (off && !strcmp(off, "0")) return false;
+    return workgroup == 8 && ctx->subgroup.subgroupSize == 8 &&
+           (ctx->subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+           (ctx->subgroup.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
 }
 
 static fused_push make_push(const vkb_fused_desc *d)
@@ -70,7 +89,8 @@ vkbert_status vkb_op_attention_fused(vkbert_context *ctx, VkDescriptorPool pool,
     uint32_t d4 = (d->head_dim + 3) / 4, d4_max = 0;
     bool texel = vkb_tune_family(ctx) == VKB_FAMILY_SIMD &&
                  rows.size / 16 <= ctx->props.limits.maxTexelBufferElements;
-    const vkb_spirv *shader = variant_for(d4, texel, &d4_max);
+    uint32_t size = vkb_tune_fused_workgroup(ctx, d->seq_len);
+    const vkb_spirv *shader = variant_for(d4, texel, can_share_rows(ctx, size), &d4_max);
     if (!shader)
         return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT,
                         "fused attention holds heads of up to 256; this one has %u", d->head_dim);
@@ -81,7 +101,6 @@ vkbert_status vkb_op_attention_fused(vkbert_context *ctx, VkDescriptorPool pool,
     if (rows.size < (d->v_off + (uint64_t)d->batch * d->seq_len * d->ld + 4 * d4_max) * 4)
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
                         "fused attention: the rows need %u floats of slack at the end", 4 * d4_max);
-    uint32_t size = vkb_tune_fused_workgroup(ctx, d->seq_len);
     fused_push push = make_push(d);
     vkb_view views[3] = {rows, mask, out};
     static const VkDescriptorType texel_types[3] = {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,

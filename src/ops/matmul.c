@@ -5,31 +5,53 @@
 #include "shaders.h"
 #include "tune.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 typedef struct matmul_push {
     uint32_t m, n, k;
     uint32_t lda4, ldb4, ldc4;
     uint32_t batch_a4, batch_b4, batch_c4, batch_bias4;
 } matmul_push;
 
-/* The compiled register tiles of the simd family (CMakeLists.txt); the largest that fits. */
+/* The compiled register tiles of the simd family (CMakeLists.txt); the largest that fits.
+ * `shared`: the variant whose subgroups of 8 lanes share A's rows by shuffles (NULL where
+ * none is compiled). */
 static const struct {
     uint32_t tm, tn4;
-    const vkb_spirv *shader;
+    const vkb_spirv *shader, *shared;
 } simd_tiles[] = {
-    {16, 3, &vkb_shader_matmul_simd_16x3}, {16, 2, &vkb_shader_matmul_simd_16x2},
-    {8, 3, &vkb_shader_matmul_simd_8x3},   {8, 2, &vkb_shader_matmul_simd_8x2},
-    {8, 1, &vkb_shader_matmul_simd_8x1},   {4, 2, &vkb_shader_matmul_simd_4x2},
-    {4, 1, &vkb_shader_matmul_simd_4x1},
+    {16, 4, &vkb_shader_matmul_simd_16x4, &vkb_shader_matmul_simd_sg8_16x4},
+    {16, 3, &vkb_shader_matmul_simd_16x3, &vkb_shader_matmul_simd_sg8_16x3},
+    {16, 2, &vkb_shader_matmul_simd_16x2, &vkb_shader_matmul_simd_sg8_16x2},
+    {8, 4, &vkb_shader_matmul_simd_8x4, &vkb_shader_matmul_simd_sg8_8x4},
+    {8, 3, &vkb_shader_matmul_simd_8x3, &vkb_shader_matmul_simd_sg8_8x3},
+    {8, 2, &vkb_shader_matmul_simd_8x2, &vkb_shader_matmul_simd_sg8_8x2},
+    {8, 1, &vkb_shader_matmul_simd_8x1, &vkb_shader_matmul_simd_sg8_8x1},
+    {4, 2, &vkb_shader_matmul_simd_4x2, NULL},
+    {4, 1, &vkb_shader_matmul_simd_4x1, NULL},
 };
 
+/* Subgroups of exactly 8 lanes that run along x can share A (shaders/matmul_simd.comp):
+ * compute subgroups of the device's size, with shuffles, and a workgroup 8 wide. */
+static bool can_share_rows(const vkbert_context *ctx, const vkb_matmul_tiles *t)
+{
+    const char *off = getenv("VKBERT_SIMD_SHUFFLE");
+    if (off && !strcmp(off, "0")) return false;
+    return ctx->subgroup.subgroupSize == 8 && t->wg_x == 8 &&
+           (ctx->subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+           (ctx->subgroup.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
+}
+
 /* tune.c snaps to this same list; snapping again here keeps a stale request safe. */
-static const vkb_spirv *simd_shader(vkb_matmul_tiles *t)
+static const vkb_spirv *simd_shader(const vkbert_context *ctx, vkb_matmul_tiles *t)
 {
     size_t n = sizeof simd_tiles / sizeof *simd_tiles, i = 0;
     while (i + 1 < n && (simd_tiles[i].tm > t->tm || simd_tiles[i].tn4 > t->tn4))
         i++;
     t->tm = simd_tiles[i].tm, t->tn4 = simd_tiles[i].tn4;
     t->bm = t->wg_y * t->tm, t->bn = 4 * t->wg_x * t->tn4;
+    if (simd_tiles[i].shared && can_share_rows(ctx, t)) return simd_tiles[i].shared;
     return simd_tiles[i].shader;
 }
 
@@ -61,9 +83,10 @@ vkbert_status vkb_op_matmul(vkbert_context *ctx, VkDescriptorPool pool, const vk
         vkb_tune_matmul_batched(ctx, d->m, d->n, d->k, d->batch, a.size / 16, b_texels);
     bool simd = t.family == VKB_FAMILY_SIMD;
     /* fp16 B: the simd family reads it through an fp16 texel view, with the same shader. */
-    const vkb_spirv *shader = simd   ? simd_shader(&t)
-                              : t.bk ? (d->b_half ? &vkb_shader_matmul_gpu_fp16b : &vkb_shader_matmul_gpu)
-                                     : (d->b_half ? &vkb_shader_matmul_fp16b : &vkb_shader_matmul);
+    const vkb_spirv *shader =
+        simd   ? simd_shader(ctx, &t)
+        : t.bk ? (d->b_half ? &vkb_shader_matmul_gpu_fp16b : &vkb_shader_matmul_gpu)
+               : (d->b_half ? &vkb_shader_matmul_fp16b : &vkb_shader_matmul);
     /* Ids 0-5 are common to the three shaders; 6, the slice depth, is matmul_gpu.comp's. */
     uint32_t spec[] = {t.wg_x, t.wg_y, t.tm, t.tn4, d->b_trans, bias != NULL, t.bk};
     uint32_t spec_count = t.bk ? 7 : 6;
