@@ -42,7 +42,9 @@ static vkbert_status create_buffers(vkbert_attention *layer, attention_plan *pla
     vkbert_status status = vkb_check_range(ctx, 3 * plan->qkv_block, "the Q, K, V rows");
     if (!status) status = vkb_check_range(ctx, rows_bytes, "the attention output");
     if (status) return status;
-    plan->fused = vkb_tune_attention_fused(ctx, score_bytes(layer, plan));
+    /* Heads longer than the fused kernel holds in registers take the unfused path. */
+    plan->fused = layer->head_dim <= VKB_FUSED_MAX_HEAD &&
+                  vkb_tune_attention_fused(ctx, score_bytes(layer, plan));
     status = vkb_buffer_create(ctx, 3 * plan->qkv_block + VKB_FUSED_SLACK * 4, &plan->qkv);
     if (!status) status = vkb_buffer_create(ctx, rows_bytes, &plan->merged);
     if (!status && !plan->fused) status = create_unfused_buffers(layer, plan);
