@@ -32,7 +32,7 @@ vkb_matmul_tiles vkb_tune_matmul_batched(const vkbert_context *ctx, uint32_t m, 
                                          uint32_t k, uint32_t batch, uint64_t a_texels,
                                          uint64_t b_texels);
 /* Writes a one-line description of the tiles to `out`, e.g. "gpu smem 64x64x16 wg 16x16 tile
- * 4x4", "gpu fallback wg 16x8 tile 4x4" or "simd wg 8x4 tile 16x12" (tile: rows x columns per
+ * 4x4", "gpu fallback wg 16x8 tile 4x4" or "simd wg 8x4 tile 16x16" (tile: rows x columns per
  * invocation). */
 void vkb_matmul_describe(const vkb_matmul_tiles *t, char *out, size_t size);
 /* Shared memory the gpu family's kernel needs for these tiles, in bytes (0 when bk is 0). */

@@ -1,6 +1,12 @@
 #include "support.h"
 
+#include <fcntl.h>
+#include <spawn.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
 
 vkbert_context *test_context(int timestamps)
 {
@@ -106,4 +112,42 @@ void test_run(vkbert_context *ctx, vkb_dispatch *dispatches, uint32_t count)
     TEST_OK(vkb_submit_wait(ctx, cmd));
     for (uint32_t i = 0; i < count; i++)
         vkb_dispatch_release(ctx, &dispatches[i]);
+}
+
+void test_read_text(const char *path, char *out, size_t size)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "cannot read %s", path);
+    out[fread(out, 1, size - 1, f)] = '\0';
+    fclose(f);
+}
+
+void test_run_cli(const char *dir, const char *const *args, test_cli_result *r)
+{
+    const char *cli = getenv("VKBERT_CLI");
+    cr_assert(cli && *cli, "set VKBERT_CLI to the path of the vkbert binary");
+    char *argv[32] = {(char *)cli};
+    for (int i = 0; args[i]; i++) {
+        cr_assert_lt(i, 30, "too many arguments");
+        argv[i + 1] = (char *)args[i];
+    }
+    char out[256], err[256];
+    snprintf(out, sizeof out, "%s/stdout.txt", dir);
+    snprintf(err, sizeof err, "%s/stderr.txt", dir);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    int rc = posix_spawn(&pid, cli, &actions, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    cr_assert_eq(rc, 0, "cannot run %s", cli);
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    test_read_text(out, r->out, sizeof r->out);
+    test_read_text(err, r->err, sizeof r->err);
+    unlink(out);
+    unlink(err);
+    cr_assert(WIFEXITED(status), "vkbert died of signal %d; stderr:\n%s", WTERMSIG(status), r->err);
+    r->code = WEXITSTATUS(status);
 }

@@ -39,6 +39,19 @@ void test_assert_fp32_close(const float *got, const double *want, size_t n, cons
 
 #endif
 
+/* ---- the command-line tool ---- */
+
+typedef struct test_cli_result {
+    int code; /* the exit status; a death by signal fails the test */
+    char out[16384], err[16384];
+} test_cli_result;
+
+/* Runs `$VKBERT_CLI args...` (args ends with NULL), stdout and stderr captured through files
+ * in `dir`. */
+void test_run_cli(const char *dir, const char *const *args, test_cli_result *r);
+/* A text file's contents, NUL-terminated, at most size - 1 bytes. */
+void test_read_text(const char *path, char *out, size_t size);
+
 /* ---- for the kernel tests, which reach the internals ---- */
 #include "ops/ops.h"
 

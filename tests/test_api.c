@@ -168,7 +168,8 @@ Test(api, device_limit_exceeded_is_reported)
     TEST_OK(vkbert_attention_create(ctx, e, 4, &api, &layer));
     size_t n = (size_t)batch * s * e;
     float *x = calloc(n, sizeof *x), *y = calloc(n, sizeof *y);
-    for (size_t i = 0; i < n; i++) x[i] = (float)(i % 7) * 0.1f;
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)(i % 7) * 0.1f;
     expect(ctx, vkbert_attention_forward_host(layer, batch, s, x, NULL, NULL, y),
            VKBERT_ERROR_DEVICE_LIMIT, "maxStorageBufferRange");
     /* Nothing half-done: a shape that fits still runs. */

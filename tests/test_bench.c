@@ -121,45 +121,11 @@ Test(bench, memory_counters_follow_tensors)
 
 /* ---- the command line: `$VKBERT_CLI bench ...` ---- */
 
-typedef struct run_result {
-    int code;
-    char out[16384], err[16384];
-} run_result;
+typedef test_cli_result run_result;
 
-static void read_text(const char *path, char *out, size_t size)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "cannot read %s", path);
-    out[fread(out, 1, size - 1, f)] = '\0';
-    fclose(f);
-}
-
-/* Runs the tool with stdout and stderr captured in `dir`. */
 static void run_cli(const char *dir, const char *const *args, run_result *r)
 {
-    const char *cli = getenv("VKBERT_CLI");
-    cr_assert(cli && *cli, "set VKBERT_CLI to the path of the vkbert binary");
-    char *argv[16] = {(char *)cli};
-    for (int i = 0; args[i]; i++)
-        argv[i + 1] = (char *)args[i];
-    char out[256], err[256];
-    snprintf(out, sizeof out, "%s/stdout.txt", dir);
-    snprintf(err, sizeof err, "%s/stderr.txt", dir);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid;
-    cr_assert_eq(posix_spawn(&pid, cli, &actions, NULL, argv, environ), 0, "cannot run %s", cli);
-    posix_spawn_file_actions_destroy(&actions);
-    int status;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
-    cr_assert(WIFEXITED(status), "vkbert died of a signal");
-    r->code = WEXITSTATUS(status);
-    read_text(out, r->out, sizeof r->out);
-    read_text(err, r->err, sizeof r->err);
-    unlink(out);
-    unlink(err);
+    test_run_cli(dir, args, r);
 }
 
 static cJSON *field(const cJSON *object, const char *name)
@@ -179,7 +145,7 @@ static void expect_number(const cJSON *object, const char *name)
 static cJSON *read_json(const char *path)
 {
     static char text[65536];
-    read_text(path, text, sizeof text);
+    test_read_text(path, text, sizeof text);
     cJSON *root = cJSON_Parse(text);
     cr_assert_not_null(root, "%s is not JSON:\n%s", path, text);
     return root;

@@ -7,6 +7,7 @@
 #include "io/npy.h"
 #include "io/safetensors.h"
 #include "reference.h"
+#include "support.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -66,10 +67,7 @@ static const char *tmp_path(const char *name)
 
 /* ---- running the tool ---- */
 
-typedef struct run_result {
-    int signaled, code;
-    char out[16384], err[16384];
-} run_result;
+typedef test_cli_result run_result;
 
 static size_t read_file(const char *path, void *buf, size_t cap)
 {
@@ -80,40 +78,9 @@ static size_t read_file(const char *path, void *buf, size_t cap)
     return n;
 }
 
-static void read_text(const char *path, char *out, size_t size)
-{
-    out[read_file(path, out, size - 1)] = '\0';
-}
-
-/* Runs `$VKBERT_CLI args...` with stdout and stderr captured. */
 static void run_cli(run_result *r, const char *const *args)
 {
-    const char *cli = getenv("VKBERT_CLI");
-    cr_assert(cli && *cli, "set VKBERT_CLI to the path of the vkbert binary");
-    char *argv[32];
-    int n = 0;
-    argv[n++] = (char *)cli;
-    for (; args[n - 1]; n++)
-        argv[n] = (char *)args[n - 1];
-    argv[n] = NULL;
-    char out[256], err[256];
-    snprintf(out, sizeof out, "%s/stdout.txt", tmpdir);
-    snprintf(err, sizeof err, "%s/stderr.txt", tmpdir);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid;
-    int rc = posix_spawn(&pid, cli, &actions, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&actions);
-    cr_assert_eq(rc, 0, "cannot run %s", cli);
-    int status;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
-    r->signaled = !WIFEXITED(status);
-    r->code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    read_text(out, r->out, sizeof r->out);
-    read_text(err, r->err, sizeof r->err);
-    cr_assert(!r->signaled, "vkbert died of signal %d; stderr:\n%s", WTERMSIG(status), r->err);
+    test_run_cli(tmpdir, args, r);
 }
 
 static void expect_success(run_result *r, const char *const *args)
