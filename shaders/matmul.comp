@@ -16,6 +16,7 @@ layout(constant_id = 2) const uint TM = 4;
 layout(constant_id = 3) const uint TN4 = 2;
 layout(constant_id = 4) const bool B_TRANS = false;
 layout(constant_id = 5) const bool HAS_BIAS = false;
+#include "epilogue.glsl"
 
 layout(std430, binding = 0) readonly buffer ABuffer { vec4 a[]; };
 #ifdef FP16_B // weights stored as fp16, arithmetic in fp32
@@ -106,6 +107,7 @@ void main()
             if (col >= n4) break;
             vec4 v = acc[i][j];
             if (HAS_BIAS) v += bias[z * p.batch_bias4 + col];
+            v = activate(v);
             c[z * p.batch_c4 + row * p.ldc4 + col] = v;
         }
     }

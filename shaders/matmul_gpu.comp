@@ -1,4 +1,5 @@
 #version 450
+#extension GL_GOOGLE_include_directive : require
 // The gpu family's matmul, for discrete and integrated GPUs: C[z] = A[z] * op(B[z]) + bias,
 // with the operands, bindings and push constants of shaders/matmul.comp. A is [M,K], B is
 // [K,N] (B_TRANS false) or [N,K] (B_TRANS true), C is [M,N]; pitches and batch strides in vec4.
@@ -39,6 +40,7 @@ layout(constant_id = 2) const uint TM = 4;  // rows per invocation, a multiple o
 layout(constant_id = 3) const uint TN4 = 1; // vec4 columns per invocation
 layout(constant_id = 4) const bool B_TRANS = false;
 layout(constant_id = 5) const bool HAS_BIAS = false;
+#include "epilogue.glsl"
 layout(constant_id = 6) const uint BK = 16; // a multiple of 4
 
 const uint WG = WG_X * WG_Y;
@@ -200,6 +202,7 @@ void main()
             if (col >= n4) break;
             vec4 v = acc[i][j];
             if (HAS_BIAS) v += bias[z * p.batch_bias4 + col];
+            v = activate(v);
             c[z * p.batch_c4 + row * p.ldc4 + col] = v;
         }
     }

@@ -1,4 +1,5 @@
 #version 450
+#extension GL_GOOGLE_include_directive : require
 // The simd family's matmul, for CPU-backed devices: C[z] = A[z] * op(B[z]) + bias, with the
 // operands of shaders/matmul.comp. Each invocation is one lane of the CPU's SIMD vector:
 // inputs come through uniform texel buffers (a vectorized gather on lavapipe, where storage
@@ -26,6 +27,7 @@
 layout(local_size_x_id = 0, local_size_y_id = 1) in;
 layout(constant_id = 4) const bool B_TRANS = false;
 layout(constant_id = 5) const bool HAS_BIAS = false;
+#include "epilogue.glsl"
 
 layout(binding = 0) uniform samplerBuffer a_texels;
 layout(binding = 1) uniform samplerBuffer b_texels;
@@ -123,6 +125,7 @@ void main()
             if (cl >= n4) break;
             vec4 v = acc[i][j];
             if (HAS_BIAS) v += bias[z * p.batch_bias4 + cl];
+            v = activate(v);
             c[z * p.batch_c4 + row * p.ldc4 + cl] = v;
         }
     }

@@ -21,6 +21,15 @@ static uint32_t pad4(uint32_t x)
 
 /* When set, B is stored as fp16: the reference uses the same rounded values. */
 static bool half_b;
+/* The epilogue's activation (shaders/epilogue.glsl), in double for the reference. */
+static uint32_t activation;
+
+static double activate(double x)
+{
+    if (activation == VKB_ACTIVATION_GELU) return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+    if (activation == VKB_ACTIVATION_TANH) return tanh(x);
+    return x;
+}
 
 static vkb_buffer b_buffer(vkbert_context *ctx, float *b, size_t n)
 {
@@ -76,7 +85,8 @@ static void check(vkbert_context *ctx, mm_case c, uint64_t seed)
                          (uint64_t)c.m * ldc,
                          pad4(c.n),
                          c.b_trans,
-                         half_b};
+                         half_b,
+                         activation};
     vkb_dispatch dispatch = {0};
     vkb_view bias_view = vkb_whole(&bbias);
     TEST_OK(vkb_op_matmul(ctx, pool, &d, vkb_whole(&ba), vkb_whole(&bb), c.bias ? &bias_view : NULL,
@@ -97,7 +107,7 @@ static void check(vkbert_context *ctx, mm_case c, uint64_t seed)
                     acc += (double)a[(z * c.m + i) * lda + k] * bv;
                 }
                 size_t o = (z * c.m + i) * c.n + j;
-                want[o] = acc;
+                want[o] = activate(acc);
                 packed[o] = got[(z * c.m + i) * ldc + j];
             }
     char what[96];
@@ -131,6 +141,19 @@ Test(matmul, fp16_weights)
     check(ctx, (mm_case){129, 77, 35, 2, false, true}, 22);
     check(ctx, (mm_case){64, 80, 130, 1, false, true}, 23);
     check(ctx, (mm_case){33, 19, 17, 3, true, false}, 24);
+    test_context_done(ctx);
+}
+
+Test(matmul, gelu_and_tanh_epilogues)
+{
+    vkbert_context *ctx = test_context(0);
+    uint32_t kinds[] = {VKB_ACTIVATION_GELU, VKB_ACTIVATION_TANH};
+    for (int i = 0; i < 2; i++) {
+        activation = kinds[i];
+        check(ctx, (mm_case){129, 77, 35, 2, false, true}, 31 + i);
+        check(ctx, (mm_case){8, 3072, 20, 1, false, true}, 33 + i);
+        check(ctx, (mm_case){5, 9, 64, 1, true, false}, 35 + i);
+    }
     test_context_done(ctx);
 }
 

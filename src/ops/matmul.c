@@ -87,9 +87,10 @@ vkbert_status vkb_op_matmul(vkbert_context *ctx, VkDescriptorPool pool, const vk
         simd   ? simd_shader(ctx, &t)
         : t.bk ? (d->b_half ? &vkb_shader_matmul_gpu_fp16b : &vkb_shader_matmul_gpu)
                : (d->b_half ? &vkb_shader_matmul_fp16b : &vkb_shader_matmul);
-    /* Ids 0-5 are common to the three shaders; 6, the slice depth, is matmul_gpu.comp's. */
-    uint32_t spec[] = {t.wg_x, t.wg_y, t.tm, t.tn4, d->b_trans, bias != NULL, t.bk};
-    uint32_t spec_count = t.bk ? 7 : 6;
+    /* Ids 0-5 and 7 (the activation, shaders/epilogue.glsl) are common to the three shaders;
+     * 6, the slice depth, is matmul_gpu.comp's and has no effect elsewhere. */
+    uint32_t spec[] = {t.wg_x, t.wg_y, t.tm, t.tn4, d->b_trans, bias != NULL, t.bk, d->activation};
+    uint32_t spec_count = 8;
     /* Without a bias, binding 2 still needs a storage buffer: C, never read. */
     vkb_view views[4] = {a, b, bias ? *bias : c, c};
     if (d->b_half) views[1].format = VK_FORMAT_R16G16B16A16_SFLOAT;

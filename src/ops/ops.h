@@ -13,7 +13,10 @@ typedef struct vkb_matmul_desc {
     uint64_t batch_a, batch_b, batch_c, batch_bias;
     bool b_trans;
     bool b_half; /* B stored as fp16 (needs storageBuffer16BitAccess); pitches still in elements */
+    uint32_t activation; /* applied after the bias: VKB_ACTIVATION_* */
 } vkb_matmul_desc;
+
+enum { VKB_ACTIVATION_NONE = 0, VKB_ACTIVATION_GELU = 1, VKB_ACTIVATION_TANH = 2 };
 
 vkbert_status vkb_op_matmul(vkbert_context *ctx, VkDescriptorPool pool, const vkb_matmul_desc *d,
                             vkb_view a, vkb_view b, const vkb_view *bias, vkb_view c,

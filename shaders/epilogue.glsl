@@ -1,0 +1,31 @@
+// The matmul epilogues, shared by the three matmul kernels: after the bias, an activation
+// chosen by a specialization constant (id 7), so the BERT intermediate layer's GELU and the
+// pooler's tanh cost no extra pass over memory.
+#ifndef VKBERT_EPILOGUE_GLSL
+#define VKBERT_EPILOGUE_GLSL
+
+layout(constant_id = 7) const uint ACTIVATION = 0; // 0 none, 1 exact GELU, 2 tanh
+
+// erf by Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7): GLSL has no erf.
+float erf_approx(float x)
+{
+    float t = 1.0 / (1.0 + 0.3275911 * abs(x));
+    float poly = t * (0.254829592 +
+                      t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+    return sign(x) * (1.0 - poly * exp(-x * x));
+}
+
+// GELU as BERT defines it: x * Phi(x) = 0.5 * x * (1 + erf(x / sqrt(2))), not the tanh form.
+vec4 activate(vec4 v)
+{
+    if (ACTIVATION == 1u) {
+        const float inv_sqrt2 = 0.70710678118654752;
+        vec4 e = vec4(erf_approx(v.x * inv_sqrt2), erf_approx(v.y * inv_sqrt2),
+                      erf_approx(v.z * inv_sqrt2), erf_approx(v.w * inv_sqrt2));
+        return 0.5 * v * (1.0 + e);
+    }
+    if (ACTIVATION == 2u) return tanh(v);
+    return v;
+}
+
+#endif
