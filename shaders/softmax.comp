@@ -5,13 +5,10 @@
 // so its attention output is the zero vector. Reductions: subgroup operations, then shared
 // memory across subgroups; built with NO_SUBGROUP_ARITHMETIC, a shared-memory tree.
 #extension GL_GOOGLE_include_directive : require
-#ifndef NO_SUBGROUP_ARITHMETIC
-#extension GL_KHR_shader_subgroup_basic : require
-#extension GL_KHR_shader_subgroup_arithmetic : require
-#endif
-// Before the include: gl_WorkGroupSize is a constant (1,1,1) until this line.
+// Before the includes: gl_WorkGroupSize is a constant (1,1,1) until this line.
 layout(local_size_x_id = 0) in; // a power of two
 #include "common.glsl"
+#include "reduce.glsl"
 
 
 layout(std430, binding = 0) buffer Scores { float scores[]; };
@@ -29,37 +26,6 @@ layout(push_constant) uniform Push {
     uint seed_lo, seed_hi;
 } p;
 
-shared float partial[gl_WorkGroupSize.x];
-
-#ifndef NO_SUBGROUP_ARITHMETIC
-float reduce(float v, bool is_max)
-{
-    v = is_max ? subgroupMax(v) : subgroupAdd(v);
-    if (subgroupElect()) partial[gl_SubgroupID] = v;
-    barrier();
-    float r = partial[0];
-    for (uint k = 1; k < gl_NumSubgroups; k++) r = is_max ? max(r, partial[k]) : r + partial[k];
-    barrier(); // partial is reused by the next reduction
-    return r;
-}
-#else
-float reduce(float v, bool is_max)
-{
-    uint t = gl_LocalInvocationID.x;
-    partial[t] = v;
-    barrier();
-    for (uint half_size = gl_WorkGroupSize.x / 2; half_size > 0; half_size /= 2) {
-        if (t < half_size) {
-            float o = partial[t + half_size];
-            partial[t] = is_max ? max(partial[t], o) : partial[t] + o;
-        }
-        barrier();
-    }
-    float r = partial[0];
-    barrier();
-    return r;
-}
-#endif
 
 bool kept(uint b, uint h, uint i, uint j)
 {

@@ -54,6 +54,31 @@ vkbert_status vkb_op_attention_fused(vkbert_context *ctx, VkDescriptorPool pool,
                                      const vkb_fused_desc *d, vkb_view rows, vkb_view mask,
                                      vkb_view out, vkb_dispatch *dispatch);
 
+/* out = LayerNorm(x + residual) * gamma + beta over rows of `hidden`; `residual` NULL for a
+ * plain LayerNorm; `params` holds gamma then beta, each `ld` floats. Every operand has row
+ * pitch `ld`; the output's padding is written as zero. */
+typedef struct vkb_layer_norm_desc {
+    uint32_t rows, hidden, ld;
+    float eps;
+} vkb_layer_norm_desc;
+
+vkbert_status vkb_op_layer_norm(vkbert_context *ctx, VkDescriptorPool pool,
+                                const vkb_layer_norm_desc *d, vkb_view x, const vkb_view *residual,
+                                vkb_view params, vkb_view out, vkb_dispatch *dispatch);
+
+/* BERT embeddings, then LayerNorm: `tables` holds word [vocab][ld], position, token type,
+ * gamma, beta at the given float offsets (word at 0); `ids` holds the input ids [tokens] then
+ * the token type ids [tokens], int32, already checked against the tables. */
+typedef struct vkb_embedding_desc {
+    uint32_t tokens, seq_len, hidden, ld;
+    uint64_t position_off, type_off, gamma_off, beta_off;
+    float eps;
+} vkb_embedding_desc;
+
+vkbert_status vkb_op_embedding(vkbert_context *ctx, VkDescriptorPool pool,
+                               const vkb_embedding_desc *d, vkb_view tables, vkb_view ids,
+                               vkb_view out, vkb_dispatch *dispatch);
+
 /* Philox dropout parameters shared by softmax and fused attention: a weight is dropped when
  * its 24 random bits fall below drop_below; kept ones are scaled by keep_scale. */
 void vkb_dropout_params(float p, uint32_t *drop_below, float *keep_scale);

@@ -1,0 +1,39 @@
+/* Host side of shaders/embedding.comp. */
+#include "ops/ops.h"
+#include "shaders.h"
+#include "tune.h"
+
+typedef struct embedding_push {
+    uint32_t tokens, seq_len, hidden, ld;
+    uint32_t position_off, type_off, gamma_off, beta_off;
+    float eps;
+} embedding_push;
+
+vkbert_status vkb_op_embedding(vkbert_context *ctx, VkDescriptorPool pool,
+                               const vkb_embedding_desc *d, vkb_view tables, vkb_view ids,
+                               vkb_view out, vkb_dispatch *dispatch)
+{
+    if (!d->tokens || !d->seq_len || !d->hidden || d->ld % 4 || d->ld < d->hidden ||
+        !(d->eps > 0.0f))
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "embedding: bad shape or epsilon");
+    if (d->beta_off + d->ld > UINT32_MAX)
+        return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT, "embedding: tables too large");
+    uint32_t size = vkb_tune_softmax_workgroup(ctx, d->hidden);
+    const vkb_spirv *shader =
+        ctx->subgroup_arithmetic ? &vkb_shader_embedding : &vkb_shader_embedding_shared;
+    embedding_push push = {d->tokens,
+                           d->seq_len,
+                           d->hidden,
+                           d->ld,
+                           (uint32_t)d->position_off,
+                           (uint32_t)d->type_off,
+                           (uint32_t)d->gamma_off,
+                           (uint32_t)d->beta_off,
+                           d->eps};
+    vkb_view views[3] = {tables, ids, out};
+    vkb_kernel kernel = {shader, NULL, &size, 1, views, 3, &push, sizeof push};
+    vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, dispatch);
+    if (status) return status;
+    vkb_grid_1d(d->tokens, 1, dispatch->groups); /* one workgroup per token */
+    return vkb_check_groups(ctx, dispatch);
+}
