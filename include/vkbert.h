@@ -186,6 +186,10 @@ typedef struct vkbert_attention_options {
     int causal;    /* also mask keys j > i */
     float dropout; /* training-mode dropout on the attention weights, 0 <= p <= 1; 0 = eval */
     uint64_t seed; /* Philox4x32-10 key: the same seed gives the same result on every device */
+    /* HuggingFace BERT's mask semantics: (1 - mask) * float_min is added to the scores, so a
+     * query row with every key masked attends uniformly to all keys instead of giving the
+     * zero vector. */
+    int additive_mask;
 } vkbert_attention_options;
 
 typedef struct vkbert_attention vkbert_attention;

@@ -48,6 +48,10 @@ layout(std430, binding = 1) readonly buffer Mask { float mask[]; };
 layout(std430, binding = 2) writeonly buffer Out { vec4 out_rows[]; };
 
 const uint HAS_MASK = 1u, CAUSAL = 2u, DROPOUT = 4u;
+// ADDITIVE: HuggingFace's BERT mask: a masked key scores the lowest float instead of -inf, so
+// a row with every key masked averages all keys (see shaders/softmax.comp).
+const uint ADDITIVE = 8u;
+const float LOWEST = -3.40282347e38;
 
 layout(push_constant) uniform Push {
     uint S, H, d4; // d4: the head pitch Dp in vec4, at most D4_MAX
@@ -93,8 +97,11 @@ void main()
         o[c] = vec4(0);
     }
     float run_max = NEG_INF, run_sum = 0.0;
-    // The same bound for the whole workgroup; causal rows need no key past the group's last.
-    uint end = (p.flags & CAUSAL) != 0 ? min(p.S, first + gl_WorkGroupSize.x) : p.S;
+    float masked = (p.flags & ADDITIVE) != 0 ? LOWEST : NEG_INF;
+    // The same bound for the whole workgroup; causal rows need no key past the group's last,
+    // except with the additive mask, where a row without keys averages all of them.
+    bool skip_future = (p.flags & CAUSAL) != 0 && (p.flags & ADDITIVE) == 0;
+    uint end = skip_future ? min(p.S, first + gl_WorkGroupSize.x) : p.S;
     bool dropout = (p.flags & DROPOUT) != 0;
 
     for (uint j0 = 0; j0 < end; j0 += TK) {
@@ -113,7 +120,7 @@ void main()
             [[unroll]] for (uint c = 0; c < D4_MAX; c++) acc = fma(q[c], ROW(k_at + c), acc);
 #endif
             keep[t] = kept(b, h, qi, j0 + t);
-            s[t] = keep[t] ? acc.x + acc.y + acc.z + acc.w : NEG_INF;
+            s[t] = keep[t] ? acc.x + acc.y + acc.z + acc.w : j0 + t < p.S ? masked : NEG_INF;
             block_max = max(block_max, s[t]);
         }
         float new_max = max(run_max, block_max);
@@ -124,7 +131,7 @@ void main()
         run_max = new_max;
         [[unroll]] for (uint t = 0; t < TK; t++) {
             uint j = min(j0 + t, p.S - 1);
-            float w = keep[t] ? exp(s[t] - new_max) : 0.0;
+            float w = s[t] == NEG_INF ? 0.0 : exp(s[t] - new_max);
             run_sum += w; // the softmax denominator counts dropped weights too
             if (dropout) w *= dropout_factor(b, h, qi, j0 + t);
             uint v_at = p.v_off4 + (key_base + j) * p.ld4 + head4;

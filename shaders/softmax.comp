@@ -15,6 +15,11 @@ layout(std430, binding = 0) buffer Scores { float scores[]; };
 layout(std430, binding = 1) readonly buffer Mask { float mask[]; };
 
 const uint HAS_MASK = 1u, CAUSAL = 2u, DROPOUT = 4u;
+// ADDITIVE: HuggingFace's BERT mask, (1 - mask) * float_min added to the scores: a masked key
+// scores the lowest float instead of -inf, so a row with every key masked averages all keys
+// uniformly instead of giving zeros (ATTENTION.md, "The BERT encoder").
+const uint ADDITIVE = 8u;
+const float LOWEST = -3.40282347e38;
 
 layout(push_constant) uniform Push {
     uint S, ld, H;
@@ -48,9 +53,10 @@ void main()
     uint row = (bh * p.S + i) * p.ld;
     uint t = gl_LocalInvocationID.x, n = gl_WorkGroupSize.x;
 
+    float masked = (p.flags & ADDITIVE) != 0 ? LOWEST : NEG_INF;
     float row_max = NEG_INF;
     for (uint j = t; j < p.S; j += n)
-        if (kept(b, h, i, j)) row_max = max(row_max, scores[row + j] * p.scale);
+        row_max = max(row_max, kept(b, h, i, j) ? scores[row + j] * p.scale : masked);
     row_max = reduce(row_max, true);
 
     if (row_max == NEG_INF) { // every key masked: uniform across the workgroup
@@ -60,7 +66,7 @@ void main()
 
     float sum = 0.0;
     for (uint j = t; j < p.S; j += n) {
-        float e = kept(b, h, i, j) ? exp(scores[row + j] * p.scale - row_max) : 0.0;
+        float e = exp((kept(b, h, i, j) ? scores[row + j] * p.scale : masked) - row_max);
         scores[row + j] = e;
         sum += e;
     }

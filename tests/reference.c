@@ -2,6 +2,7 @@
  * the product. */
 #include "reference.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,11 +47,15 @@ void ref_softmax(const double *scores, int batch, int heads, int seq_len, double
             for (size_t i = 0; i < s; i++) {
                 const double *row = scores + ((b * heads + h) * s + i) * s;
                 double *out = p + ((b * heads + h) * s + i) * s;
+                /* -inf drops a masked key; HuggingFace's additive mask leaves it the lowest
+                 * float, which still counts when every key of the row is masked. */
+                double masked = opt && opt->additive ? -FLT_MAX : -INFINITY;
                 double max = -INFINITY, sum = 0.0;
                 for (size_t j = 0; j < s; j++)
-                    if (kept(mask, causal, b, h, i, j)) max = fmax(max, row[j] * scale);
+                    max = fmax(max, kept(mask, causal, b, h, i, j) ? row[j] * scale : masked);
                 for (size_t j = 0; j < s; j++) {
-                    out[j] = kept(mask, causal, b, h, i, j) ? exp(row[j] * scale - max) : 0.0;
+                    double v = kept(mask, causal, b, h, i, j) ? row[j] * scale : masked;
+                    out[j] = v == -INFINITY ? 0.0 : exp(v - max);
                     sum += out[j];
                 }
                 for (size_t j = 0; j < s; j++) {

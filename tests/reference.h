@@ -22,6 +22,7 @@ typedef struct ref_options {
     int causal;
     double dropout;
     uint64_t seed;
+    int additive; /* HuggingFace's additive mask: masked keys score the lowest float */
 } ref_options;
 
 /* y[B][S][E] from x[B][S][E]. */

@@ -45,7 +45,8 @@ static void teardown(fixture *f)
 static void reference(fixture *f, const ref_mask *mask, const vkbert_attention_options *opt)
 {
     ref_layer ref = test_weights_ref(&f->w, f->c.heads);
-    ref_options ropt = {opt ? opt->causal : 0, opt ? opt->dropout : 0.0, opt ? opt->seed : 0};
+    ref_options ropt = {opt ? opt->causal : 0, opt ? opt->dropout : 0.0, opt ? opt->seed : 0,
+                        opt ? opt->additive_mask : 0};
     ref_attention(&ref, f->c.batch, f->c.seq_len, f->x, mask, &ropt, f->want);
 }
 
@@ -336,5 +337,30 @@ Test(attention, fp16_weights_within_fp16_bound)
         vkbert_attention_destroy(half);
         teardown(&f);
     }
+    test_context_done(ctx);
+}
+
+Test(attention, additive_mask_as_huggingface)
+{
+    /* Key padding where batch 1 has no key at all: with the additive mask its rows average
+     * every key's value, as HuggingFace's BERT does; with the boolean mask they give out_bias. */
+    vkbert_context *ctx = test_context(0);
+    int b = 2, s = 9;
+    fixture f = setup(ctx, (case_shape){b, s, 2, 16}, 21);
+    uint8_t keep[2 * 9] = {1, 1, 1, 0, 1, 1, 0, 0, 1};
+    float keep_f[2 * 9];
+    for (int i = 0; i < b * s; i++)
+        keep_f[i] = keep[i];
+    vkbert_mask mask = {keep, VKBERT_DTYPE_BOOL, 2, {b, s}};
+    ref_mask rmask = {keep_f, {(size_t)s, 0, 0, 1}};
+    vkbert_attention_options additive = {.additive_mask = 1};
+    run_and_check(ctx, &f, &mask, &rmask, &additive);
+    for (int o = 0; o < 32; o++) /* batch 1, row 0: not out_bias */
+        if (f.y[s * 32 + o] != f.w.b[3][o]) goto differs;
+    cr_assert_fail("the fully masked row gave out_bias under the additive mask");
+differs:
+    vkbert_attention_options causal_additive = {.additive_mask = 1, .causal = 1};
+    run_and_check(ctx, &f, &mask, &rmask, &causal_additive);
+    teardown(&f);
     test_context_done(ctx);
 }

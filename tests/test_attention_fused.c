@@ -14,6 +14,9 @@ typedef struct fused_case {
     uint64_t seed;
 } fused_case;
 
+/* HuggingFace's additive mask semantics for the cases run while set. */
+static bool additive;
+
 static uint32_t pad4(uint32_t x)
 {
     return (x + 3) / 4 * 4;
@@ -36,7 +39,7 @@ static void reference(fused_case c, const float *rows, uint32_t ld, uint64_t blo
                            rows[block + (b * s + j) * ld + h * dp + t];
                 scores[(bh * s + i) * s + j] = acc;
             }
-    ref_options opt = {c.causal, c.dropout, c.seed};
+    ref_options opt = {c.causal, c.dropout, c.seed, additive};
     ref_softmax(scores, (int)c.batch, (int)c.heads, (int)s, 1.0, mask, &opt, p);
     for (size_t bh = 0; bh < nbh; bh++)
         for (uint32_t i = 0; i < s; i++)
@@ -75,8 +78,8 @@ static void check(vkbert_context *ctx, fused_case c)
     vkb_buffer br = test_buffer(ctx, rows, n_rows), bm = test_buffer(ctx, mask, mask_n);
     vkb_buffer bo = test_buffer(ctx, out, n_out);
     VkDescriptorPool pool = test_pool(ctx);
-    vkb_fused_desc d = {c.batch, c.heads,   s,        c.dim,    ld,  width,     0,
-                        block,   2 * block, has_mask, c.causal, {0}, c.dropout, c.seed};
+    vkb_fused_desc d = {c.batch,   c.heads,  s,        c.dim, ld,        width,  0,       block,
+                        2 * block, has_mask, c.causal, {0},   c.dropout, c.seed, additive};
     memcpy(d.mask_stride, stride, sizeof stride);
     vkb_dispatch dispatch = {0};
     TEST_OK(vkb_op_attention_fused(ctx, pool, &d, vkb_whole(&br), vkb_whole(&bm), vkb_whole(&bo),
@@ -120,6 +123,16 @@ Test(attention_fused, masks_causal_and_fully_masked_rows)
     }
     check(ctx, (fused_case){2, 2, 6, 16, {2, 1, 6, 6}, false, 0, 0.9, 7}); /* many empty rows */
     check(ctx, (fused_case){1, 1, 300, 64, {0}, true, 0, 0, 8});
+    test_context_done(ctx);
+}
+
+Test(attention_fused, additive_mask)
+{
+    vkbert_context *ctx = test_context(0);
+    additive = true;
+    check(ctx, (fused_case){2, 2, 6, 16, {2, 1, 6, 6}, false, 0, 0.9, 7}); /* many empty rows */
+    check(ctx, (fused_case){2, 3, 23, 32, {2, 1, 1, 23}, false, 0, 0.5, 8});
+    check(ctx, (fused_case){1, 2, 33, 16, {1, 1, 33, 33}, true, 0.5f, 0.3, 9});
     test_context_done(ctx);
 }
 

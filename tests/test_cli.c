@@ -369,7 +369,7 @@ Test(cli, attention_causal)
     const char *args[] = {"attention", "--weights", fx.w_path,  "--input", fx.x_path, "--heads",
                           "4",         "--causal",  "--output", fx.y_path, NULL};
     expect_success(&r, args);
-    ref_options opt = {1, 0.0, 0};
+    ref_options opt = {1, 0.0, 0, 0};
     free(check_output(fx.y_path, &fx.l, B, S, fx.x, NULL, &opt));
 }
 
@@ -437,7 +437,7 @@ Test(cli, attention_dropout_seeded)
     size_t nc = read_file(c, bc, sizeof bc);
     cr_assert(na == nb && memcmp(ba, bb, na) == 0, "the same seed gave different files");
     cr_assert(na == nc && memcmp(ba, bc, na) != 0, "different seeds gave the same file");
-    ref_options opt = {0, 0.3, 12345678901234ull};
+    ref_options opt = {0, 0.3, 12345678901234ull, 0};
     free(check_output(a, &fx.l, B, S, fx.x, NULL, &opt));
 }
 

@@ -14,6 +14,9 @@ typedef struct sm_case {
     double masked_share; /* share of mask entries that are 0 */
 } sm_case;
 
+/* HuggingFace's additive mask semantics for the cases run while set. */
+static bool additive;
+
 static uint32_t pad4(uint32_t x)
 {
     return (x + 3) / 4 * 4;
@@ -49,8 +52,8 @@ static void check(vkbert_context *ctx, sm_case c)
     vkb_buffer bs = test_buffer(ctx, scores, n), bm = test_buffer(ctx, mask, mask_n);
     VkDescriptorPool pool = test_pool(ctx);
     double scale = 1.0 / sqrt(64.0);
-    vkb_softmax_desc d = {c.batch,  c.heads,  s,   ld,        (float)scale,
-                          has_mask, c.causal, {0}, c.dropout, c.seed};
+    vkb_softmax_desc d = {c.batch,  c.heads, s,         ld,     (float)scale, has_mask,
+                          c.causal, {0},     c.dropout, c.seed, additive};
     memcpy(d.mask_stride, stride, sizeof stride);
     vkb_dispatch dispatch = {0};
     TEST_OK(vkb_op_softmax(ctx, pool, &d, vkb_whole(&bs), vkb_whole(&bm), &dispatch));
@@ -66,7 +69,7 @@ static void check(vkbert_context *ctx, sm_case c)
             packed[r * s + j] = got[r * ld + j];
         }
     ref_mask rm = {has_mask ? mask : NULL, {stride[0], stride[1], stride[2], stride[3]}};
-    ref_options opt = {c.causal, c.dropout, c.seed};
+    ref_options opt = {c.causal, c.dropout, c.seed, additive};
     ref_softmax(in, (int)c.batch, (int)c.heads, (int)s, scale, &rm, &opt, want);
     for (size_t r = 0; r < rows; r++)
         for (size_t j = s; j < ld; j++)
@@ -115,6 +118,15 @@ Test(softmax, fully_masked_rows_are_zero)
     test_context_done(ctx);
 }
 
+Test(softmax, additive_mask)
+{
+    vkbert_context *ctx = test_context(0);
+    additive = true;
+    check(ctx, (sm_case){2, 2, 5, {2, 1, 5, 5}, false, 0, 3, 0.9}); /* many empty rows */
+    check(ctx, (sm_case){1, 2, 64, {1, 1, 64, 64}, true, 0.3f, 7, 0.3});
+    test_context_done(ctx);
+}
+
 Test(softmax, dropout_matches_reference)
 {
     vkbert_context *ctx = test_context(0);
@@ -131,7 +143,7 @@ static float *weights(vkbert_context *ctx, uint32_t rows, uint32_t s, float p, u
 {
     vkb_buffer b = test_buffer(ctx, scores, (size_t)rows * s), m = test_buffer(ctx, scores, 4);
     VkDescriptorPool pool = test_pool(ctx);
-    vkb_softmax_desc d = {1, rows / s, s, s, 0.125f, false, false, {0}, p, seed};
+    vkb_softmax_desc d = {1, rows / s, s, s, 0.125f, false, false, {0}, p, seed, false};
     vkb_dispatch dispatch = {0};
     TEST_OK(vkb_op_softmax(ctx, pool, &d, vkb_whole(&b), vkb_whole(&m), &dispatch));
     test_run(ctx, &dispatch, 1);

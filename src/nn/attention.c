@@ -92,10 +92,11 @@ static vkbert_status upload_weights(vkbert_attention *layer, const vkbert_attent
             pack_in_projection(layer, weights[z], scale, packed);
         else
             pack_out_projection(layer, weights[z], packed);
-        for (size_t i = 0; halves && i < elems; i++) halves[i] = float_to_half(packed[i]);
-        status = vkb_buffer_upload(ctx, &layer->weights, layer->weight_block * z,
-                                   halves ? (const void *)halves : packed,
-                                   elems * (halves ? 2 : 4));
+        for (size_t i = 0; halves && i < elems; i++)
+            halves[i] = float_to_half(packed[i]);
+        status =
+            vkb_buffer_upload(ctx, &layer->weights, layer->weight_block * z,
+                              halves ? (const void *)halves : packed, elems * (halves ? 2 : 4));
         memset(packed, 0, layer->bias_block);
         if (z < 3)
             pack_in_bias(layer, biases[z], scale, packed);
@@ -247,6 +248,7 @@ vkbert_status vkb_attention_forward(vkbert_attention *layer, const vkbert_tensor
             return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "dropout %g is outside [0, 1]",
                             (double)options->dropout);
         bind.causal = options->causal != 0;
+        bind.additive = options->additive_mask != 0;
         bind.dropout = options->dropout;
         bind.seed = options->dropout > 0.0f ? options->seed : 0;
     }
@@ -325,9 +327,10 @@ vkbert_status vkb_attention_forward_host(vkbert_attention *layer, int batch, int
 
 void vkb_attention_describe(const vkbert_attention *layer, char *out, size_t size)
 {
-    const attention_plan *plan =
-        layer->plan_count ? layer->plans[layer->last_plan] : NULL;
+    const attention_plan *plan = layer->plan_count ? layer->plans[layer->last_plan] : NULL;
     snprintf(out, size, "%s %s, %s kernels", layer->half ? "fp16-weights" : "fp32",
-             !plan ? "(no plan yet)" : plan->fused ? "fused attention" : "unfused attention",
+             !plan         ? "(no plan yet)"
+             : plan->fused ? "fused attention"
+                           : "unfused attention",
              vkb_family_name(vkb_tune_family(layer->ctx)));
 }

@@ -14,6 +14,7 @@ typedef struct attention_binding {
     uint64_t x_id, y_id, mask_id;
     uint32_t mask_stride[4];
     uint32_t causal;
+    uint32_t additive;
     float dropout;
     uint64_t seed;
 } attention_binding;
@@ -41,7 +42,7 @@ typedef struct attention_plan {
 struct vkbert_attention {
     vkbert_context *ctx;
     uint32_t embed_dim, heads, head_dim;
-    uint32_t pitch;      /* embed_dim rounded up to 4 */
+    uint32_t pitch;       /* embed_dim rounded up to 4 */
     uint32_t head_pitch;  /* head_dim rounded up to 4 */
     uint32_t heads_width; /* heads * head_pitch: a row of Q, K, V or O, heads padded */
     bool half;            /* weights stored as fp16 */

@@ -176,7 +176,8 @@ static vkbert_status prepare_fused(vkbert_attention *layer, attention_plan *plan
                         .has_mask = mask != NULL,
                         .causal = bind->causal,
                         .dropout = bind->dropout,
-                        .seed = bind->seed};
+                        .seed = bind->seed,
+                        .additive = bind->additive};
     memcpy(d.mask_stride, bind->mask_stride, sizeof d.mask_stride);
     vkb_view rows = vkb_whole(&plan->qkv), out = vkb_whole(&plan->merged);
     return vkb_op_attention_fused(layer->ctx, plan->pool, &d, rows,
@@ -240,7 +241,8 @@ static vkbert_status prepare_unfused(vkbert_attention *layer, attention_plan *pl
                                 .has_mask = mask != NULL,
                                 .causal = bind->causal,
                                 .dropout = bind->dropout,
-                                .seed = bind->seed};
+                                .seed = bind->seed,
+                                .additive = bind->additive};
     memcpy(sm_desc.mask_stride, bind->mask_stride, sizeof sm_desc.mask_stride);
     status = vkb_op_softmax(ctx, plan->pool, &sm_desc, scores,
                             mask ? vkb_whole(&mask->buffer) : scores, sm);

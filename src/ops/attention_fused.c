@@ -16,7 +16,7 @@ typedef struct fused_push {
     uint32_t seed_lo, seed_hi;
 } fused_push;
 
-enum { HAS_MASK = 1, CAUSAL = 2, DROPOUT = 4 };
+enum { HAS_MASK = 1, CAUSAL = 2, DROPOUT = 4, ADDITIVE = 8 };
 
 /* The compiled head sizes, in vec4 (CMakeLists.txt); the smallest that holds the head. */
 #define VARIANT(n)                                                                                 \
@@ -73,6 +73,7 @@ static fused_push make_push(const vkb_fused_desc *d)
         memcpy(push.mask_stride, d->mask_stride, sizeof push.mask_stride);
     }
     if (d->causal) push.flags |= CAUSAL;
+    if (d->additive) push.flags |= ADDITIVE;
     if (d->dropout > 0.0f) {
         push.flags |= DROPOUT;
         vkb_dropout_params(d->dropout, &push.drop_below, &push.keep_scale);

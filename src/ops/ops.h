@@ -48,6 +48,7 @@ typedef struct vkb_fused_desc {
     uint32_t mask_stride[4];
     float dropout;
     uint64_t seed;
+    bool additive; /* as vkb_softmax_desc's */
 } vkb_fused_desc;
 
 vkbert_status vkb_op_attention_fused(vkbert_context *ctx, VkDescriptorPool pool,
@@ -95,6 +96,7 @@ typedef struct vkb_softmax_desc {
     uint32_t mask_stride[4]; /* b, h, i, j: 0 where the mask broadcasts */
     float dropout;
     uint64_t seed;
+    bool additive; /* masked keys score the lowest float (HuggingFace BERT), not -inf */
 } vkb_softmax_desc;
 
 /* In place over scores [B,H,S,ld]; `mask` is bound even when unused (any buffer). */

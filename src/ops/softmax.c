@@ -16,7 +16,7 @@ typedef struct softmax_push {
     uint32_t seed_lo, seed_hi;
 } softmax_push;
 
-enum { HAS_MASK = 1, CAUSAL = 2, DROPOUT = 4 };
+enum { HAS_MASK = 1, CAUSAL = 2, DROPOUT = 4, ADDITIVE = 8 };
 
 void vkb_dropout_params(float p, uint32_t *drop_below, float *keep_scale)
 {
@@ -48,6 +48,7 @@ vkbert_status vkb_op_softmax(vkbert_context *ctx, VkDescriptorPool pool, const v
         memcpy(push.mask_stride, d->mask_stride, sizeof push.mask_stride);
     }
     if (d->causal) push.flags |= CAUSAL;
+    if (d->additive) push.flags |= ADDITIVE;
     set_dropout(d, &push);
     vkb_view views[2] = {scores, mask};
     vkb_kernel kernel = {shader, NULL, &size, 1, views, 2, &push, sizeof push};

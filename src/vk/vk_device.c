@@ -422,8 +422,7 @@ static void read_device_properties(vkbert_context *ctx)
     ctx->timestamp_ns = ctx->props.limits.timestampPeriod;
     VkFormatProperties half4;
     vkGetPhysicalDeviceFormatProperties(ctx->physical, VK_FORMAT_R16G16B16A16_SFLOAT, &half4);
-    ctx->fp16_texels =
-        (half4.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
+    ctx->fp16_texels = (half4.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
     vkb_memory_init(ctx);
 }
 

@@ -1,0 +1,597 @@
+/* HuggingFace BertModel folders: config.json (cJSON) and model.safetensors (safetensors.c).
+ * One table per part of the model (embeddings, an encoder layer, the pooler) names each tensor,
+ * its shape and where it lives in bert_weights, so that loading, saving, random filling and
+ * freeing all walk the same list and cannot disagree on a name or a shape. */
+#define _POSIX_C_SOURCE 200809L /* mkdir */
+
+#include "bert_model.h"
+
+#include "io_error.h"
+#include "safetensors.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ---- the tensor tables ---- */
+
+/* A dimension, named by the config field that sets it; D_NONE ends a vector's shape. */
+typedef enum dim { D_NONE, D_H, D_I, D_V, D_P, D_T } dim;
+typedef enum init { INIT_EMBED, INIT_LINEAR, INIT_GAMMA, INIT_BETA } init;
+
+typedef struct field {
+    const char *name;
+    size_t offset; /* of the float * in bert_weights or bert_layer_weights */
+    dim rows, cols;
+    init init;
+    dim fan_in; /* for INIT_LINEAR: the input size of the layer the weight or bias belongs to */
+} field;
+
+#define EMB(name, member, rows, cols, init, fan)                                                   \
+    {                                                                                              \
+        name, offsetof(bert_weights, member), rows, cols, init, fan                                \
+    }
+#define LAY(name, member, rows, cols, init, fan)                                                   \
+    {                                                                                              \
+        name, offsetof(bert_layer_weights, member), rows, cols, init, fan                          \
+    }
+
+static const field embedding_fields[] = {
+    EMB("embeddings.word_embeddings.weight", word, D_V, D_H, INIT_EMBED, D_NONE),
+    EMB("embeddings.position_embeddings.weight", position, D_P, D_H, INIT_EMBED, D_NONE),
+    EMB("embeddings.token_type_embeddings.weight", token_type, D_T, D_H, INIT_EMBED, D_NONE),
+    EMB("embeddings.LayerNorm.weight", ln_gamma, D_H, D_NONE, INIT_GAMMA, D_NONE),
+    EMB("embeddings.LayerNorm.bias", ln_beta, D_H, D_NONE, INIT_BETA, D_NONE),
+};
+
+static const field layer_fields[] = {
+    LAY("attention.self.query.weight", q_w, D_H, D_H, INIT_LINEAR, D_H),
+    LAY("attention.self.query.bias", q_b, D_H, D_NONE, INIT_LINEAR, D_H),
+    LAY("attention.self.key.weight", k_w, D_H, D_H, INIT_LINEAR, D_H),
+    LAY("attention.self.key.bias", k_b, D_H, D_NONE, INIT_LINEAR, D_H),
+    LAY("attention.self.value.weight", v_w, D_H, D_H, INIT_LINEAR, D_H),
+    LAY("attention.self.value.bias", v_b, D_H, D_NONE, INIT_LINEAR, D_H),
+    LAY("attention.output.dense.weight", attn_out_w, D_H, D_H, INIT_LINEAR, D_H),
+    LAY("attention.output.dense.bias", attn_out_b, D_H, D_NONE, INIT_LINEAR, D_H),
+    LAY("attention.output.LayerNorm.weight", attn_ln_gamma, D_H, D_NONE, INIT_GAMMA, D_NONE),
+    LAY("attention.output.LayerNorm.bias", attn_ln_beta, D_H, D_NONE, INIT_BETA, D_NONE),
+    LAY("intermediate.dense.weight", inter_w, D_I, D_H, INIT_LINEAR, D_H),
+    LAY("intermediate.dense.bias", inter_b, D_I, D_NONE, INIT_LINEAR, D_H),
+    LAY("output.dense.weight", out_w, D_H, D_I, INIT_LINEAR, D_I),
+    LAY("output.dense.bias", out_b, D_H, D_NONE, INIT_LINEAR, D_I),
+    LAY("output.LayerNorm.weight", out_ln_gamma, D_H, D_NONE, INIT_GAMMA, D_NONE),
+    LAY("output.LayerNorm.bias", out_ln_beta, D_H, D_NONE, INIT_BETA, D_NONE),
+};
+
+static const field pooler_fields[] = {
+    EMB("pooler.dense.weight", pooler_w, D_H, D_H, INIT_LINEAR, D_H),
+    EMB("pooler.dense.bias", pooler_b, D_H, D_NONE, INIT_LINEAR, D_H),
+};
+
+#define N_EMBEDDING ((int)(sizeof embedding_fields / sizeof embedding_fields[0]))
+#define N_LAYER ((int)(sizeof layer_fields / sizeof layer_fields[0]))
+#define N_POOLER ((int)(sizeof pooler_fields / sizeof pooler_fields[0]))
+
+/* Long enough for any prefix save accepts followed by any table name. */
+#define NAME_SIZE 160
+#define MAX_PREFIX 60
+
+typedef struct slot {
+    const field *f;
+    int layer; /* -1 outside the encoder */
+    float **data;
+} slot;
+
+static float **member(const void *base, size_t offset)
+{
+    return (float **)((char *)base + offset);
+}
+
+static int slot_count(int num_layers, int has_pooler)
+{
+    return N_EMBEDDING + N_LAYER * num_layers + (has_pooler ? N_POOLER : 0);
+}
+
+static slot slot_at(const bert_weights *w, int i)
+{
+    if (i < N_EMBEDDING)
+        return (slot){&embedding_fields[i], -1, member(w, embedding_fields[i].offset)};
+    i -= N_EMBEDDING;
+    if (i < N_LAYER * w->num_layers) {
+        const field *f = &layer_fields[i % N_LAYER];
+        return (slot){f, i / N_LAYER, member(&w->layers[i / N_LAYER], f->offset)};
+    }
+    i -= N_LAYER * w->num_layers;
+    return (slot){&pooler_fields[i], -1, member(w, pooler_fields[i].offset)};
+}
+
+static int64_t dim_size(const bert_config *c, dim d)
+{
+    const int sizes[] = {1,
+                         c->hidden_size,
+                         c->intermediate_size,
+                         c->vocab_size,
+                         c->max_position_embeddings,
+                         c->type_vocab_size};
+    return sizes[d];
+}
+
+int bert_tensor_count(const bert_weights *w)
+{
+    return slot_count(w->num_layers, w->has_pooler);
+}
+
+void bert_tensor_at(const bert_config *c, const bert_weights *w, int i, bert_tensor *out)
+{
+    slot s = slot_at(w, i);
+    if (s.layer >= 0)
+        snprintf(out->name, sizeof out->name, "encoder.layer.%d.%s", s.layer, s.f->name);
+    else
+        snprintf(out->name, sizeof out->name, "%s", s.f->name);
+    out->ndim = s.f->cols == D_NONE ? 1 : 2;
+    out->shape[0] = dim_size(c, s.f->rows);
+    out->shape[1] = s.f->cols == D_NONE ? 0 : dim_size(c, s.f->cols);
+    out->data = *s.data;
+}
+
+static size_t tensor_elements(const bert_tensor *t)
+{
+    return (size_t)t->shape[0] * (size_t)(t->ndim == 2 ? t->shape[1] : 1);
+}
+
+/* ---- allocation, freeing, random filling ---- */
+
+void bert_weights_free(bert_weights *w)
+{
+    if (!w) return;
+    /* The pooler's pointers are NULL when it is absent, so walking them too is safe. */
+    int n = slot_count(w->num_layers, 1);
+    for (int i = 0; i < n; i++)
+        free(*slot_at(w, i).data);
+    free(w->layers);
+    memset(w, 0, sizeof *w);
+}
+
+static int dims_valid(const bert_config *c)
+{
+    return c->hidden_size > 0 && c->num_hidden_layers > 0 && c->num_attention_heads > 0 &&
+           c->intermediate_size > 0 && c->max_position_embeddings > 0 && c->type_vocab_size > 0 &&
+           c->vocab_size > 0;
+}
+
+static int weights_alloc(const bert_config *c, int has_pooler, bert_weights *w)
+{
+    memset(w, 0, sizeof *w);
+    w->layers = calloc((size_t)c->num_hidden_layers, sizeof *w->layers);
+    if (!w->layers) return -1;
+    w->num_layers = c->num_hidden_layers;
+    w->has_pooler = has_pooler;
+    for (int i = 0; i < bert_tensor_count(w); i++) {
+        bert_tensor t;
+        bert_tensor_at(c, w, i, &t);
+        float **p = slot_at(w, i).data;
+        *p = malloc(tensor_elements(&t) * sizeof(float));
+        if (!*p) {
+            bert_weights_free(w);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* U(-1, 1) from the top 53 bits, the same on every platform. */
+static double uniform(uint64_t *state)
+{
+    return (double)(splitmix64(state) >> 11) * 0x1.0p-53 * 2.0 - 1.0;
+}
+
+static void fill_random(const bert_config *c, const field *f, float *data, size_t n,
+                        uint64_t *state)
+{
+    /* nn.Linear's init bound, so activations keep their scale through a deep random model. */
+    double scale = f->init == INIT_LINEAR  ? 1.0 / sqrt((double)dim_size(c, f->fan_in))
+                   : f->init == INIT_EMBED ? 1.0
+                                           : 0.1;
+    double offset = f->init == INIT_GAMMA ? 1.0 : 0.0;
+    for (size_t k = 0; k < n; k++)
+        data[k] = (float)(offset + scale * uniform(state));
+}
+
+int bert_weights_random(const bert_config *c, uint64_t seed, bert_weights *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!dims_valid(c) || weights_alloc(c, 1, out) != 0) return -1;
+    uint64_t state = seed;
+    for (int i = 0; i < bert_tensor_count(out); i++) {
+        bert_tensor t;
+        bert_tensor_at(c, out, i, &t);
+        fill_random(c, slot_at(out, i).f, t.data, tensor_elements(&t), &state);
+    }
+    return 0;
+}
+
+/* ---- config.json ---- */
+
+static const struct {
+    const char *key;
+    size_t offset;
+} int_fields[] = {
+    {"hidden_size", offsetof(bert_config, hidden_size)},
+    {"num_hidden_layers", offsetof(bert_config, num_hidden_layers)},
+    {"num_attention_heads", offsetof(bert_config, num_attention_heads)},
+    {"intermediate_size", offsetof(bert_config, intermediate_size)},
+    {"max_position_embeddings", offsetof(bert_config, max_position_embeddings)},
+    {"type_vocab_size", offsetof(bert_config, type_vocab_size)},
+    {"vocab_size", offsetof(bert_config, vocab_size)},
+};
+
+#define N_INT_FIELDS (sizeof int_fields / sizeof int_fields[0])
+
+/* The whole file, NUL-terminated. Read in chunks, so a directory fails on read, not on size. */
+static char *read_text(const err_ctx *e)
+{
+    FILE *f = fopen(e->path, "rb");
+    if (!f) return io_fail(e, "cannot open: %s", strerror(errno)), NULL;
+    size_t len = 0, cap = 4096;
+    char *text = malloc(cap);
+    while (text) {
+        len += fread(text + len, 1, cap - 1 - len, f);
+        if (len < cap - 1) break;
+        char *bigger = realloc(text, cap * 2);
+        if (!bigger) free(text);
+        text = bigger;
+        cap *= 2;
+    }
+    const char *problem = !text ? "out of memory" : ferror(f) ? strerror(errno) : NULL;
+    fclose(f);
+    if (problem) {
+        io_fail(e, "cannot read: %s", problem);
+        free(text);
+        return NULL;
+    }
+    text[len] = '\0';
+    return text;
+}
+
+static int read_int(const err_ctx *e, const cJSON *root, const char *key, int *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (!v) return io_fail(e, "field '%s' is missing", key);
+    double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    if (!(d >= 1.0 && d <= INT_MAX && d == floor(d)))
+        return io_fail(e, "field '%s' must be a positive integer", key);
+    *out = (int)d;
+    return 0;
+}
+
+static int read_eps(const err_ctx *e, const cJSON *root, double *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "layer_norm_eps");
+    *out = 1e-12;
+    if (!v) return 0;
+    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0.0) || !isfinite(v->valuedouble))
+        return io_fail(e, "field 'layer_norm_eps' must be a positive number");
+    *out = v->valuedouble;
+    return 0;
+}
+
+/* The encoder's GELU is the exact erf form; the tanh approximations ("gelu_new",
+ * "gelu_pytorch_tanh") differ by up to ~1e-3, far outside the accuracy bound, so they are
+ * refused rather than silently computed differently. */
+static int read_act(const err_ctx *e, const cJSON *root, char *out, size_t size)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "hidden_act");
+    snprintf(out, size, "gelu");
+    if (!v) return 0;
+    if (!cJSON_IsString(v)) return io_fail(e, "field 'hidden_act' is not a string");
+    if (strcmp(v->valuestring, "gelu") != 0)
+        return io_fail(e,
+                       "field 'hidden_act' is \"%.40s\": only \"gelu\" (exact erf GELU) is "
+                       "supported",
+                       v->valuestring);
+    return 0;
+}
+
+/* Relative position embeddings add terms to the scores that this encoder does not compute. */
+static int check_position_type(const err_ctx *e, const cJSON *root)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "position_embedding_type");
+    if (!v || (cJSON_IsString(v) && strcmp(v->valuestring, "absolute") == 0)) return 0;
+    return io_fail(e, "field 'position_embedding_type' must be \"absolute\", the only kind "
+                      "supported");
+}
+
+static int parse_config(const err_ctx *e, const cJSON *root, bert_config *c)
+{
+    if (!cJSON_IsObject(root)) return io_fail(e, "not a JSON object");
+    for (size_t i = 0; i < N_INT_FIELDS; i++)
+        if (read_int(e, root, int_fields[i].key, (int *)((char *)c + int_fields[i].offset)) != 0)
+            return -1;
+    if (c->hidden_size % c->num_attention_heads != 0)
+        return io_fail(e, "field 'hidden_size' (%d) is not a multiple of num_attention_heads (%d)",
+                       c->hidden_size, c->num_attention_heads);
+    if (read_eps(e, root, &c->layer_norm_eps) != 0 ||
+        read_act(e, root, c->hidden_act, sizeof c->hidden_act) != 0)
+        return -1;
+    return check_position_type(e, root);
+}
+
+int bert_config_load(const char *path, bert_config *out, char *err, size_t err_size)
+{
+    err_ctx e = {path, err, err_size};
+    if (!out) return io_fail(&e, "no output given");
+    memset(out, 0, sizeof *out);
+    if (!path) return io_fail(&e, "no path given");
+    char *text = read_text(&e);
+    if (!text) return -1;
+    const char *stop = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &stop, 1);
+    int rc = root ? 0
+                  : io_fail(&e, "not valid JSON (error near byte %zu)",
+                            stop ? (size_t)(stop - text) : (size_t)0);
+    free(text);
+    bert_config c = {0};
+    if (rc == 0) rc = parse_config(&e, root, &c);
+    cJSON_Delete(root);
+    if (rc == 0) *out = c;
+    return rc;
+}
+
+/* ---- model.safetensors ---- */
+
+static void shape_text(char *out, size_t size, int ndim, const int64_t *shape)
+{
+    size_t n = (size_t)snprintf(out, size, "[");
+    for (int d = 0; d < ndim && n < size; d++)
+        n += (size_t)snprintf(out + n, size - n, "%s%lld", d ? ", " : "", (long long)shape[d]);
+    if (n < size) snprintf(out + n, size - n, "]");
+}
+
+/* Checkpoints converted from the original TensorFlow BERT name the LayerNorm parameters gamma
+ * and beta; HF renames them when loading, and so do we. */
+static const st_tensor *find_tensor(const st_file *f, const char *name)
+{
+    static const char *const renames[][2] = {{"LayerNorm.weight", "LayerNorm.gamma"},
+                                             {"LayerNorm.bias", "LayerNorm.beta"}};
+    const st_tensor *t = st_find(f, name);
+    size_t n = strlen(name);
+    for (size_t r = 0; !t && r < sizeof renames / sizeof renames[0]; r++) {
+        size_t k = strlen(renames[r][0]);
+        char old[NAME_SIZE];
+        if (n < k || strcmp(name + n - k, renames[r][0]) != 0) continue;
+        snprintf(old, sizeof old, "%.*s%s", (int)(n - k), name, renames[r][1]);
+        t = st_find(f, old);
+    }
+    return t;
+}
+
+static int shape_matches(const st_tensor *s, const bert_tensor *t)
+{
+    if (s->ndim != t->ndim) return 0;
+    for (int d = 0; d < t->ndim; d++)
+        if (s->shape[d] != t->shape[d]) return 0;
+    return 1;
+}
+
+static int load_tensor(const err_ctx *e, const st_file *f, const char *prefix, const bert_tensor *t)
+{
+    char name[NAME_SIZE], want[64], got[256];
+    snprintf(name, sizeof name, "%s%s", prefix, t->name);
+    shape_text(want, sizeof want, t->ndim, t->shape);
+    const st_tensor *s = find_tensor(f, name);
+    if (!s) return io_fail(e, "missing tensor '%s' (expected shape %s)", name, want);
+    shape_text(got, sizeof got, s->ndim, s->shape);
+    if (!shape_matches(s, t))
+        return io_fail(e, "tensor '%s' has shape %s, expected %s", s->name, got, want);
+    if (st_to_f32(s, t->data) != 0)
+        return io_fail(e, "tensor '%s' has dtype %s; only F32, F16, BF16 and F64 are supported",
+                       s->name, st_dtype_name(s->dtype));
+    return 0;
+}
+
+/* A BertFor* checkpoint (pre-training, classification...) keeps the encoder under "bert.". */
+static const char *name_prefix(const st_file *f)
+{
+    return st_find(f, "bert.embeddings.word_embeddings.weight") ? "bert." : "";
+}
+
+static int load_weights(const err_ctx *e, const st_file *f, const bert_config *c, bert_weights *w)
+{
+    const char *prefix = name_prefix(f);
+    char pooler[NAME_SIZE];
+    snprintf(pooler, sizeof pooler, "%s%s", prefix, pooler_fields[0].name);
+    if (weights_alloc(c, st_find(f, pooler) != NULL, w) != 0)
+        return io_fail(e, "out of memory for the weights");
+    for (int i = 0; i < bert_tensor_count(w); i++) {
+        bert_tensor t;
+        bert_tensor_at(c, w, i, &t);
+        if (load_tensor(e, f, prefix, &t) != 0) {
+            bert_weights_free(w);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* dir/name in a new string, or NULL. */
+static char *join_path(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+int bert_model_load(const char *dir, bert_model *out, char *err, size_t err_size)
+{
+    err_ctx e = {dir, err, err_size};
+    if (!out) return io_fail(&e, "no output given");
+    memset(out, 0, sizeof *out);
+    if (!dir) return io_fail(&e, "no directory given");
+    char *config_path = join_path(dir, "config.json");
+    char *weights_path = join_path(dir, "model.safetensors");
+    bert_model m = {0};
+    st_file f = {0};
+    int rc = config_path && weights_path ? 0 : io_fail(&e, "out of memory");
+    if (rc == 0) rc = bert_config_load(config_path, &m.config, err, err_size);
+    if (rc == 0) rc = st_load(weights_path, &f, err, err_size);
+    if (rc == 0)
+        rc = load_weights(&(err_ctx){weights_path, err, err_size}, &f, &m.config, &m.weights);
+    /* The float32 arrays are all that is kept; the file's buffer goes now. */
+    st_free(&f);
+    free(config_path);
+    free(weights_path);
+    if (rc == 0) *out = m;
+    return rc;
+}
+
+void bert_model_free(bert_model *model)
+{
+    if (!model) return;
+    bert_weights_free(&model->weights);
+    memset(model, 0, sizeof *model);
+}
+
+/* ---- writing ---- */
+
+static cJSON *config_json(const bert_config *c)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *arch = cJSON_AddArrayToObject(root, "architectures");
+    int ok = arch && cJSON_AddItemToArray(arch, cJSON_CreateString("BertModel")) &&
+             cJSON_AddStringToObject(root, "model_type", "bert");
+    for (size_t i = 0; ok && i < N_INT_FIELDS; i++)
+        ok =
+            cJSON_AddNumberToObject(root, int_fields[i].key,
+                                    *(const int *)((const char *)c + int_fields[i].offset)) != NULL;
+    ok = ok && cJSON_AddNumberToObject(root, "layer_norm_eps", c->layer_norm_eps) &&
+         cJSON_AddStringToObject(root, "hidden_act", c->hidden_act[0] ? c->hidden_act : "gelu") &&
+         cJSON_AddStringToObject(root, "position_embedding_type", "absolute");
+    if (!ok) {
+        cJSON_Delete(root);
+        return NULL;
+    }
+    return root;
+}
+
+static int save_config(const char *path, const bert_config *c, char *err, size_t err_size)
+{
+    err_ctx e = {path, err, err_size};
+    cJSON *root = config_json(c);
+    char *text = root ? cJSON_Print(root) : NULL;
+    cJSON_Delete(root);
+    if (!text) return io_fail(&e, "out of memory");
+    FILE *f = fopen(path, "wb");
+    int rc = f ? 0 : io_fail(&e, "cannot create: %s", strerror(errno));
+    if (f && (fputs(text, f) == EOF || fputc('\n', f) == EOF)) rc = -1;
+    if (f && fclose(f) != 0) rc = -1;
+    free(text);
+    if (rc != 0 && f) return io_fail(&e, "write failed: %s", strerror(errno));
+    return rc;
+}
+
+/* The parallel arrays st_save takes, for every tensor under its full name. */
+typedef struct save_lists {
+    char (*full)[NAME_SIZE];
+    const char **names;
+    st_dtype *dtypes;
+    int *ndims;
+    int64_t (*shapes)[2];
+    const int64_t **shape_ptrs;
+    const float **data;
+} save_lists;
+
+static void save_lists_free(save_lists *l)
+{
+    void *blocks[] = {l->full, l->names, l->dtypes, l->ndims, l->shapes, l->shape_ptrs, l->data};
+    for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++)
+        free(blocks[i]);
+}
+
+static int save_lists_fill(save_lists *l, const bert_config *c, const bert_weights *w, int f16,
+                           const char *prefix)
+{
+    size_t n = (size_t)bert_tensor_count(w);
+    l->full = calloc(n, sizeof *l->full);
+    l->names = calloc(n, sizeof *l->names);
+    l->dtypes = calloc(n, sizeof *l->dtypes);
+    l->ndims = calloc(n, sizeof *l->ndims);
+    l->shapes = calloc(n, sizeof *l->shapes);
+    l->shape_ptrs = calloc(n, sizeof *l->shape_ptrs);
+    l->data = calloc(n, sizeof *l->data);
+    if (!l->full || !l->names || !l->dtypes || !l->ndims || !l->shapes || !l->shape_ptrs ||
+        !l->data)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        bert_tensor t;
+        bert_tensor_at(c, w, (int)i, &t);
+        snprintf(l->full[i], NAME_SIZE, "%s%s", prefix, t.name);
+        l->names[i] = l->full[i];
+        l->dtypes[i] = f16 ? ST_F16 : ST_F32;
+        l->ndims[i] = t.ndim;
+        memcpy(l->shapes[i], t.shape, sizeof t.shape);
+        l->shape_ptrs[i] = l->shapes[i];
+        l->data[i] = t.data;
+    }
+    return 0;
+}
+
+static int save_weights(const char *path, const bert_config *c, const bert_weights *w, int f16,
+                        const char *prefix, char *err, size_t err_size)
+{
+    err_ctx e = {path, err, err_size};
+    save_lists l = {0};
+    int rc = save_lists_fill(&l, c, w, f16, prefix);
+    if (rc != 0)
+        io_fail(&e, "out of memory");
+    else
+        rc = st_save(path, bert_tensor_count(w), l.names, l.dtypes, l.ndims, l.shape_ptrs, l.data,
+                     err, err_size);
+    save_lists_free(&l);
+    return rc;
+}
+
+static int check_save_args(const err_ctx *e, const bert_config *c, const bert_weights *w,
+                           const char *prefix)
+{
+    if (!c || !w) return io_fail(e, "no config or weights given");
+    if (!dims_valid(c)) return io_fail(e, "the config has a size that is not positive");
+    if (w->num_layers != c->num_hidden_layers || !w->layers)
+        return io_fail(e, "the weights have %d layers, the config %d", w->num_layers,
+                       c->num_hidden_layers);
+    if (strlen(prefix) > MAX_PREFIX)
+        return io_fail(e, "prefix longer than %d characters", MAX_PREFIX);
+    return 0;
+}
+
+int bert_model_save(const char *dir, const bert_config *c, const bert_weights *w, int f16,
+                    const char *prefix, char *err, size_t err_size)
+{
+    err_ctx e = {dir, err, err_size};
+    if (!dir) return io_fail(&e, "no directory given");
+    if (!prefix) prefix = "";
+    if (check_save_args(&e, c, w, prefix) != 0) return -1;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return io_fail(&e, "cannot create the directory: %s", strerror(errno));
+    char *config_path = join_path(dir, "config.json");
+    char *weights_path = join_path(dir, "model.safetensors");
+    int rc = config_path && weights_path ? 0 : io_fail(&e, "out of memory");
+    if (rc == 0) rc = save_config(config_path, c, err, err_size);
+    if (rc == 0) rc = save_weights(weights_path, c, w, f16, prefix, err, err_size);
+    free(config_path);
+    free(weights_path);
+    return rc;
+}

@@ -1,0 +1,86 @@
+/* A HuggingFace BertModel folder (config.json, model.safetensors) in host memory, in the fixed
+ * layout the GPU side uploads: float32 arrays, linear weights in PyTorch's [out][in] layout.
+ * Plain C, no Vulkan. The semantics are those of ../shared/spec/ATTENTION.md, "The BERT encoder".
+ */
+#ifndef VKBERT_IO_BERT_MODEL_H
+#define VKBERT_IO_BERT_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct bert_config {
+    int hidden_size; /* H */
+    int num_hidden_layers;
+    int num_attention_heads;
+    int intermediate_size; /* I */
+    int max_position_embeddings;
+    int type_vocab_size;
+    int vocab_size;
+    double layer_norm_eps; /* 1e-12 when config.json has none, as in HF's BertConfig */
+    char hidden_act[32];   /* only "gelu" (exact erf GELU) loads */
+} bert_config;
+
+/* One encoder layer; shapes with H = hidden_size, I = intermediate_size. */
+typedef struct bert_layer_weights {
+    float *q_w, *q_b, *k_w, *k_b, *v_w, *v_b; /* [H][H], [H] */
+    float *attn_out_w, *attn_out_b;           /* [H][H], [H] */
+    float *attn_ln_gamma, *attn_ln_beta;      /* [H] */
+    float *inter_w, *inter_b;                 /* [I][H], [I] */
+    float *out_w, *out_b;                     /* [H][I], [H] */
+    float *out_ln_gamma, *out_ln_beta;        /* [H] */
+} bert_layer_weights;
+
+typedef struct bert_weights {
+    float *word;               /* [vocab_size][H] */
+    float *position;           /* [max_position_embeddings][H] */
+    float *token_type;         /* [type_vocab_size][H] */
+    float *ln_gamma, *ln_beta; /* [H] */
+    int num_layers;
+    bert_layer_weights *layers; /* [num_layers] */
+    int has_pooler;             /* 0 when the file has no pooler.dense.* (pooler arrays NULL) */
+    float *pooler_w, *pooler_b; /* [H][H], [H] */
+} bert_weights;
+
+typedef struct bert_model {
+    bert_config config;
+    bert_weights weights;
+} bert_model;
+
+/* Reads config.json. Every integer field above must be present and positive, hidden_size a
+ * multiple of num_attention_heads, hidden_act "gelu" (the default when absent), and
+ * position_embedding_type, when present, "absolute". On failure returns -1 and writes a message
+ * naming the file and the field into err. */
+int bert_config_load(const char *path, bert_config *out, char *err, size_t err_size);
+
+/* Reads dir/config.json and dir/model.safetensors (F32, F16, BF16 or F64 tensors, HF names,
+ * optionally all under "bert."; tensors it does not use are ignored). On failure returns -1,
+ * leaves *out zeroed and writes a message naming the file and the field or tensor, with the
+ * tensor's shape and the one expected. */
+int bert_model_load(const char *dir, bert_model *out, char *err, size_t err_size);
+void bert_model_free(bert_model *model);
+void bert_weights_free(bert_weights *w);
+
+/* Allocates every array of *out and fills it with deterministic uniform values: linear
+ * weights and biases in +-1/sqrt(fan_in), LayerNorm gamma 1 + U(-0.1, 0.1), beta U(-0.1, 0.1),
+ * embeddings U(-1, 1). With a pooler. Returns -1 when out of memory. */
+int bert_weights_random(const bert_config *c, uint64_t seed, bert_weights *out);
+
+/* Writes dir/config.json and dir/model.safetensors (creating dir if needed) with HF names,
+ * each under `prefix` (NULL or "" for none, "bert." for a BertFor* checkpoint), as F16 when
+ * `f16` is set, else F32. For tests and tools; the config is written as given, unchecked. */
+int bert_model_save(const char *dir, const bert_config *c, const bert_weights *w, int f16,
+                    const char *prefix, char *err, size_t err_size);
+
+/* Every tensor of a model, in file order: for code that walks them all (the writer, uploads). */
+typedef struct bert_tensor {
+    char name[96]; /* the HF name, without prefix */
+    int ndim;      /* 1 or 2 */
+    int64_t shape[2];
+    float *data;
+} bert_tensor;
+
+int bert_tensor_count(const bert_weights *w);
+/* The i-th tensor, 0 <= i < bert_tensor_count(w); shapes from c. */
+void bert_tensor_at(const bert_config *c, const bert_weights *w, int i, bert_tensor *out);
+
+#endif

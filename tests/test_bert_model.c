@@ -1,0 +1,596 @@
+/* Tests for src/io/bert_model.c: a small random BertModel written and read back (F32, F16, BF16,
+ * with and without the "bert." prefix), HF's names and shapes in the file, and every kind of
+ * folder the loader must refuse with a message naming the file and the tensor or field. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "io/bert_model.h"
+#include "io/half.h"
+#include "io/safetensors.h"
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char tmpdir[64];
+
+static void setup(void)
+{
+    strcpy(tmpdir, "/tmp/vkbert_bert_XXXXXX");
+    cr_assert_not_null(mkdtemp(tmpdir), "mkdtemp failed");
+}
+
+static void teardown(void)
+{
+    DIR *d = opendir(tmpdir);
+    if (!d) return;
+    char p[512];
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
+        unlink(p);
+    }
+    closedir(d);
+    rmdir(tmpdir);
+}
+
+TestSuite(bert_model, .init = setup, .fini = teardown);
+
+static void tmp_path(char *out, const char *name)
+{
+    snprintf(out, 256, "%s/%s", tmpdir, name);
+}
+
+/* 2 layers, H 20 in 4 heads of 5, I 36: small, and no size a multiple of another by accident. */
+static bert_config small_config(void)
+{
+    bert_config c = {.hidden_size = 20,
+                     .num_hidden_layers = 2,
+                     .num_attention_heads = 4,
+                     .intermediate_size = 36,
+                     .max_position_embeddings = 16,
+                     .type_vocab_size = 2,
+                     .vocab_size = 30,
+                     .layer_norm_eps = 1e-12};
+    strcpy(c.hidden_act, "gelu");
+    return c;
+}
+
+/* Saves a random small model into tmpdir; the caller frees *w. */
+static void save_small(bert_config *c, bert_weights *w, int f16, const char *prefix)
+{
+    char err[512] = "";
+    *c = small_config();
+    cr_assert_eq(bert_weights_random(c, 42, w), 0);
+    cr_assert_eq(bert_model_save(tmpdir, c, w, f16, prefix, err, sizeof err), 0, "%s", err);
+}
+
+/* ---- comparing every array ---- */
+
+typedef enum rounding { EXACT, TO_F16, TO_BF16 } rounding;
+
+static float rounded(float x, rounding r)
+{
+    if (r == TO_F16) return half_to_float(float_to_half(x));
+    if (r == TO_BF16) {
+        uint32_t bits;
+        memcpy(&bits, &x, 4);
+        bits &= 0xFFFF0000u; /* the rewrite below truncates */
+        memcpy(&x, &bits, 4);
+    }
+    return x;
+}
+
+static void assert_array(const float *got, const float *want, size_t n, rounding r,
+                         const char *what)
+{
+    cr_assert_not_null(got, "%s is NULL", what);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(got[i], rounded(want[i], r), "%s[%zu]: %g, expected %g", what, i, got[i],
+                     rounded(want[i], r));
+}
+
+/* Spelled out field by field rather than through bert_tensor_at, so that a slip in the
+ * library's tables cannot hide itself. */
+static void assert_layer(const bert_layer_weights *g, const bert_layer_weights *w, size_t h,
+                         size_t i, rounding r)
+{
+    assert_array(g->q_w, w->q_w, h * h, r, "q_w");
+    assert_array(g->q_b, w->q_b, h, r, "q_b");
+    assert_array(g->k_w, w->k_w, h * h, r, "k_w");
+    assert_array(g->k_b, w->k_b, h, r, "k_b");
+    assert_array(g->v_w, w->v_w, h * h, r, "v_w");
+    assert_array(g->v_b, w->v_b, h, r, "v_b");
+    assert_array(g->attn_out_w, w->attn_out_w, h * h, r, "attn_out_w");
+    assert_array(g->attn_out_b, w->attn_out_b, h, r, "attn_out_b");
+    assert_array(g->attn_ln_gamma, w->attn_ln_gamma, h, r, "attn_ln_gamma");
+    assert_array(g->attn_ln_beta, w->attn_ln_beta, h, r, "attn_ln_beta");
+    assert_array(g->inter_w, w->inter_w, i * h, r, "inter_w");
+    assert_array(g->inter_b, w->inter_b, i, r, "inter_b");
+    assert_array(g->out_w, w->out_w, h * i, r, "out_w");
+    assert_array(g->out_b, w->out_b, h, r, "out_b");
+    assert_array(g->out_ln_gamma, w->out_ln_gamma, h, r, "out_ln_gamma");
+    assert_array(g->out_ln_beta, w->out_ln_beta, h, r, "out_ln_beta");
+}
+
+static void assert_model(const bert_model *m, const bert_config *c, const bert_weights *w,
+                         rounding r)
+{
+    const bert_config *g = &m->config;
+    cr_assert(g->hidden_size == c->hidden_size && g->num_hidden_layers == c->num_hidden_layers &&
+              g->num_attention_heads == c->num_attention_heads &&
+              g->intermediate_size == c->intermediate_size &&
+              g->max_position_embeddings == c->max_position_embeddings &&
+              g->type_vocab_size == c->type_vocab_size && g->vocab_size == c->vocab_size);
+    cr_assert_eq(g->layer_norm_eps, c->layer_norm_eps);
+    cr_assert_str_eq(g->hidden_act, "gelu");
+    size_t h = (size_t)c->hidden_size, i = (size_t)c->intermediate_size;
+    const bert_weights *got = &m->weights;
+    assert_array(got->word, w->word, (size_t)c->vocab_size * h, r, "word");
+    assert_array(got->position, w->position, (size_t)c->max_position_embeddings * h, r, "pos");
+    assert_array(got->token_type, w->token_type, (size_t)c->type_vocab_size * h, r, "type");
+    assert_array(got->ln_gamma, w->ln_gamma, h, r, "ln_gamma");
+    assert_array(got->ln_beta, w->ln_beta, h, r, "ln_beta");
+    cr_assert_eq(got->num_layers, c->num_hidden_layers);
+    for (int l = 0; l < c->num_hidden_layers; l++)
+        assert_layer(&got->layers[l], &w->layers[l], h, i, r);
+    cr_assert_eq(got->has_pooler, 1);
+    assert_array(got->pooler_w, w->pooler_w, h * h, r, "pooler_w");
+    assert_array(got->pooler_b, w->pooler_b, h, r, "pooler_b");
+}
+
+static void assert_loads_as(const bert_config *c, const bert_weights *w, rounding r)
+{
+    char err[512] = "";
+    bert_model m;
+    cr_assert_eq(bert_model_load(tmpdir, &m, err, sizeof err), 0, "%s", err);
+    assert_model(&m, c, w, r);
+    bert_model_free(&m);
+}
+
+/* Loading must fail, naming each of `needles` (NULL-terminated). */
+static void assert_refused(const char *const *needles)
+{
+    char err[512] = "";
+    bert_model m;
+    cr_assert_eq(bert_model_load(tmpdir, &m, err, sizeof err), -1);
+    cr_assert_null(m.weights.layers, "a failed load leaves the model zeroed");
+    for (int k = 0; needles[k]; k++)
+        cr_assert(strstr(err, needles[k]), "message \"%s\" lacks \"%s\"", err, needles[k]);
+}
+
+#define REFUSED(...) assert_refused((const char *const[]){__VA_ARGS__, NULL})
+
+/* ---- rewriting model.safetensors by hand, for what st_save cannot write ---- */
+
+typedef struct edit {
+    const char *drop, *drop2; /* left out */
+    const char *transpose;    /* its 2-D shape swapped, data unchanged */
+    const char *retype;       /* marked I32 (same size as F32) */
+    const char *rename_from, *rename_to;
+    int to_bf16; /* every F32 tensor truncated to BF16 */
+    int extra;   /* adds cls.predictions.bias [vocab] */
+} edit;
+
+static int matches(const char *a, const char *b)
+{
+    return a && strcmp(a, b) == 0;
+}
+
+/* The tensor's data in its new form, appended at data + *used. */
+static const char *rewrite_tensor(const st_tensor *t, const edit *ed, uint8_t *data, size_t *used)
+{
+    if (ed->to_bf16 && t->dtype == ST_F32) {
+        for (size_t k = 0; k < t->count; k++)
+            memcpy(data + *used + 2 * k, (const uint8_t *)t->data + 4 * k + 2, 2);
+        *used += 2 * t->count;
+        return "BF16";
+    }
+    memcpy(data + *used, t->data, t->nbytes);
+    *used += t->nbytes;
+    return matches(ed->retype, t->name) ? "I32" : st_dtype_name(t->dtype);
+}
+
+static void add_entry(cJSON *root, const char *name, const char *dtype, int ndim,
+                      const int64_t *shape, size_t begin, size_t end)
+{
+    cJSON *e = cJSON_AddObjectToObject(root, name);
+    cJSON_AddStringToObject(e, "dtype", dtype);
+    cJSON *s = cJSON_AddArrayToObject(e, "shape");
+    for (int d = 0; d < ndim; d++)
+        cJSON_AddItemToArray(s, cJSON_CreateNumber((double)shape[d]));
+    cJSON *o = cJSON_AddArrayToObject(e, "data_offsets");
+    cJSON_AddItemToArray(o, cJSON_CreateNumber((double)begin));
+    cJSON_AddItemToArray(o, cJSON_CreateNumber((double)end));
+}
+
+static void write_safetensors(const char *path, cJSON *root, const uint8_t *data, size_t n)
+{
+    char *header = cJSON_PrintUnformatted(root);
+    size_t len = strlen(header), padded = (len + 7) / 8 * 8;
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    for (int b = 0; b < 8; b++)
+        fputc((int)((padded >> (8 * b)) & 0xFF), f);
+    fputs(header, f);
+    for (size_t k = len; k < padded; k++)
+        fputc(' ', f);
+    cr_assert_eq(fwrite(data, 1, n, f), n);
+    cr_assert_eq(fclose(f), 0);
+    free(header);
+}
+
+static void rewrite(const edit *ed)
+{
+    char path[256], err[512] = "";
+    tmp_path(path, "model.safetensors");
+    st_file f;
+    cr_assert_eq(st_load(path, &f, err, sizeof err), 0, "%s", err);
+    uint8_t *data = malloc(f.size + 30 * 4);
+    size_t used = 0;
+    cJSON *root = cJSON_CreateObject();
+    for (int i = 0; i < f.count; i++) {
+        const st_tensor *t = &f.tensors[i];
+        if (matches(ed->drop, t->name) || matches(ed->drop2, t->name)) continue;
+        int64_t shape[2] = {t->shape[0], t->ndim == 2 ? t->shape[1] : 0};
+        if (matches(ed->transpose, t->name)) shape[0] = t->shape[1], shape[1] = t->shape[0];
+        size_t begin = used;
+        const char *dtype = rewrite_tensor(t, ed, data, &used);
+        const char *name = matches(ed->rename_from, t->name) ? ed->rename_to : t->name;
+        add_entry(root, name, dtype, t->ndim, shape, begin, used);
+    }
+    if (ed->extra) {
+        memset(data + used, 0, 30 * 4);
+        add_entry(root, "cls.predictions.bias", "F32", 1, (int64_t[]){30}, used, used + 30 * 4);
+        used += 30 * 4;
+    }
+    st_free(&f);
+    write_safetensors(path, root, data, used);
+    cJSON_Delete(root);
+    free(data);
+}
+
+/* ---- editing config.json ---- */
+
+/* Replaces (or, with value NULL, removes) one field of tmpdir/config.json. */
+static void edit_config(const char *key, cJSON *value)
+{
+    char path[256], text[8192];
+    tmp_path(path, "config.json");
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    cJSON *root = cJSON_Parse(text);
+    cr_assert_not_null(root);
+    cJSON_DeleteItemFromObjectCaseSensitive(root, key);
+    if (value) cJSON_AddItemToObject(root, key, value);
+    char *out = cJSON_Print(root);
+    f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    fputs(out, f);
+    fclose(f);
+    free(out);
+    cJSON_Delete(root);
+}
+
+/* ---- round trips ---- */
+
+Test(bert_model, round_trip_f32_f16_with_and_without_prefix)
+{
+    static const char *const prefixes[] = {NULL, "bert."};
+    for (int f16 = 0; f16 < 2; f16++) {
+        for (int p = 0; p < 2; p++) {
+            bert_config c;
+            bert_weights w;
+            save_small(&c, &w, f16, prefixes[p]);
+            assert_loads_as(&c, &w, f16 ? TO_F16 : EXACT);
+            bert_weights_free(&w);
+        }
+    }
+}
+
+Test(bert_model, bf16)
+{
+    bert_config c;
+    bert_weights w;
+    save_small(&c, &w, 0, NULL);
+    rewrite(&(edit){.to_bf16 = 1});
+    assert_loads_as(&c, &w, TO_BF16);
+    bert_weights_free(&w);
+}
+
+Test(bert_model, layer_norm_eps_and_defaults)
+{
+    bert_config c;
+    bert_weights w;
+    save_small(&c, &w, 0, NULL);
+    edit_config("layer_norm_eps", cJSON_CreateNumber(1e-5));
+    c.layer_norm_eps = 1e-5;
+    assert_loads_as(&c, &w, EXACT);
+    /* HF's BertConfig defaults, for a config.json that leaves them out. */
+    edit_config("layer_norm_eps", NULL);
+    edit_config("hidden_act", NULL);
+    c.layer_norm_eps = 1e-12;
+    assert_loads_as(&c, &w, EXACT);
+    bert_weights_free(&w);
+}
+
+/* The writer's names, shapes and contents, checked against HF's names and the struct's fields,
+ * not against the loader (which shares the writer's tables). */
+Test(bert_model, hf_names_shapes_and_data)
+{
+    bert_config c;
+    bert_weights w;
+    save_small(&c, &w, 0, "bert.");
+    const bert_layer_weights *l = &w.layers[1];
+#define L1 "bert.encoder.layer.1."
+    const struct {
+        const char *name;
+        int64_t rows, cols;
+        const float *data;
+    } want[] = {
+        {"bert.embeddings.word_embeddings.weight", 30, 20, w.word},
+        {"bert.embeddings.position_embeddings.weight", 16, 20, w.position},
+        {"bert.embeddings.token_type_embeddings.weight", 2, 20, w.token_type},
+        {"bert.embeddings.LayerNorm.weight", 20, 0, w.ln_gamma},
+        {"bert.embeddings.LayerNorm.bias", 20, 0, w.ln_beta},
+        {L1 "attention.self.query.weight", 20, 20, l->q_w},
+        {L1 "attention.self.query.bias", 20, 0, l->q_b},
+        {L1 "attention.self.key.weight", 20, 20, l->k_w},
+        {L1 "attention.self.key.bias", 20, 0, l->k_b},
+        {L1 "attention.self.value.weight", 20, 20, l->v_w},
+        {L1 "attention.self.value.bias", 20, 0, l->v_b},
+        {L1 "attention.output.dense.weight", 20, 20, l->attn_out_w},
+        {L1 "attention.output.dense.bias", 20, 0, l->attn_out_b},
+        {L1 "attention.output.LayerNorm.weight", 20, 0, l->attn_ln_gamma},
+        {L1 "attention.output.LayerNorm.bias", 20, 0, l->attn_ln_beta},
+        {L1 "intermediate.dense.weight", 36, 20, l->inter_w},
+        {L1 "intermediate.dense.bias", 36, 0, l->inter_b},
+        {L1 "output.dense.weight", 20, 36, l->out_w},
+        {L1 "output.dense.bias", 20, 0, l->out_b},
+        {L1 "output.LayerNorm.weight", 20, 0, l->out_ln_gamma},
+        {L1 "output.LayerNorm.bias", 20, 0, l->out_ln_beta},
+        {"bert.pooler.dense.weight", 20, 20, w.pooler_w},
+        {"bert.pooler.dense.bias", 20, 0, w.pooler_b},
+    };
+    char path[256], err[512] = "";
+    tmp_path(path, "model.safetensors");
+    st_file f;
+    cr_assert_eq(st_load(path, &f, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(f.count, 5 + 2 * 16 + 2);
+    float got[36 * 20]; /* the largest tensor */
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        const st_tensor *t = st_find(&f, want[k].name);
+        cr_assert_not_null(t, "%s not written", want[k].name);
+        cr_assert_eq(t->ndim, want[k].cols ? 2 : 1, "%s", want[k].name);
+        cr_assert(t->shape[0] == want[k].rows && (!want[k].cols || t->shape[1] == want[k].cols),
+                  "%s", want[k].name);
+        cr_assert(t->count <= sizeof got / sizeof got[0]);
+        cr_assert_eq(st_to_f32(t, got), 0);
+        assert_array(got, want[k].data, t->count, EXACT, want[k].name);
+    }
+    cr_assert_eq(bert_tensor_count(&w), f.count);
+    st_free(&f);
+    bert_weights_free(&w);
+}
+
+/* ---- what the loader accepts beyond the plain layout ---- */
+
+Test(bert_model, extra_tensors_ignored)
+{
+    bert_config c;
+    bert_weights w;
+    save_small(&c, &w, 0, "bert.");
+    rewrite(&(edit){.extra = 1});
+    assert_loads_as(&c, &w, EXACT);
+    bert_weights_free(&w);
+}
+
+Test(bert_model, old_layer_norm_names)
+{
+    bert_config c;
+    bert_weights w;
+    save_small(&c, &w, 0, NULL);
+    rewrite(&(edit){.rename_from = "embeddings.LayerNorm.weight",
+                    .rename_to = "embeddings.LayerNorm.gamma"});
+    rewrite(&(edit){.rename_from = "encoder.layer.1.output.LayerNorm.bias",
+                    .rename_to = "encoder.layer.1.output.LayerNorm.beta"});
+    assert_loads_as(&c, &w, EXACT);
+    bert_weights_free(&w);
+}
+
+Test(bert_model, without_pooler)
+{
+    bert_config c;
+    bert_weights w;
+    char err[512] = "";
+    save_small(&c, &w, 0, NULL);
+    rewrite(&(edit){.drop = "pooler.dense.weight", .drop2 = "pooler.dense.bias"});
+    bert_model m;
+    cr_assert_eq(bert_model_load(tmpdir, &m, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(m.weights.has_pooler, 0);
+    cr_assert(!m.weights.pooler_w && !m.weights.pooler_b);
+    assert_array(m.weights.layers[1].out_ln_beta, w.layers[1].out_ln_beta, 20, EXACT, "beta");
+    cr_assert_eq(bert_tensor_count(&m.weights), 5 + 2 * 16);
+    bert_model_free(&m);
+    bert_weights_free(&w);
+}
+
+/* ---- model.safetensors refused ---- */
+
+Test(bert_model, missing_tensor)
+{
+    bert_config c;
+    bert_weights w;
+    save_small(&c, &w, 0, NULL);
+    rewrite(&(edit){.drop = "encoder.layer.1.intermediate.dense.bias"});
+    REFUSED("model.safetensors", "'encoder.layer.1.intermediate.dense.bias'", "[36]");
+    bert_weights_free(&w);
+}
+
+Test(bert_model, missing_tensor_with_prefix)
+{
+    bert_config c;
+    bert_weights w;
+    save_small(&c, &w, 1, "bert.");
+    rewrite(&(edit){.drop = "bert.encoder.layer.0.attention.self.key.weight"});
+    REFUSED("model.safetensors", "'bert.encoder.layer.0.attention.self.key.weight'", "[20, 20]");
+    bert_weights_free(&w);
+}
+
+Test(bert_model, missing_pooler_bias)
+{
+    bert_config c;
+    bert_weights w;
+    save_small(&c, &w, 0, NULL);
+    rewrite(&(edit){.drop = "pooler.dense.bias"});
+    REFUSED("model.safetensors", "'pooler.dense.bias'");
+    bert_weights_free(&w);
+}
+
+Test(bert_model, wrong_shape)
+{
+    bert_config c;
+    bert_weights w;
+    save_small(&c, &w, 0, NULL);
+    rewrite(&(edit){.transpose = "encoder.layer.0.intermediate.dense.weight"});
+    REFUSED("model.safetensors", "'encoder.layer.0.intermediate.dense.weight'", "[20, 36]",
+            "expected [36, 20]");
+    bert_weights_free(&w);
+}
+
+Test(bert_model, unsupported_dtype)
+{
+    bert_config c;
+    bert_weights w;
+    save_small(&c, &w, 0, NULL);
+    rewrite(&(edit){.retype = "embeddings.position_embeddings.weight"});
+    REFUSED("model.safetensors", "'embeddings.position_embeddings.weight'", "I32");
+    bert_weights_free(&w);
+}
+
+/* ---- config.json refused ---- */
+
+static void save_with(bert_config c)
+{
+    bert_weights w;
+    char err[512] = "";
+    cr_assert_eq(bert_weights_random(&c, 7, &w), 0);
+    cr_assert_eq(bert_model_save(tmpdir, &c, &w, 0, NULL, err, sizeof err), 0, "%s", err);
+    bert_weights_free(&w);
+}
+
+Test(bert_model, hidden_act_not_gelu)
+{
+    static const char *const acts[] = {"relu", "gelu_new", "gelu_python", "gelu_pytorch_tanh"};
+    for (size_t k = 0; k < sizeof acts / sizeof acts[0]; k++) {
+        bert_config c = small_config();
+        strcpy(c.hidden_act, acts[k]);
+        save_with(c);
+        REFUSED("config.json", "hidden_act", acts[k], "only \"gelu\"");
+    }
+    edit_config("hidden_act", cJSON_CreateNumber(1));
+    REFUSED("config.json", "hidden_act");
+}
+
+Test(bert_model, missing_config_fields)
+{
+    static const char *const keys[] = {
+        "hidden_size",       "num_hidden_layers",       "num_attention_heads",
+        "intermediate_size", "max_position_embeddings", "type_vocab_size",
+        "vocab_size"};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        save_with(small_config());
+        edit_config(keys[k], NULL);
+        REFUSED("config.json", keys[k], "missing");
+    }
+}
+
+Test(bert_model, bad_config_values)
+{
+    save_with(small_config());
+    edit_config("intermediate_size", cJSON_CreateNumber(0));
+    REFUSED("config.json", "intermediate_size", "positive integer");
+    edit_config("intermediate_size", cJSON_CreateNumber(36.5));
+    REFUSED("config.json", "intermediate_size", "positive integer");
+    edit_config("intermediate_size", cJSON_CreateString("36"));
+    REFUSED("config.json", "intermediate_size");
+    edit_config("intermediate_size", cJSON_CreateNumber(36));
+    edit_config("layer_norm_eps", cJSON_CreateNumber(-1));
+    REFUSED("config.json", "layer_norm_eps");
+    edit_config("layer_norm_eps", cJSON_CreateNumber(1e-12));
+    edit_config("position_embedding_type", cJSON_CreateString("relative_key"));
+    REFUSED("config.json", "position_embedding_type", "absolute");
+}
+
+Test(bert_model, hidden_size_not_divisible_by_heads)
+{
+    bert_config c = small_config();
+    c.num_attention_heads = 3;
+    save_with(c);
+    REFUSED("config.json", "hidden_size", "num_attention_heads");
+}
+
+Test(bert_model, config_not_json)
+{
+    save_with(small_config());
+    char path[256];
+    tmp_path(path, "config.json");
+    FILE *f = fopen(path, "wb");
+    fputs("{\"hidden_size\": 20,", f);
+    fclose(f);
+    REFUSED("config.json", "JSON");
+}
+
+Test(bert_model, missing_files)
+{
+    REFUSED("config.json", "cannot open");
+    save_with(small_config());
+    char path[256];
+    tmp_path(path, "model.safetensors");
+    cr_assert_eq(unlink(path), 0);
+    REFUSED("model.safetensors", "cannot open");
+    char err[512] = "";
+    bert_model m;
+    cr_assert_eq(bert_model_load("/nonexistent/vkbert", &m, err, sizeof err), -1);
+    cr_assert(strstr(err, "/nonexistent/vkbert/config.json"), "%s", err);
+}
+
+/* ---- random weights ---- */
+
+static void assert_within(const float *a, size_t n, double lo, double hi, const char *what)
+{
+    for (size_t k = 0; k < n; k++)
+        cr_assert(a[k] >= lo && a[k] <= hi, "%s[%zu] = %g outside [%g, %g]", what, k, a[k], lo, hi);
+}
+
+Test(bert_model, random_is_deterministic_and_scaled)
+{
+    bert_config c = small_config();
+    bert_weights a, b, d;
+    cr_assert_eq(bert_weights_random(&c, 5, &a), 0);
+    cr_assert_eq(bert_weights_random(&c, 5, &b), 0);
+    cr_assert_eq(bert_weights_random(&c, 6, &d), 0);
+    cr_assert_eq(memcmp(a.layers[1].out_w, b.layers[1].out_w, 20 * 36 * sizeof(float)), 0);
+    cr_assert_neq(memcmp(a.layers[1].out_w, d.layers[1].out_w, 20 * 36 * sizeof(float)), 0);
+    assert_within(a.word, 30 * 20, -1, 1, "word");
+    assert_within(a.ln_gamma, 20, 0.9, 1.1, "ln_gamma");
+    assert_within(a.layers[0].attn_ln_beta, 20, -0.1, 0.1, "attn_ln_beta");
+    assert_within(a.layers[0].q_w, 20 * 20, -1 / sqrt(20), 1 / sqrt(20), "q_w");
+    assert_within(a.layers[0].out_w, 20 * 36, -1 / sqrt(36), 1 / sqrt(36), "out_w");
+    assert_within(a.layers[0].out_b, 20, -1 / sqrt(36), 1 / sqrt(36), "out_b");
+    /* And it fills its range: a bound far below 1/sqrt(fan_in) would pass the check above. */
+    double top = 0;
+    for (int k = 0; k < 20 * 36; k++)
+        top = fmax(top, fabs(a.layers[0].out_w[k]));
+    cr_assert(top > 0.8 / sqrt(36), "out_w is scaled too small: max %g", top);
+    bert_weights_free(&a);
+    bert_weights_free(&b);
+    bert_weights_free(&d);
+}
