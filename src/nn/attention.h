@@ -77,6 +77,25 @@ void attention_plan_free(vkbert_attention *layer, attention_plan *plan);
 vkbert_status attention_plan_run(vkbert_attention *layer, attention_plan *plan,
                                  const vkbert_tensor *x, const vkbert_tensor *mask,
                                  const attention_binding *binding, vkbert_tensor *y);
+/* Where dispatches are prepared: a caller's array and descriptor pool. */
+typedef struct attention_sink {
+    vkb_dispatch *items;
+    uint32_t count, capacity;
+    VkDescriptorPool pool;
+} attention_sink;
+
+/* The next free dispatch, zeroed; NULL when the list is full. */
+vkb_dispatch *attention_sink_next(attention_sink *sink);
+/* Activation buffers of one shape without command objects, for callers that record several
+ * layers into their own command buffer (the encoder); free with attention_plan_free. */
+vkbert_status attention_scratch_new(vkbert_attention *layer, uint32_t batch, uint32_t seq_len,
+                                    attention_plan **out);
+/* Prepares the layer's dispatches (at most ATTENTION_DISPATCHES) into `sink`: y = attention(x)
+ * using `scratch`'s buffers; `mask` NULL or a float mask laid out as bind->mask_stride says. */
+vkbert_status attention_append(vkbert_attention *layer, attention_plan *scratch,
+                               attention_sink *sink, vkb_view x, const vkb_view *mask,
+                               const attention_binding *bind, vkb_view y);
+
 /* Resolves a mask shape to element strides over (b, h, i, j) of its padded tensor. */
 vkbert_status attention_mask_strides(vkbert_context *ctx, int ndim, const int64_t *shape,
                                      uint32_t batch, uint32_t heads, uint32_t seq_len,

@@ -80,6 +80,22 @@ void attention_plan_free(vkbert_attention *layer, attention_plan *plan)
     free(plan);
 }
 
+vkbert_status attention_scratch_new(vkbert_attention *layer, uint32_t batch, uint32_t seq_len,
+                                    attention_plan **out)
+{
+    attention_plan *plan = calloc(1, sizeof *plan);
+    if (!plan) return vkb_fail(layer->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    plan->batch = batch;
+    plan->seq_len = seq_len;
+    vkbert_status status = create_buffers(layer, plan);
+    if (status) {
+        attention_plan_free(layer, plan);
+        return status;
+    }
+    *out = plan;
+    return VKBERT_OK;
+}
+
 vkbert_status attention_plan_get(vkbert_attention *layer, uint32_t batch, uint32_t seq_len,
                                  attention_plan **out)
 {
@@ -113,6 +129,19 @@ vkbert_status attention_plan_get(vkbert_attention *layer, uint32_t batch, uint32
 
 /* ---- the dispatches ---- */
 
+vkb_dispatch *attention_sink_next(attention_sink *sink)
+{
+    if (sink->count == sink->capacity) return NULL;
+    vkb_dispatch *d = &sink->items[sink->count++];
+    memset(d, 0, sizeof *d);
+    return d;
+}
+
+static vkbert_status sink_full(vkbert_attention *layer)
+{
+    return vkb_fail(layer->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "internal: dispatch list full");
+}
+
 static vkb_view block(const vkb_buffer *buffer, uint64_t block_bytes, int index, uint64_t bytes)
 {
     return vkb_sub(buffer, block_bytes * (uint64_t)index, bytes);
@@ -121,7 +150,7 @@ static vkb_view block(const vkb_buffer *buffer, uint64_t block_bytes, int index,
 /* Q, K and V [B*S][H*Dp] into the three blocks of plan->qkv: one matmul batched over the
  * three weight blocks, or three where the blocks together exceed one storage buffer. */
 static vkbert_status prepare_projections(vkbert_attention *layer, attention_plan *plan,
-                                         const vkbert_tensor *x)
+                                         attention_sink *sink, vkb_view x)
 {
     vkbert_context *ctx = layer->ctx;
     uint32_t m = plan->batch * plan->seq_len, width = layer->heads_width;
@@ -142,7 +171,8 @@ static vkbert_status prepare_projections(vkbert_attention *layer, attention_plan
                           .b_half = layer->half};
     static const char *names[3] = {"q_projection", "k_projection", "v_projection"};
     for (int z = 0; z < (one ? 1 : 3); z++) {
-        vkb_dispatch *proj = &plan->dispatches[plan->dispatch_count++];
+        vkb_dispatch *proj = attention_sink_next(sink);
+        if (!proj) return sink_full(layer);
         proj->name = one ? "qkv_projection" : names[z];
         uint64_t count = one ? 3 : 1; /* blocks bound */
         vkb_view bias = vkb_sub(&layer->biases, layer->bias_block * z,
@@ -151,17 +181,18 @@ static vkbert_status prepare_projections(vkbert_attention *layer, attention_plan
                                    layer->weight_block * (count - 1) + w_bytes);
         vkb_view out =
             vkb_sub(&plan->qkv, plan->qkv_block * z, plan->qkv_block * (count - 1) + out_bytes);
-        vkbert_status status =
-            vkb_op_matmul(ctx, plan->pool, &mm, vkb_whole(&x->buffer), weights, &bias, out, proj);
+        vkbert_status status = vkb_op_matmul(ctx, sink->pool, &mm, x, weights, &bias, out, proj);
         if (status) return status;
     }
     return VKBERT_OK;
 }
 
 static vkbert_status prepare_fused(vkbert_attention *layer, attention_plan *plan,
-                                   const vkbert_tensor *mask, const attention_binding *bind)
+                                   attention_sink *sink, const vkb_view *mask,
+                                   const attention_binding *bind)
 {
-    vkb_dispatch *fused = &plan->dispatches[plan->dispatch_count++];
+    vkb_dispatch *fused = attention_sink_next(sink);
+    if (!fused) return sink_full(layer);
     fused->name = "attention_fused";
     uint64_t block_floats = plan->qkv_block / 4;
     vkb_fused_desc d = {.batch = plan->batch,
@@ -180,21 +211,23 @@ static vkbert_status prepare_fused(vkbert_attention *layer, attention_plan *plan
                         .additive = bind->additive};
     memcpy(d.mask_stride, bind->mask_stride, sizeof d.mask_stride);
     vkb_view rows = vkb_whole(&plan->qkv), out = vkb_whole(&plan->merged);
-    return vkb_op_attention_fused(layer->ctx, plan->pool, &d, rows,
-                                  mask ? vkb_whole(&mask->buffer) : rows, out, fused);
+    return vkb_op_attention_fused(layer->ctx, sink->pool, &d, rows, mask ? *mask : rows, out,
+                                  fused);
 }
 
-static vkbert_status prepare_splits(vkbert_attention *layer, attention_plan *plan)
+static vkbert_status prepare_splits(vkbert_attention *layer, attention_plan *plan,
+                                    attention_sink *sink)
 {
     static const char *names[3] = {"q_head_split", "k_head_split", "v_head_split"};
     uint64_t rows_bytes = (uint64_t)plan->batch * plan->seq_len * layer->heads_width * 4;
     vkb_heads_desc hd = {plan->batch,     plan->seq_len,      layer->heads,
                          layer->head_dim, layer->heads_width, layer->head_pitch};
     for (int z = 0; z < 3; z++) {
-        vkb_dispatch *split = &plan->dispatches[plan->dispatch_count++];
+        vkb_dispatch *split = attention_sink_next(sink);
+        if (!split) return sink_full(layer);
         split->name = names[z];
         vkbert_status status = vkb_op_head_split(
-            layer->ctx, plan->pool, &hd, block(&plan->qkv, plan->qkv_block, z, rows_bytes),
+            layer->ctx, sink->pool, &hd, block(&plan->qkv, plan->qkv_block, z, rows_bytes),
             block(&plan->heads, plan->heads_block, z, plan->heads_block), split);
         if (status) return status;
     }
@@ -203,19 +236,21 @@ static vkbert_status prepare_splits(vkbert_attention *layer, attention_plan *pla
 
 /* Split, Q*K^T, masked softmax, P*V, merge: the scores go through memory. */
 static vkbert_status prepare_unfused(vkbert_attention *layer, attention_plan *plan,
-                                     const vkbert_tensor *mask, const attention_binding *bind)
+                                     attention_sink *sink, const vkb_view *mask,
+                                     const attention_binding *bind)
 {
     vkbert_context *ctx = layer->ctx;
     uint32_t s = plan->seq_len, sp = vkb_pitch(s), dp = layer->head_pitch;
     uint32_t bh = plan->batch * layer->heads;
-    vkbert_status status = prepare_splits(layer, plan);
+    vkbert_status status = prepare_splits(layer, plan, sink);
     if (status) return status;
     uint64_t hb = plan->heads_block;
     vkb_view q = block(&plan->heads, hb, 0, hb), k = block(&plan->heads, hb, 1, hb);
     vkb_view v = block(&plan->heads, hb, 2, hb);
     vkb_view scores = vkb_whole(&plan->scores), context = vkb_whole(&plan->context);
 
-    vkb_dispatch *qk = &plan->dispatches[plan->dispatch_count++];
+    vkb_dispatch *qk = attention_sink_next(sink);
+    if (!qk) return sink_full(layer);
     qk->name = "scores_qk";
     vkb_matmul_desc qk_desc = {.m = s,
                                .n = s,
@@ -228,10 +263,11 @@ static vkbert_status prepare_unfused(vkbert_attention *layer, attention_plan *pl
                                .batch_b = (uint64_t)s * dp,
                                .batch_c = (uint64_t)s * sp,
                                .b_trans = true};
-    status = vkb_op_matmul(ctx, plan->pool, &qk_desc, q, k, NULL, scores, qk);
+    status = vkb_op_matmul(ctx, sink->pool, &qk_desc, q, k, NULL, scores, qk);
     if (status) return status;
 
-    vkb_dispatch *sm = &plan->dispatches[plan->dispatch_count++];
+    vkb_dispatch *sm = attention_sink_next(sink);
+    if (!sm) return sink_full(layer);
     sm->name = "softmax";
     vkb_softmax_desc sm_desc = {.batch = plan->batch,
                                 .heads = layer->heads,
@@ -244,11 +280,11 @@ static vkbert_status prepare_unfused(vkbert_attention *layer, attention_plan *pl
                                 .seed = bind->seed,
                                 .additive = bind->additive};
     memcpy(sm_desc.mask_stride, bind->mask_stride, sizeof sm_desc.mask_stride);
-    status = vkb_op_softmax(ctx, plan->pool, &sm_desc, scores,
-                            mask ? vkb_whole(&mask->buffer) : scores, sm);
+    status = vkb_op_softmax(ctx, sink->pool, &sm_desc, scores, mask ? *mask : scores, sm);
     if (status) return status;
 
-    vkb_dispatch *pv = &plan->dispatches[plan->dispatch_count++];
+    vkb_dispatch *pv = attention_sink_next(sink);
+    if (!pv) return sink_full(layer);
     pv->name = "context_pv";
     vkb_matmul_desc pv_desc = {.m = s,
                                .n = layer->head_dim,
@@ -260,20 +296,23 @@ static vkbert_status prepare_unfused(vkbert_attention *layer, attention_plan *pl
                                .batch_a = (uint64_t)s * sp,
                                .batch_b = (uint64_t)s * dp,
                                .batch_c = (uint64_t)s * dp};
-    status = vkb_op_matmul(ctx, plan->pool, &pv_desc, scores, v, NULL, context, pv);
+    status = vkb_op_matmul(ctx, sink->pool, &pv_desc, scores, v, NULL, context, pv);
     if (status) return status;
 
-    vkb_dispatch *merge = &plan->dispatches[plan->dispatch_count++];
+    vkb_dispatch *merge = attention_sink_next(sink);
+    if (!merge) return sink_full(layer);
     merge->name = "head_merge";
     vkb_heads_desc hd = {plan->batch,     plan->seq_len,      layer->heads,
                          layer->head_dim, layer->heads_width, dp};
-    return vkb_op_head_merge(ctx, plan->pool, &hd, context, vkb_whole(&plan->merged), merge);
+    return vkb_op_head_merge(ctx, sink->pool, &hd, context, vkb_whole(&plan->merged), merge);
 }
 
-static vkbert_status prepare_output(vkbert_attention *layer, attention_plan *plan, vkbert_tensor *y)
+static vkbert_status prepare_output(vkbert_attention *layer, attention_plan *plan,
+                                    attention_sink *sink, vkb_view y)
 {
     uint32_t m = plan->batch * plan->seq_len, ep = layer->pitch;
-    vkb_dispatch *out = &plan->dispatches[plan->dispatch_count++];
+    vkb_dispatch *out = attention_sink_next(sink);
+    if (!out) return sink_full(layer);
     out->name = "out_projection";
     vkb_matmul_desc mm = {.m = m,
                           .n = layer->embed_dim,
@@ -286,8 +325,19 @@ static vkbert_status prepare_output(vkbert_attention *layer, attention_plan *pla
     vkb_view bias = block(&layer->biases, layer->bias_block, 3, ep * 4);
     vkb_view weights = block(&layer->weights, layer->weight_block, 3,
                              (uint64_t)layer->heads_width * ep * (layer->half ? 2 : 4));
-    return vkb_op_matmul(layer->ctx, plan->pool, &mm, vkb_whole(&plan->merged), weights, &bias,
-                         vkb_whole(&y->buffer), out);
+    return vkb_op_matmul(layer->ctx, sink->pool, &mm, vkb_whole(&plan->merged), weights, &bias, y,
+                         out);
+}
+
+vkbert_status attention_append(vkbert_attention *layer, attention_plan *scratch,
+                               attention_sink *sink, vkb_view x, const vkb_view *mask,
+                               const attention_binding *bind, vkb_view y)
+{
+    vkbert_status status = prepare_projections(layer, scratch, sink, x);
+    if (!status && scratch->fused) status = prepare_fused(layer, scratch, sink, mask, bind);
+    if (!status && !scratch->fused) status = prepare_unfused(layer, scratch, sink, mask, bind);
+    if (!status) status = prepare_output(layer, scratch, sink, y);
+    return status;
 }
 
 static void record(const vkbert_context *ctx, attention_plan *plan)
@@ -321,10 +371,11 @@ static vkbert_status prepare_and_record(vkbert_attention *layer, attention_plan 
         vkb_dispatch_release(ctx, &plan->dispatches[i]);
     memset(plan->dispatches, 0, sizeof plan->dispatches);
     plan->dispatch_count = 0;
-    vkbert_status status = prepare_projections(layer, plan, x);
-    if (!status && plan->fused) status = prepare_fused(layer, plan, mask, bind);
-    if (!status && !plan->fused) status = prepare_unfused(layer, plan, mask, bind);
-    if (!status) status = prepare_output(layer, plan, y);
+    attention_sink sink = {plan->dispatches, 0, ATTENTION_DISPATCHES, plan->pool};
+    vkb_view mask_view = mask ? vkb_whole(&mask->buffer) : (vkb_view){0};
+    vkbert_status status = attention_append(layer, plan, &sink, vkb_whole(&x->buffer),
+                                            mask ? &mask_view : NULL, bind, vkb_whole(&y->buffer));
+    plan->dispatch_count = sink.count;
     if (status) return status;
     VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     result = vkBeginCommandBuffer(plan->cmd, &begin);
