@@ -60,8 +60,8 @@ typedef struct vkbert_device_info {
     char driver[256]; /* driver name and version string */
     vkbert_device_type type;
     uint32_t vendor_id, device_id; /* PCI ids, as Vulkan reports them */
-    uint32_t api_version;        /* VK_MAKE_API_VERSION packed */
-    uint64_t device_local_bytes; /* size of the largest device-local heap */
+    uint32_t api_version;          /* VK_MAKE_API_VERSION packed */
+    uint64_t device_local_bytes;   /* size of the largest device-local heap */
     uint32_t subgroup_size;
     uint32_t shared_memory_bytes; /* maxComputeSharedMemorySize */
     uint32_t max_storage_buffer_range;
@@ -243,6 +243,29 @@ typedef struct vkbert_timing {
 VKBERT_API vkbert_status vkbert_attention_timings(const vkbert_attention *layer,
                                                   vkbert_timing *timings, uint32_t capacity,
                                                   uint32_t *count);
+
+/* ---------------------------------------------------------------- the BERT encoder -------- */
+
+/* A HuggingFace BertModel (post-LayerNorm BERT): embeddings, layers, pooler. */
+typedef struct vkbert_encoder vkbert_encoder;
+
+/* Loads DIR/config.json and DIR/model.safetensors (F32, F16 or BF16; names with or without
+ * "bert."). A config it cannot run (hidden_act other than "gelu", ...) or a missing or
+ * misshapen tensor is an error that names it. */
+VKBERT_API vkbert_status vkbert_encoder_load(vkbert_context *ctx, const char *model_dir,
+                                             vkbert_encoder **out);
+VKBERT_API void vkbert_encoder_destroy(vkbert_encoder *encoder);
+VKBERT_API int vkbert_encoder_hidden_size(const vkbert_encoder *encoder);
+
+/* hidden[B][S][H] (and pooled[B][H] when not NULL) from input_ids[B][S]; token_type_ids
+ * (NULL: all 0) and attention_mask (NULL: all 1; 0 = padding) are [B][S] too. The mask is
+ * HuggingFace's additive one. The first call with a shape records the whole pass; later calls
+ * replay it. */
+VKBERT_API vkbert_status vkbert_encoder_forward_host(vkbert_encoder *encoder, int batch,
+                                                     int seq_len, const int32_t *input_ids,
+                                                     const int32_t *token_type_ids,
+                                                     const int32_t *attention_mask, float *hidden,
+                                                     float *pooled);
 
 /* ---------------------------------------------------------------- benchmarks -------------- */
 

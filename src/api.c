@@ -1,5 +1,6 @@
 /* The public API: argument checks, status codes, messages. Internals stop here. */
 #include "nn/attention.h"
+#include "nn/encoder.h"
 #include "tensor.h"
 #include "tune.h"
 
@@ -82,8 +83,7 @@ vkbert_status vkbert_context_startup_ms(const vkbert_context *ctx, double *conte
     return VKBERT_OK;
 }
 
-vkbert_status vkbert_tune_save(vkbert_context *ctx, const char *json, char *path,
-                               size_t path_size)
+vkbert_status vkbert_tune_save(vkbert_context *ctx, const char *json, char *path, size_t path_size)
 {
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
     CHECK_ARG(ctx, json, "json is NULL");
@@ -231,4 +231,43 @@ vkbert_status vkbert_attention_timings(const vkbert_attention *layer, vkbert_tim
     for (uint32_t i = 0; i < layer->timing_count && i < capacity && timings; i++)
         timings[i] = layer->timings[i];
     return VKBERT_OK;
+}
+
+/* ---- the BERT encoder ---- */
+
+vkbert_status vkbert_encoder_load(vkbert_context *ctx, const char *model_dir, vkbert_encoder **out)
+{
+    if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    CHECK_ARG(ctx, model_dir && out, "model_dir or out is NULL");
+    *out = NULL;
+    bert_model model;
+    char err[VKB_ERROR_SIZE];
+    if (bert_model_load(model_dir, &model, err, sizeof err))
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "%s", err);
+    uint32_t before = ctx->validation_count;
+    vkbert_status status = vkb_encoder_new(ctx, &model.config, &model.weights, out);
+    bert_model_free(&model);
+    return status ? status : vkb_check_validation(ctx, before);
+}
+
+void vkbert_encoder_destroy(vkbert_encoder *encoder)
+{
+    vkb_encoder_free(encoder);
+}
+
+int vkbert_encoder_hidden_size(const vkbert_encoder *encoder)
+{
+    return encoder ? encoder->config.hidden_size : 0;
+}
+
+vkbert_status vkbert_encoder_forward_host(vkbert_encoder *encoder, int batch, int seq_len,
+                                          const int32_t *input_ids, const int32_t *token_type_ids,
+                                          const int32_t *attention_mask, float *hidden,
+                                          float *pooled)
+{
+    if (!encoder) return VKBERT_ERROR_INVALID_ARGUMENT;
+    uint32_t before = encoder->ctx->validation_count;
+    vkbert_status status = vkb_encoder_forward_host(encoder, batch, seq_len, input_ids,
+                                                    token_type_ids, attention_mask, hidden, pooled);
+    return status ? status : vkb_check_validation(encoder->ctx, before);
 }

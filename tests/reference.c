@@ -86,15 +86,24 @@ static void linear(const double *in, const float *w, const float *bias, size_t r
 void ref_attention(const ref_layer *l, int batch, int seq_len, const float *x, const ref_mask *mask,
                    const ref_options *options, double *y)
 {
+    size_t n = (size_t)batch * seq_len * l->embed_dim;
+    double *xd = malloc(n * sizeof *xd);
+    for (size_t i = 0; i < n; i++)
+        xd[i] = x[i];
+    ref_attention_d(l, batch, seq_len, xd, mask, options, y);
+    free(xd);
+}
+
+void ref_attention_d(const ref_layer *l, int batch, int seq_len, const double *xd,
+                     const ref_mask *mask, const ref_options *options, double *y)
+{
     size_t e = (size_t)l->embed_dim, hn = (size_t)l->heads, d = e / hn, s = (size_t)seq_len;
     size_t rows = (size_t)batch * s;
-    double *xd = malloc(rows * e * sizeof *xd), *q = malloc(rows * e * sizeof *q);
+    double *q = malloc(rows * e * sizeof *q);
     double *k = malloc(rows * e * sizeof *k), *v = malloc(rows * e * sizeof *v);
     double *o = calloc(rows * e, sizeof *o);
     double *scores = malloc((size_t)batch * hn * s * s * sizeof *scores);
     double *p = malloc((size_t)batch * hn * s * s * sizeof *p);
-    for (size_t i = 0; i < rows * e; i++)
-        xd[i] = x[i];
     linear(xd, l->wq, l->bq, rows, e, q);
     linear(xd, l->wk, l->bk, rows, e, k);
     linear(xd, l->wv, l->bv, rows, e, v);
@@ -119,7 +128,7 @@ void ref_attention(const ref_layer *l, int batch, int seq_len, const float *x, c
                         o[(b * s + i) * e + h * d + t] += w * v[(b * s + j) * e + h * d + t];
                 }
     linear(o, l->wo, l->bo, rows, e, y);
-    free(xd), free(q), free(k), free(v), free(o), free(scores), free(p);
+    free(q), free(k), free(v), free(o), free(scores), free(p);
 }
 
 ref_error ref_compare(const float *got, const double *want, size_t n)

@@ -29,6 +29,10 @@ typedef struct ref_options {
 void ref_attention(const ref_layer *layer, int batch, int seq_len, const float *x,
                    const ref_mask *mask, const ref_options *options, double *y);
 
+/* The same from a double-precision x (for stacks of layers). */
+void ref_attention_d(const ref_layer *layer, int batch, int seq_len, const double *x,
+                     const ref_mask *mask, const ref_options *options, double *y);
+
 /* The attention weights P [B][H][S][S] after softmax and dropout (for kernel tests). */
 void ref_softmax(const double *scores, int batch, int heads, int seq_len, double scale,
                  const ref_mask *mask, const ref_options *options, double *p);

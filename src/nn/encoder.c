@@ -1,0 +1,256 @@
+/* The BERT encoder: weights uploaded once in the layouts the kernels read, forward passes
+ * through a plan recorded for the last shape. */
+#include "nn/encoder.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t align256(uint64_t bytes)
+{
+    return (bytes + 255) / 256 * 256;
+}
+
+/* W [out][in] (PyTorch) -> W^T [in][pitch], zero columns past `out`: the matmul's B [K,N]. */
+static void pack_transposed(const float *w, uint32_t out, uint32_t in, uint32_t pitch, float *dst)
+{
+    for (uint32_t i = 0; i < in; i++)
+        for (uint32_t o = 0; o < pitch; o++)
+            dst[(size_t)i * pitch + o] = o < out ? w[(size_t)o * in + i] : 0.0f;
+}
+
+/* `count` vectors of `n` floats, each padded with zeros to `pitch`. */
+static void pack_rows(const float *src, uint32_t count, uint32_t n, uint32_t pitch, float *dst)
+{
+    for (uint32_t r = 0; r < count; r++)
+        for (uint32_t j = 0; j < pitch; j++)
+            dst[(size_t)r * pitch + j] = j < n ? src[(size_t)r * n + j] : 0.0f;
+}
+
+static vkbert_status upload_tables(vkbert_encoder *e, const bert_weights *w)
+{
+    const bert_config *c = &e->config;
+    uint32_t h = (uint32_t)c->hidden_size, hp = e->hp;
+    e->position_off = (uint64_t)c->vocab_size * hp;
+    e->type_off = e->position_off + (uint64_t)c->max_position_embeddings * hp;
+    e->gamma_off = e->type_off + (uint64_t)c->type_vocab_size * hp;
+    e->beta_off = e->gamma_off + hp;
+    uint64_t count = e->beta_off + hp;
+    vkbert_status status = vkb_check_range(e->ctx, count * 4, "the embedding tables");
+    float *packed = status ? NULL : malloc(count * sizeof *packed);
+    if (!status && !packed)
+        status = vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (status) return status;
+    pack_rows(w->word, (uint32_t)c->vocab_size, h, hp, packed);
+    pack_rows(w->position, (uint32_t)c->max_position_embeddings, h, hp, packed + e->position_off);
+    pack_rows(w->token_type, (uint32_t)c->type_vocab_size, h, hp, packed + e->type_off);
+    pack_rows(w->ln_gamma, 1, h, hp, packed + e->gamma_off);
+    pack_rows(w->ln_beta, 1, h, hp, packed + e->beta_off);
+    status = vkb_buffer_create(e->ctx, count * 4, &e->tables);
+    if (!status) status = vkb_buffer_upload(e->ctx, &e->tables, 0, packed, count * 4);
+    free(packed);
+    return status;
+}
+
+static vkbert_status create_attention(vkbert_encoder *e, const bert_weights *w)
+{
+    e->attention = calloc((size_t)e->config.num_hidden_layers, sizeof *e->attention);
+    if (!e->attention) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    for (int l = 0; l < e->config.num_hidden_layers; l++) {
+        const bert_layer_weights *lw = &w->layers[l];
+        vkbert_attention_weights aw = {lw->q_w, lw->q_b, lw->k_w,        lw->k_b,
+                                       lw->v_w, lw->v_b, lw->attn_out_w, lw->attn_out_b};
+        vkbert_status status =
+            vkb_attention_new(e->ctx, e->config.hidden_size, e->config.num_attention_heads, &aw,
+                              NULL, &e->attention[l]);
+        if (status) return status;
+    }
+    return VKBERT_OK;
+}
+
+/* The layer's dense weights at its block of e->dense, its vectors at its block of e->params. */
+static vkbert_status upload_layer(vkbert_encoder *e, int l, const bert_layer_weights *lw,
+                                  float *scratch)
+{
+    uint32_t h = (uint32_t)e->config.hidden_size, i = (uint32_t)e->config.intermediate_size;
+    uint64_t at = (uint64_t)l * (e->inter_block + e->out_block);
+    pack_transposed(lw->inter_w, i, h, e->ip, scratch);
+    vkbert_status status =
+        vkb_buffer_upload(e->ctx, &e->dense, at, scratch, (uint64_t)h * e->ip * 4);
+    pack_transposed(lw->out_w, h, i, e->hp, scratch);
+    if (!status)
+        status = vkb_buffer_upload(e->ctx, &e->dense, at + e->inter_block, scratch,
+                                   (uint64_t)i * e->hp * 4);
+    /* Each vector at its own 256-byte-aligned offset, so that it can be bound alone. */
+    uint64_t base = (uint64_t)l * e->layer_params;
+    const float *vectors[4][2] = {{lw->inter_b, NULL},
+                                  {lw->out_b, NULL},
+                                  {lw->attn_ln_gamma, lw->attn_ln_beta},
+                                  {lw->out_ln_gamma, lw->out_ln_beta}};
+    for (int v = 0; v < 4 && !status; v++) {
+        uint32_t n = v == 0 ? i : h, pitch = v == 0 ? e->ip : e->hp, rows = v < 2 ? 1 : 2;
+        for (uint32_t r = 0; r < rows; r++)
+            pack_rows(vectors[v][r], 1, n, pitch, scratch + r * pitch);
+        status = vkb_buffer_upload(e->ctx, &e->params, base + e->param_off[v], scratch,
+                                   (uint64_t)rows * pitch * 4);
+    }
+    return status;
+}
+
+static vkbert_status upload_dense(vkbert_encoder *e, const bert_weights *w)
+{
+    uint32_t h = (uint32_t)e->config.hidden_size, i = (uint32_t)e->config.intermediate_size;
+    int layers = e->config.num_hidden_layers;
+    e->inter_block = align256((uint64_t)h * e->ip * 4);
+    e->out_block = align256((uint64_t)i * e->hp * 4);
+    e->param_off[0] = 0;                                               /* b_inter */
+    e->param_off[1] = align256((uint64_t)e->ip * 4);                   /* b_out */
+    e->param_off[2] = e->param_off[1] + align256((uint64_t)e->hp * 4); /* LN1 gamma, beta */
+    e->param_off[3] = e->param_off[2] + align256((uint64_t)e->hp * 8); /* LN2 gamma, beta */
+    e->layer_params = e->param_off[3] + align256((uint64_t)e->hp * 8);
+    uint64_t pool_block = align256((uint64_t)h * e->hp * 4);
+    vkbert_status status = vkb_check_range(e->ctx, e->inter_block, "an intermediate dense weight");
+    if (!status) status = vkb_check_range(e->ctx, e->out_block, "an output dense weight");
+    if (!status)
+        status = vkb_buffer_create(e->ctx, layers * (e->inter_block + e->out_block) + pool_block,
+                                   &e->dense);
+    if (!status)
+        status = vkb_buffer_create(e->ctx, layers * e->layer_params + e->hp * 4, &e->params);
+    uint64_t biggest = e->inter_block > e->out_block ? e->inter_block : e->out_block;
+    float *scratch = status ? NULL : malloc(biggest > pool_block ? biggest : pool_block);
+    if (!status && !scratch)
+        status = vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    for (int l = 0; l < layers && !status; l++)
+        status = upload_layer(e, l, &w->layers[l], scratch);
+    if (!status && e->has_pooler) {
+        pack_transposed(w->pooler_w, h, h, e->hp, scratch);
+        status = vkb_buffer_upload(e->ctx, &e->dense, layers * (e->inter_block + e->out_block),
+                                   scratch, (uint64_t)h * e->hp * 4);
+        pack_rows(w->pooler_b, 1, h, e->hp, scratch);
+        if (!status)
+            status =
+                vkb_buffer_upload(e->ctx, &e->params, layers * e->layer_params, scratch, e->hp * 4);
+    }
+    free(scratch);
+    return status;
+}
+
+vkbert_status vkb_encoder_new(vkbert_context *ctx, const bert_config *config,
+                              const bert_weights *weights, vkbert_encoder **out)
+{
+    *out = NULL;
+    if (strcmp(config->hidden_act, "gelu"))
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "hidden_act \"%s\" is not supported; only \"gelu\" (exact erf GELU) is",
+                        config->hidden_act);
+    vkbert_encoder *e = calloc(1, sizeof *e);
+    if (!e) return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    e->ctx = ctx;
+    e->config = *config;
+    e->hp = vkb_pitch((uint64_t)config->hidden_size);
+    e->ip = vkb_pitch((uint64_t)config->intermediate_size);
+    e->has_pooler = weights->has_pooler != 0;
+    vkbert_status status = upload_tables(e, weights);
+    if (!status) status = create_attention(e, weights);
+    if (!status) status = upload_dense(e, weights);
+    if (status) {
+        vkb_encoder_free(e);
+        return status;
+    }
+    *out = e;
+    return VKBERT_OK;
+}
+
+void vkb_encoder_free(vkbert_encoder *e)
+{
+    if (!e) return;
+    encoder_plan_free(e, e->plan);
+    for (int l = 0; e->attention && l < e->config.num_hidden_layers; l++)
+        vkb_attention_free(e->attention[l]);
+    free(e->attention);
+    vkb_buffer_destroy(e->ctx, &e->tables);
+    vkb_buffer_destroy(e->ctx, &e->dense);
+    vkb_buffer_destroy(e->ctx, &e->params);
+    free(e);
+}
+
+/* ---- forward ---- */
+
+static vkbert_status check_ids(vkbert_encoder *e, const int32_t *ids, size_t n, int32_t limit,
+                               const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= limit)
+            return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                            "%s[%zu] = %d is outside [0, %d)", name, i, ids[i], limit);
+    return VKBERT_OK;
+}
+
+static vkbert_status upload_inputs(vkbert_encoder *e, encoder_plan *p, const int32_t *ids,
+                                   const int32_t *types, const int32_t *mask)
+{
+    size_t m = (size_t)p->batch * p->seq_len, sp = vkb_pitch(p->seq_len);
+    int32_t *both = calloc(2 * m, sizeof *both); /* absent token types are 0 */
+    float *keep = calloc((size_t)p->batch * sp, sizeof *keep);
+    vkbert_status status = VKBERT_OK;
+    if (!both || !keep) status = vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    for (size_t i = 0; !status && i < m; i++) {
+        both[i] = ids[i];
+        if (types) both[m + i] = types[i];
+        keep[(i / p->seq_len) * sp + i % p->seq_len] = !mask || mask[i] != 0;
+    }
+    if (!status) status = vkb_buffer_upload(e->ctx, &p->ids, 0, both, 2 * m * 4);
+    if (!status) status = vkb_buffer_upload(e->ctx, &p->mask, 0, keep, (uint64_t)p->batch * sp * 4);
+    free(both);
+    free(keep);
+    return status;
+}
+
+static vkbert_status read_outputs(vkbert_encoder *e, encoder_plan *p, float *hidden, float *pooled)
+{
+    uint32_t h = (uint32_t)e->config.hidden_size;
+    size_t rows = (size_t)p->batch * p->seq_len;
+    float *padded = malloc(rows * e->hp * sizeof *padded);
+    if (!padded) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    vkbert_status status = vkb_buffer_download(e->ctx, &p->hidden, 0, padded, rows * e->hp * 4);
+    for (size_t r = 0; !status && r < rows; r++)
+        memcpy(hidden + r * h, padded + r * e->hp, h * 4);
+    if (!status && pooled) {
+        status = vkb_buffer_download(e->ctx, &p->pooled, 0, padded, (uint64_t)p->batch * e->hp * 4);
+        for (uint32_t b = 0; !status && b < p->batch; b++)
+            memcpy(pooled + (size_t)b * h, padded + (size_t)b * e->hp, h * 4);
+    }
+    free(padded);
+    return status;
+}
+
+vkbert_status vkb_encoder_forward_host(vkbert_encoder *e, int batch, int seq_len,
+                                       const int32_t *input_ids, const int32_t *token_type_ids,
+                                       const int32_t *attention_mask, float *hidden, float *pooled)
+{
+    if (batch < 1 || seq_len < 1 || !input_ids || !hidden)
+        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "batch and seq_len must be positive, input_ids and hidden non-NULL");
+    if (seq_len > e->config.max_position_embeddings)
+        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "sequence of %d tokens is longer than max_position_embeddings %d", seq_len,
+                        e->config.max_position_embeddings);
+    if (pooled && !e->has_pooler)
+        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "the model has no pooler");
+    size_t n = (size_t)batch * (size_t)seq_len;
+    vkbert_status status = check_ids(e, input_ids, n, e->config.vocab_size, "input_ids");
+    if (!status && token_type_ids)
+        status = check_ids(e, token_type_ids, n, e->config.type_vocab_size, "token_type_ids");
+    if (status) return status;
+    encoder_plan *p = e->plan;
+    if (!p || p->batch != (uint32_t)batch || p->seq_len != (uint32_t)seq_len) {
+        encoder_plan_free(e, e->plan);
+        e->plan = NULL;
+        status = encoder_plan_new(e, (uint32_t)batch, (uint32_t)seq_len, &e->plan);
+        if (status) return status;
+        p = e->plan;
+    }
+    status = upload_inputs(e, p, input_ids, token_type_ids, attention_mask);
+    if (!status) status = vkb_submit_wait(e->ctx, p->cmd);
+    if (!status) status = read_outputs(e, p, hidden, pooled);
+    return status;
+}

@@ -1,0 +1,52 @@
+/* The BERT encoder (HuggingFace BertModel, post-LayerNorm) as a plan of ops: embeddings, then
+ * per layer attention (additive mask), residual + LayerNorm, intermediate dense with GELU,
+ * output dense, residual + LayerNorm; the pooler's tanh(dense(hidden[:, 0])). One command
+ * buffer per (batch, sequence) shape records every layer; activations are reused by all. */
+#ifndef VKBERT_NN_ENCODER_H
+#define VKBERT_NN_ENCODER_H
+
+#include "io/bert_model.h"
+#include "nn/attention.h"
+
+typedef struct encoder_plan {
+    uint32_t batch, seq_len;
+    vkb_buffer ids;                   /* int32: input ids [B*S], then token type ids [B*S] */
+    vkb_buffer mask;                  /* float [B][Sp]: 1 keep, 0 masked (key padding) */
+    vkb_buffer hidden;                /* [B*S][Hp], the layers' input and output */
+    vkb_buffer attn_y, h1, inter, o2; /* [B*S][Hp], [B*S][Hp], [B*S][Ip], [B*S][Hp] */
+    vkb_buffer pooled;                /* [B][Hp] */
+    attention_plan *scratch;
+    VkDescriptorPool pool;
+    VkCommandBuffer cmd;
+    vkb_dispatch *dispatches;
+    uint32_t dispatch_count, capacity;
+} encoder_plan;
+
+struct vkbert_encoder {
+    vkbert_context *ctx;
+    bert_config config;
+    uint32_t hp, ip; /* hidden and intermediate sizes rounded up to 4 */
+    bool has_pooler;
+    vkb_buffer tables; /* word | position | token type | gamma | beta, rows of hp */
+    uint64_t position_off, type_off, gamma_off, beta_off;
+    vkbert_attention **attention; /* per layer: Q, K, V and the attention output dense */
+    vkb_buffer dense;  /* per layer: W_inter^T [H][Ip], W_out^T [I][Hp]; then W_pool^T [H][Hp] */
+    vkb_buffer params; /* per layer: b_inter [Ip], b_out [Hp], LN1 [2][Hp], LN2 [2][Hp]; b_pool */
+    uint64_t inter_block, out_block, layer_params; /* bytes */
+    uint64_t param_off[4]; /* within a layer's params: b_inter, b_out, LN1, LN2 (256-aligned) */
+    encoder_plan *plan;    /* for the last shape */
+};
+
+vkbert_status vkb_encoder_new(vkbert_context *ctx, const bert_config *config,
+                              const bert_weights *weights, vkbert_encoder **out);
+void vkb_encoder_free(vkbert_encoder *encoder);
+vkbert_status vkb_encoder_forward_host(vkbert_encoder *encoder, int batch, int seq_len,
+                                       const int32_t *input_ids, const int32_t *token_type_ids,
+                                       const int32_t *attention_mask, float *hidden, float *pooled);
+
+/* encoder_plan.c */
+vkbert_status encoder_plan_new(vkbert_encoder *encoder, uint32_t batch, uint32_t seq_len,
+                               encoder_plan **out);
+void encoder_plan_free(vkbert_encoder *encoder, encoder_plan *plan);
+
+#endif

@@ -1,0 +1,206 @@
+/* The encoder for one (batch, sequence) shape: activation buffers shared by every layer, and
+ * one command buffer that records the whole forward pass. */
+#include "nn/encoder.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static vkbert_status create_buffers(vkbert_encoder *e, encoder_plan *p)
+{
+    vkbert_context *ctx = e->ctx;
+    uint64_t m = (uint64_t)p->batch * p->seq_len, rows = m * e->hp * 4;
+    vkbert_status status = vkb_check_range(ctx, m * e->ip * 4, "the intermediate activations");
+    if (!status) status = vkb_buffer_create(ctx, 2 * m * 4, &p->ids);
+    if (!status)
+        status = vkb_buffer_create(ctx, (uint64_t)p->batch * vkb_pitch(p->seq_len) * 4, &p->mask);
+    vkb_buffer *hp_rows[] = {&p->hidden, &p->attn_y, &p->h1, &p->o2};
+    for (int i = 0; i < 4 && !status; i++)
+        status = vkb_buffer_create(ctx, rows, hp_rows[i]);
+    if (!status) status = vkb_buffer_create(ctx, m * e->ip * 4, &p->inter);
+    if (!status) status = vkb_buffer_create(ctx, (uint64_t)p->batch * e->hp * 4, &p->pooled);
+    if (!status) status = attention_scratch_new(e->attention[0], p->batch, p->seq_len, &p->scratch);
+    return status;
+}
+
+void encoder_plan_free(vkbert_encoder *e, encoder_plan *p)
+{
+    if (!p) return;
+    vkbert_context *ctx = e->ctx;
+    for (uint32_t i = 0; i < p->dispatch_count; i++)
+        vkb_dispatch_release(ctx, &p->dispatches[i]);
+    free(p->dispatches);
+    if (p->cmd) vkFreeCommandBuffers(ctx->device, ctx->command_pool, 1, &p->cmd);
+    vkDestroyDescriptorPool(ctx->device, p->pool, NULL);
+    if (p->scratch) attention_plan_free(e->attention[0], p->scratch);
+    vkb_buffer *buffers[] = {&p->ids, &p->mask,  &p->hidden, &p->attn_y,
+                             &p->h1,  &p->inter, &p->o2,     &p->pooled};
+    for (size_t i = 0; i < sizeof buffers / sizeof *buffers; i++)
+        vkb_buffer_destroy(ctx, buffers[i]);
+    free(p);
+}
+
+/* ---- the dispatches ---- */
+
+static vkbert_status next(vkbert_encoder *e, attention_sink *sink, vkb_dispatch **out)
+{
+    *out = attention_sink_next(sink);
+    return *out ? VKBERT_OK
+                : vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                           "internal: encoder dispatch list full");
+}
+
+static vkbert_status prepare_embedding(vkbert_encoder *e, encoder_plan *p, attention_sink *sink)
+{
+    vkb_dispatch *d;
+    vkbert_status status = next(e, sink, &d);
+    if (status) return status;
+    d->name = "embeddings";
+    vkb_embedding_desc desc = {p->batch * p->seq_len,
+                               p->seq_len,
+                               (uint32_t)e->config.hidden_size,
+                               e->hp,
+                               e->position_off,
+                               e->type_off,
+                               e->gamma_off,
+                               e->beta_off,
+                               (float)e->config.layer_norm_eps};
+    return vkb_op_embedding(e->ctx, sink->pool, &desc, vkb_whole(&e->tables), vkb_whole(&p->ids),
+                            vkb_whole(&p->hidden), d);
+}
+
+static vkbert_status prepare_norm(vkbert_encoder *e, encoder_plan *p, attention_sink *sink,
+                                  const vkb_buffer *x, const vkb_buffer *residual,
+                                  uint64_t params_at, const vkb_buffer *out, const char *name)
+{
+    vkb_dispatch *d;
+    vkbert_status status = next(e, sink, &d);
+    if (status) return status;
+    d->name = name;
+    vkb_layer_norm_desc desc = {p->batch * p->seq_len, (uint32_t)e->config.hidden_size, e->hp,
+                                (float)e->config.layer_norm_eps};
+    vkb_view r = vkb_whole(residual);
+    return vkb_op_layer_norm(e->ctx, sink->pool, &desc, vkb_whole(x), &r,
+                             vkb_sub(&e->params, params_at, (uint64_t)e->hp * 8), vkb_whole(out),
+                             d);
+}
+
+/* C = act(A W^T + b) with W^T at `w_at` of e->dense ([k][n pitch]) and b at `b_at`. */
+static vkbert_status prepare_dense(vkbert_encoder *e, attention_sink *sink, vkb_matmul_desc *mm,
+                                   vkb_view a, uint64_t w_at, uint64_t b_at, vkb_view c,
+                                   const char *name)
+{
+    vkb_dispatch *d;
+    vkbert_status status = next(e, sink, &d);
+    if (status) return status;
+    d->name = name;
+    vkb_view bias = vkb_sub(&e->params, b_at, (uint64_t)mm->ldc * 4);
+    return vkb_op_matmul(e->ctx, sink->pool, mm, a,
+                         vkb_sub(&e->dense, w_at, (uint64_t)mm->k * mm->ldb * 4), &bias, c, d);
+}
+
+static vkbert_status prepare_layer(vkbert_encoder *e, encoder_plan *p, attention_sink *sink, int l)
+{
+    uint32_t m = p->batch * p->seq_len, h = (uint32_t)e->config.hidden_size;
+    uint32_t i = (uint32_t)e->config.intermediate_size;
+    uint64_t params = (uint64_t)l * e->layer_params;
+    uint64_t dense = (uint64_t)l * (e->inter_block + e->out_block);
+    attention_binding bind;
+    memset(&bind, 0, sizeof bind);
+    bind.mask_stride[0] = vkb_pitch(p->seq_len), bind.mask_stride[3] = 1; /* key padding */
+    bind.additive = 1; /* HuggingFace's (1 - mask) * float_min */
+    vkb_view mask = vkb_whole(&p->mask);
+    vkbert_status status =
+        attention_append(e->attention[l], p->scratch, sink, vkb_whole(&p->hidden), &mask, &bind,
+                         vkb_whole(&p->attn_y));
+    if (!status)
+        status = prepare_norm(e, p, sink, &p->attn_y, &p->hidden, params + e->param_off[2], &p->h1,
+                              "attention_layer_norm");
+    vkb_matmul_desc inter = {.m = m,
+                             .n = i,
+                             .k = h,
+                             .batch = 1,
+                             .lda = e->hp,
+                             .ldb = e->ip,
+                             .ldc = e->ip,
+                             .activation = VKB_ACTIVATION_GELU};
+    if (!status)
+        status = prepare_dense(e, sink, &inter, vkb_whole(&p->h1), dense, params + e->param_off[0],
+                               vkb_whole(&p->inter), "intermediate_gelu");
+    vkb_matmul_desc out = {
+        .m = m, .n = h, .k = i, .batch = 1, .lda = e->ip, .ldb = e->hp, .ldc = e->hp};
+    if (!status)
+        status = prepare_dense(e, sink, &out, vkb_whole(&p->inter), dense + e->inter_block,
+                               params + e->param_off[1], vkb_whole(&p->o2), "output_dense");
+    if (!status)
+        status = prepare_norm(e, p, sink, &p->o2, &p->h1, params + e->param_off[3], &p->hidden,
+                              "output_layer_norm");
+    return status;
+}
+
+/* pooled[b] = tanh(W_pool hidden[b, 0] + b_pool): the first token's row of each sequence is
+ * read as A with a row pitch of a whole sequence. */
+static vkbert_status prepare_pooler(vkbert_encoder *e, encoder_plan *p, attention_sink *sink)
+{
+    int layers = e->config.num_hidden_layers;
+    uint32_t h = (uint32_t)e->config.hidden_size;
+    vkb_matmul_desc mm = {.m = p->batch,
+                          .n = h,
+                          .k = h,
+                          .batch = 1,
+                          .lda = p->seq_len * e->hp,
+                          .ldb = e->hp,
+                          .ldc = e->hp,
+                          .activation = VKB_ACTIVATION_TANH};
+    return prepare_dense(e, sink, &mm, vkb_whole(&p->hidden),
+                         (uint64_t)layers * (e->inter_block + e->out_block),
+                         (uint64_t)layers * e->layer_params, vkb_whole(&p->pooled), "pooler");
+}
+
+static vkbert_status record(vkbert_encoder *e, encoder_plan *p)
+{
+    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    VkResult result = vkBeginCommandBuffer(p->cmd, &begin);
+    if (result != VK_SUCCESS) return vkb_fail_vk(e->ctx, result, "vkBeginCommandBuffer");
+    for (uint32_t i = 0; i < p->dispatch_count; i++) {
+        vkb_cmd_barrier(p->cmd); /* every dispatch reads what the one before wrote */
+        vkb_cmd_dispatch(p->cmd, &p->dispatches[i]);
+    }
+    vkb_cmd_barrier_to_host(p->cmd);
+    result = vkEndCommandBuffer(p->cmd);
+    if (result != VK_SUCCESS) return vkb_fail_vk(e->ctx, result, "vkEndCommandBuffer");
+    return VKBERT_OK;
+}
+
+static vkbert_status prepare_all(vkbert_encoder *e, encoder_plan *p)
+{
+    uint32_t layers = (uint32_t)e->config.num_hidden_layers;
+    p->capacity = 2 + layers * (ATTENTION_DISPATCHES + 4);
+    p->dispatches = calloc(p->capacity, sizeof *p->dispatches);
+    if (!p->dispatches) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    vkbert_status status = vkb_descriptor_pool(e->ctx, p->capacity, &p->pool);
+    if (!status) status = vkb_command_buffer(e->ctx, &p->cmd);
+    attention_sink sink = {p->dispatches, 0, p->capacity, p->pool};
+    if (!status) status = prepare_embedding(e, p, &sink);
+    for (uint32_t l = 0; l < layers && !status; l++)
+        status = prepare_layer(e, p, &sink, (int)l);
+    if (!status && e->has_pooler) status = prepare_pooler(e, p, &sink);
+    p->dispatch_count = sink.count;
+    return status ? status : record(e, p);
+}
+
+vkbert_status encoder_plan_new(vkbert_encoder *e, uint32_t batch, uint32_t seq_len,
+                               encoder_plan **out)
+{
+    encoder_plan *p = calloc(1, sizeof *p);
+    if (!p) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    p->batch = batch;
+    p->seq_len = seq_len;
+    vkbert_status status = create_buffers(e, p);
+    if (!status) status = prepare_all(e, p);
+    if (status) {
+        encoder_plan_free(e, p);
+        return status;
+    }
+    *out = p;
+    return VKBERT_OK;
+}

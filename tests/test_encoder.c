@@ -1,0 +1,117 @@
+/* The BERT encoder end to end: a random HuggingFace folder written by the test, loaded by the
+ * library, run on padded batches, against the double-precision BertModel reference. */
+#include "io/bert_model.h"
+#include "reference_bert.h"
+#include "support.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct model_case {
+    bert_config config;
+    int batch, seq_len;
+} model_case;
+
+static bert_config config(int hidden, int layers, int heads, int inter)
+{
+    bert_config c = {.hidden_size = hidden,
+                     .num_hidden_layers = layers,
+                     .num_attention_heads = heads,
+                     .intermediate_size = inter,
+                     .max_position_embeddings = 40,
+                     .type_vocab_size = 2,
+                     .vocab_size = 50,
+                     .layer_norm_eps = 1e-12};
+    strcpy(c.hidden_act, "gelu");
+    return c;
+}
+
+static void check(vkbert_context *ctx, model_case mc, int f16, const char *prefix, uint64_t seed)
+{
+    bert_config *c = &mc.config;
+    bert_weights w;
+    cr_assert_eq(bert_weights_random(c, seed, &w), 0);
+    char dir[] = "/tmp/vkbert_encoder_XXXXXX", err[512];
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_eq(bert_model_save(dir, c, &w, f16, prefix, err, sizeof err), 0, "%s", err);
+    if (f16) { /* the reference uses what the file holds */
+        bert_model saved;
+        cr_assert_eq(bert_model_load(dir, &saved, err, sizeof err), 0, "%s", err);
+        bert_weights_free(&w);
+        w = saved.weights;
+    }
+    vkbert_encoder *encoder = NULL;
+    vkbert_status status = vkbert_encoder_load(ctx, dir, &encoder);
+    cr_assert_eq(status, VKBERT_OK, "load: %s", vkbert_last_error(ctx));
+
+    size_t n = (size_t)mc.batch * mc.seq_len, h = (size_t)c->hidden_size;
+    int32_t *ids = malloc(n * 4), *types = malloc(n * 4), *mask = malloc(n * 4);
+    ref_rng rng = {seed * 7};
+    for (size_t i = 0; i < n; i++) {
+        ids[i] = (int32_t)ref_uniform(&rng, 0, c->vocab_size);
+        types[i] = (int32_t)ref_uniform(&rng, 0, 2);
+        /* sequence b has seq_len - 2b real tokens; the last batch entry none at all */
+        size_t b = i / mc.seq_len, s = i % mc.seq_len;
+        mask[i] = b + 1 == (size_t)mc.batch && mc.batch > 2 ? 0 : s + 2 * b < (size_t)mc.seq_len;
+    }
+    float *hidden = test_poisoned(n * h), *pooled = test_poisoned(mc.batch * h);
+    status = vkbert_encoder_forward_host(encoder, mc.batch, mc.seq_len, ids, types, mask, hidden,
+                                         pooled);
+    cr_assert_eq(status, VKBERT_OK, "forward: %s", vkbert_last_error(ctx));
+    double *want = malloc(n * h * 8), *want_pooled = malloc(mc.batch * h * 8);
+    ref_bert(c, &w, mc.batch, mc.seq_len, ids, types, mask, want, want_pooled);
+    ref_error e = ref_compare(hidden, want, n * h),
+              ep = ref_compare(pooled, want_pooled, mc.batch * h);
+    cr_assert(e.relative_l2 <= 1e-4, "hidden: relative L2 %.3g > 1e-4 (H %d, %d layers)",
+              e.relative_l2, c->hidden_size, c->num_hidden_layers);
+    cr_assert(ep.relative_l2 <= 1e-4, "pooled: relative L2 %.3g > 1e-4", ep.relative_l2);
+
+    vkbert_encoder_destroy(encoder);
+    bert_weights_free(&w);
+    char command[96];
+    snprintf(command, sizeof command, "rm -rf '%s'", dir);
+    cr_assert_eq(system(command), 0);
+    free(ids), free(types), free(mask), free(hidden), free(pooled), free(want), free(want_pooled);
+}
+
+Test(encoder, random_models)
+{
+    vkbert_context *ctx = test_context(0);
+    check(ctx, (model_case){config(20, 2, 4, 36), 3, 7}, 0, "", 1); /* D 5, odd sizes */
+    check(ctx, (model_case){config(64, 3, 4, 130), 2, 33}, 0, "bert.", 2);
+    check(ctx, (model_case){config(48, 2, 3, 100), 4, 16}, 1, "", 3); /* F16 file */
+    test_context_done(ctx);
+}
+
+Test(encoder, bad_inputs_are_errors)
+{
+    vkbert_context *ctx = test_context(0);
+    bert_config c = config(16, 1, 2, 24);
+    bert_weights w;
+    cr_assert_eq(bert_weights_random(&c, 9, &w), 0);
+    char dir[] = "/tmp/vkbert_encoder_XXXXXX", err[512];
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_eq(bert_model_save(dir, &c, &w, 0, "", err, sizeof err), 0, "%s", err);
+    vkbert_encoder *encoder = NULL;
+    TEST_OK(vkbert_encoder_load(ctx, dir, &encoder));
+    int32_t ids[41] = {0}, bad[2] = {3, 50};
+    float out[41 * 16];
+    cr_assert_eq(vkbert_encoder_forward_host(encoder, 1, 41, ids, NULL, NULL, out, NULL),
+                 VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(vkbert_last_error(ctx), "max_position_embeddings"), "%s",
+              vkbert_last_error(ctx));
+    cr_assert_eq(vkbert_encoder_forward_host(encoder, 1, 2, bad, NULL, NULL, out, NULL),
+                 VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(vkbert_last_error(ctx), "input_ids[1] = 50"), "%s", vkbert_last_error(ctx));
+    TEST_OK(vkbert_encoder_forward_host(encoder, 1, 2, ids, NULL, NULL, out, NULL));
+    vkbert_encoder_destroy(encoder);
+    cr_assert_eq(vkbert_encoder_load(ctx, "/nonexistent/model", &encoder),
+                 VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(vkbert_last_error(ctx), "config.json"), "%s", vkbert_last_error(ctx));
+    bert_weights_free(&w);
+    char command[96];
+    snprintf(command, sizeof command, "rm -rf '%s'", dir);
+    cr_assert_eq(system(command), 0);
+    test_context_done(ctx);
+}
