@@ -301,6 +301,18 @@ VKBERT_API vkbert_status vkbert_bench_attention(vkbert_context *ctx, int batch, 
                                                 vkbert_precision precision, int runs,
                                                 vkbert_bench_result *result);
 
+typedef struct vkbert_bench_encoder_shape {
+    int layers, hidden, heads, intermediate, vocab;
+    int batch, seq_len;
+} vkbert_bench_encoder_shape;
+
+/* Times a whole encoder with random weights on random ids (GPU time of the recorded pass,
+ * wall time of the host call). fp32 only for now. */
+VKBERT_API vkbert_status vkbert_bench_encoder(vkbert_context *ctx,
+                                              const vkbert_bench_encoder_shape *shape,
+                                              vkbert_precision precision, int runs,
+                                              vkbert_bench_result *result);
+
 /* Bytes of device memory the context has allocated, and of those in use by live objects. */
 VKBERT_API vkbert_status vkbert_context_memory(const vkbert_context *ctx, uint64_t *allocated,
                                                uint64_t *in_use);

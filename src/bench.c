@@ -4,7 +4,9 @@
  * reported as the median (robust to a shared machine's hiccups) and the minimum (the best the
  * device did) of several runs after a warm-up, so that pipeline creation, first-touch page
  * faults and cold caches stay out of the numbers. */
+#include "io/bert_model.h"
 #include "nn/attention.h"
+#include "nn/encoder.h"
 #include "ops/ops.h"
 #include "ops/peak.h"
 #include "io/half.h"
@@ -545,6 +547,69 @@ vkbert_status vkbert_bench_attention(vkbert_context *ctx, int batch, int seq_len
     status = bench_attention(ctx, (const int[4]){batch, seq_len, embed_dim, num_heads}, precision,
                              runs, result);
     if (!status) result->flops = 8.0 * b * s * e * e + 4.0 * b * s * s * e;
+    return status ? status : vkb_check_validation(ctx, before);
+}
+
+/* ---- the encoder benchmark ---- */
+
+/* Random input ids and a full attention mask; `runs` timed passes after a warm-up. */
+static vkbert_status encoder_runs(vkbert_context *ctx, vkbert_encoder *e, int batch, int seq,
+                                  int runs, double *gpu, double *wall)
+{
+    size_t n = (size_t)batch * seq, h = (size_t)e->config.hidden_size;
+    int32_t *ids = malloc(n * sizeof *ids);
+    float *hidden = malloc(n * h * sizeof *hidden);
+    vkbert_status status = VKBERT_OK;
+    if (!ids || !hidden) status = vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    for (size_t i = 0; !status && i < n; i++)
+        ids[i] = (int32_t)((i * 7919) % (size_t)e->config.vocab_size);
+    for (int r = -1; r < runs && !status; r++) { /* run -1 is the warm-up */
+        double start = now_ms();
+        status = vkb_encoder_forward_host(e, batch, seq, ids, NULL, NULL, hidden, NULL);
+        if (!status && r >= 0) gpu[r] = e->plan->gpu_ms, wall[r] = now_ms() - start;
+    }
+    free(ids);
+    free(hidden);
+    return status;
+}
+
+vkbert_status vkbert_bench_encoder(vkbert_context *ctx, const vkbert_bench_encoder_shape *shape,
+                                   vkbert_precision precision, int runs,
+                                   vkbert_bench_result *result)
+{
+    if (!ctx || !shape) return VKBERT_ERROR_INVALID_ARGUMENT;
+    vkbert_status status = check_bench_args(ctx, runs, result);
+    if (status) return status;
+    if (precision != VKBERT_PRECISION_FP32)
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "the encoder runs in fp32 only, so far");
+    bert_config c = {shape->hidden,       shape->layers,  shape->heads,
+                     shape->intermediate, shape->seq_len, 2,
+                     shape->vocab,        1e-12,          "gelu"};
+    bert_weights w;
+    if (shape->batch < 1 || shape->seq_len < 1 || bert_weights_random(&c, 77, &w))
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "bad encoder shape or out of memory");
+    vkbert_encoder *e = NULL;
+    double *gpu = malloc((size_t)runs * sizeof *gpu), *wall = malloc((size_t)runs * sizeof *wall);
+    uint32_t before = ctx->validation_count;
+    status = gpu && wall ? vkb_encoder_new(ctx, &c, &w, &e)
+                         : vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    bert_weights_free(&w);
+    if (!status) status = encoder_runs(ctx, e, shape->batch, shape->seq_len, runs, gpu, wall);
+    if (!status) {
+        fill_times(result, gpu, wall, (uint32_t)runs);
+        double b = shape->batch, s = shape->seq_len, h = shape->hidden;
+        result->flops = shape->layers * (8.0 * b * s * h * h + 4.0 * b * s * s * h +
+                                         4.0 * b * s * h * shape->intermediate);
+        result->kernel_count = 1;
+        result->kernels[0] = (vkbert_timing){"encoder", result->gpu_median_ms};
+        result->device_memory_bytes = ctx->allocated_bytes;
+        snprintf(result->config, sizeof result->config, "fp32, %d layers, %s kernels",
+                 shape->layers, vkb_family_name(vkb_tune_family(ctx)));
+    }
+    vkb_encoder_free(e);
+    free(gpu);
+    free(wall);
     return status ? status : vkb_check_validation(ctx, before);
 }
 

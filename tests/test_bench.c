@@ -51,6 +51,22 @@ Test(bench, matmul_small)
     test_context_done(ctx);
 }
 
+Test(bench, encoder_small)
+{
+    vkbert_context *ctx = test_context(1);
+    vkbert_bench_result r;
+    vkbert_bench_encoder_shape shape = {2, 32, 4, 48, 40, 2, 16};
+    TEST_OK(vkbert_bench_encoder(ctx, &shape, VKBERT_PRECISION_FP32, 2, &r));
+    expect_times(&r);
+    double b = 2, s = 16, h = 32;
+    cr_assert_float_eq(r.flops, 2 * (8 * b * s * h * h + 4 * b * s * s * h + 4 * b * s * h * 48),
+                       1e-6);
+    cr_assert(strstr(r.config, "2 layers"), "%s", r.config);
+    cr_assert_eq(vkbert_bench_encoder(ctx, &shape, VKBERT_PRECISION_FP16, 2, &r),
+                 VKBERT_ERROR_INVALID_ARGUMENT);
+    test_context_done(ctx);
+}
+
 Test(bench, attention_small)
 {
     vkbert_context *ctx = test_context(1);
@@ -255,7 +271,8 @@ Test(bench, cli_unknown_case_lists_the_cases)
     const char *names[] = {
         "matmul-1024x768x768",    "matmul-1024x3072x768",     "matmul-1024x768x3072",
         "attention-base-b1-s128", "attention-base-b8-s128",   "attention-base-b32-s128",
-        "attention-base-b1-s512", "attention-minilm-b8-s128", "attention-base-b1-s4096"};
+        "attention-base-b1-s512", "attention-minilm-b8-s128", "attention-base-b1-s4096",
+        "encoder-base-b8-s128",   "encoder-minilm-b32-s128"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         cr_assert(strstr(r.err, names[i]), "stderr lacks %s:\n%s", names[i], r.err);
     rmdir(dir);

@@ -223,6 +223,18 @@ static vkbert_status read_outputs(vkbert_encoder *e, encoder_plan *p, float *hid
     return status;
 }
 
+static vkbert_status read_gpu_time(vkbert_encoder *e, encoder_plan *p)
+{
+    if (!p->queries) return VKBERT_OK;
+    uint64_t ticks[2];
+    VkResult result =
+        vkGetQueryPoolResults(e->ctx->device, p->queries, 0, 2, sizeof ticks, ticks,
+                              sizeof ticks[0], VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+    if (result != VK_SUCCESS) return vkb_fail_vk(e->ctx, result, "vkGetQueryPoolResults");
+    p->gpu_ms = (double)(ticks[1] - ticks[0]) * e->ctx->timestamp_ns * 1e-6;
+    return VKBERT_OK;
+}
+
 vkbert_status vkb_encoder_forward_host(vkbert_encoder *e, int batch, int seq_len,
                                        const int32_t *input_ids, const int32_t *token_type_ids,
                                        const int32_t *attention_mask, float *hidden, float *pooled)
@@ -251,6 +263,7 @@ vkbert_status vkb_encoder_forward_host(vkbert_encoder *e, int batch, int seq_len
     }
     status = upload_inputs(e, p, input_ids, token_type_ids, attention_mask);
     if (!status) status = vkb_submit_wait(e->ctx, p->cmd);
+    if (!status) status = read_gpu_time(e, p);
     if (!status) status = read_outputs(e, p, hidden, pooled);
     return status;
 }

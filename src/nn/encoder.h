@@ -20,6 +20,8 @@ typedef struct encoder_plan {
     VkCommandBuffer cmd;
     vkb_dispatch *dispatches;
     uint32_t dispatch_count, capacity;
+    VkQueryPool queries; /* start and end of the pass, when the context has timestamps */
+    double gpu_ms;       /* of the last pass */
 } encoder_plan;
 
 struct vkbert_encoder {

@@ -30,6 +30,7 @@ void encoder_plan_free(vkbert_encoder *e, encoder_plan *p)
         vkb_dispatch_release(ctx, &p->dispatches[i]);
     free(p->dispatches);
     if (p->cmd) vkFreeCommandBuffers(ctx->device, ctx->command_pool, 1, &p->cmd);
+    vkDestroyQueryPool(ctx->device, p->queries, NULL);
     vkDestroyDescriptorPool(ctx->device, p->pool, NULL);
     if (p->scratch) attention_plan_free(e->attention[0], p->scratch);
     vkb_buffer *buffers[] = {&p->ids, &p->mask,  &p->hidden, &p->attn_y,
@@ -161,10 +162,16 @@ static vkbert_status record(vkbert_encoder *e, encoder_plan *p)
     VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     VkResult result = vkBeginCommandBuffer(p->cmd, &begin);
     if (result != VK_SUCCESS) return vkb_fail_vk(e->ctx, result, "vkBeginCommandBuffer");
+    if (p->queries) {
+        vkCmdResetQueryPool(p->cmd, p->queries, 0, 2);
+        vkCmdWriteTimestamp(p->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, p->queries, 0);
+    }
     for (uint32_t i = 0; i < p->dispatch_count; i++) {
         vkb_cmd_barrier(p->cmd); /* every dispatch reads what the one before wrote */
         vkb_cmd_dispatch(p->cmd, &p->dispatches[i]);
     }
+    if (p->queries)
+        vkCmdWriteTimestamp(p->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->queries, 1);
     vkb_cmd_barrier_to_host(p->cmd);
     result = vkEndCommandBuffer(p->cmd);
     if (result != VK_SUCCESS) return vkb_fail_vk(e->ctx, result, "vkEndCommandBuffer");
@@ -179,6 +186,7 @@ static vkbert_status prepare_all(vkbert_encoder *e, encoder_plan *p)
     if (!p->dispatches) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     vkbert_status status = vkb_descriptor_pool(e->ctx, p->capacity, &p->pool);
     if (!status) status = vkb_command_buffer(e->ctx, &p->cmd);
+    if (!status && e->ctx->timestamps) status = vkb_timestamp_pool(e->ctx, 2, &p->queries);
     attention_sink sink = {p->dispatches, 0, p->capacity, p->pool};
     if (!status) status = prepare_embedding(e, p, &sink);
     for (uint32_t l = 0; l < layers && !status; l++)

@@ -32,18 +32,26 @@ typedef struct bench_case {
     const char *name;
     int m, n, k;                      /* a matmul when m > 0 */
     int batch, seq_len, embed, heads; /* else an attention layer */
+    int layers, intermediate;         /* or, with layers > 0, a whole encoder */
 } bench_case;
 
 static const bench_case cases[] = {
-    {"matmul-1024x768x768", 1024, 768, 768, 0, 0, 0, 0},
-    {"matmul-1024x3072x768", 1024, 3072, 768, 0, 0, 0, 0},
-    {"matmul-1024x768x3072", 1024, 768, 3072, 0, 0, 0, 0},
-    {"attention-base-b1-s128", 0, 0, 0, 1, 128, 768, 12},
-    {"attention-base-b8-s128", 0, 0, 0, 8, 128, 768, 12},
-    {"attention-base-b32-s128", 0, 0, 0, 32, 128, 768, 12},
-    {"attention-base-b1-s512", 0, 0, 0, 1, 512, 768, 12},
-    {"attention-minilm-b8-s128", 0, 0, 0, 8, 128, 384, 12},
-    {"attention-base-b1-s4096", 0, 0, 0, 1, 4096, 768, 12},
+    {"matmul-1024x768x768", 1024, 768, 768, 0, 0, 0, 0, 0, 0},
+    {"matmul-1024x3072x768", 1024, 3072, 768, 0, 0, 0, 0, 0, 0},
+    {"matmul-1024x768x3072", 1024, 768, 3072, 0, 0, 0, 0, 0, 0},
+    {"attention-base-b1-s128", 0, 0, 0, 1, 128, 768, 12, 0, 0},
+    {"attention-base-b8-s128", 0, 0, 0, 8, 128, 768, 12, 0, 0},
+    {"attention-base-b32-s128", 0, 0, 0, 32, 128, 768, 12, 0, 0},
+    {"attention-base-b1-s512", 0, 0, 0, 1, 512, 768, 12, 0, 0},
+    {"attention-minilm-b8-s128", 0, 0, 0, 8, 128, 384, 12, 0, 0},
+    {"attention-base-b1-s4096", 0, 0, 0, 1, 4096, 768, 12, 0, 0},
+    /* BERT-base (12 layers) and MiniLM-L6 (6 layers, E 384), random weights, 30522 words */
+    {"encoder-base-b1-s128", 0, 0, 0, 1, 128, 768, 12, 12, 3072},
+    {"encoder-base-b8-s128", 0, 0, 0, 8, 128, 768, 12, 12, 3072},
+    {"encoder-base-b32-s128", 0, 0, 0, 32, 128, 768, 12, 12, 3072},
+    {"encoder-minilm-b1-s128", 0, 0, 0, 1, 128, 384, 12, 6, 1536},
+    {"encoder-minilm-b8-s128", 0, 0, 0, 8, 128, 384, 12, 6, 1536},
+    {"encoder-minilm-b32-s128", 0, 0, 0, 32, 128, 384, 12, 6, 1536},
 };
 
 #define CASE_COUNT (sizeof cases / sizeof *cases)
@@ -300,15 +308,19 @@ static int run_case(const bench_args *a, const bench_case *c, case_outcome *out)
     }
     vkbert_precision precision =
         strcmp(a->precision, "fp16") ? VKBERT_PRECISION_FP32 : VKBERT_PRECISION_FP16;
+    vkbert_bench_encoder_shape encoder = {c->layers, c->embed, c->heads,  c->intermediate,
+                                          30522,     c->batch, c->seq_len};
     vkbert_status status =
-        c->m ? vkbert_bench_matmul(ctx, c->m, c->n, c->k, precision, a->runs, &out->r)
-             : vkbert_bench_attention(ctx, c->batch, c->seq_len, c->embed, c->heads, precision,
-                                      a->runs, &out->r);
+        c->m        ? vkbert_bench_matmul(ctx, c->m, c->n, c->k, precision, a->runs, &out->r)
+        : c->layers ? vkbert_bench_encoder(ctx, &encoder, precision, a->runs, &out->r)
+                    : vkbert_bench_attention(ctx, c->batch, c->seq_len, c->embed, c->heads,
+                                             precision, a->runs, &out->r);
     if (status)
         snprintf(out->skipped, sizeof out->skipped, "%s: %s", vkbert_status_name(status),
                  vkbert_last_error(ctx));
     int code = cli_close(ctx, 0); /* before the CPU run, so the device is idle */
-    if (!status && a->cpu) out->cpu_ms = cpu_time(c, a->runs);
+    /* The OpenBLAS comparison covers matmuls and single layers, not whole encoders. */
+    if (!status && a->cpu && !c->layers) out->cpu_ms = cpu_time(c, a->runs);
     return code;
 }
 
