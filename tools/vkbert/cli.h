@@ -26,6 +26,9 @@ int cli_attention(int argc, char **argv);
 int cli_demo(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_tune(int argc, char **argv);
+int cli_encode(int argc, char **argv);
+int cli_tokenize(int argc, char **argv);
+int cli_embed(int argc, char **argv);
 
 /* ---- options ---- */
 
@@ -58,6 +61,21 @@ int cli_usage_error(const char *usage, const char *fmt, ...) CLI_PRINTF(2, 3);
 
 /* "fp32" or "fp16" (NULL: fp32) into *out; returns CLI_CONTINUE, or a usage error. */
 int cli_precision(const char *usage, const char *name, vkbert_precision *out);
+
+/* ---- BERT text, shared by tokenize and embed (tokenize.c) ---- */
+
+struct tokenizer;
+struct tok_ids;
+
+/* cli_parse with positional TEXT arguments (anything not an option or its value; all after a
+ * lone "--"): *texts (free() it) points into argv. */
+int cli_parse_texts(const char *usage, int argc, char **argv, const cli_option *options, int count,
+                    char ***texts, int *text_count);
+/* Loads DIR/vocab.txt, lowercasing per DIR/tokenizer_config.json (default on). */
+int cli_tokenizer_load(const char *model_dir, struct tokenizer **out);
+/* Encodes each text into out[i] (tok_ids_free each, even on failure). */
+int cli_tokenize_all(const struct tokenizer *t, char *const *texts, int count, int max_len,
+                     struct tok_ids *out);
 
 /* ---- start-up (startup.c) ---- */
 

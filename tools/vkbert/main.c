@@ -18,6 +18,9 @@ static const command commands[] = {
     {"bench", "measure the device's peaks and time matmul and attention cases", cli_bench},
     {"tune", "find this device's fastest matmul tiles and attention path, and cache them",
      cli_tune},
+    {"encode", "run a BERT encoder on token ids (npy in, hidden states npy out)", cli_encode},
+    {"tokenize", "print a BERT model's WordPiece token ids for texts, as JSON", cli_tokenize},
+    {"embed", "sentence embeddings of texts with a BERT model (mean or CLS pooling)", cli_embed},
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof *commands)
