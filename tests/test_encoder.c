@@ -84,6 +84,14 @@ Test(encoder, random_models)
     test_context_done(ctx);
 }
 
+Test(encoder, twelve_layers_within_1e4)
+{
+    /* ATTENTION.md's bound is stated for a 12-layer model: errors must not grow past it. */
+    vkbert_context *ctx = test_context(0);
+    check(ctx, (model_case){config(40, 12, 4, 72), 2, 19}, 0, "", 12);
+    test_context_done(ctx);
+}
+
 Test(encoder, bad_inputs_are_errors)
 {
     vkbert_context *ctx = test_context(0);
