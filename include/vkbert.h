@@ -267,6 +267,15 @@ VKBERT_API vkbert_status vkbert_encoder_forward_host(vkbert_encoder *encoder, in
                                                      const int32_t *attention_mask, float *hidden,
                                                      float *pooled);
 
+/* Sentence embeddings[B][H]: the mean of the last hidden states over the tokens whose mask is
+ * not 0 (sentence-transformers' mean pooling), divided by its L2 norm when `normalize`; a
+ * sequence without tokens gives zeros. Computed on the device by the same recorded pass. */
+VKBERT_API vkbert_status vkbert_encoder_embed_host(vkbert_encoder *encoder, int batch, int seq_len,
+                                                   const int32_t *input_ids,
+                                                   const int32_t *token_type_ids,
+                                                   const int32_t *attention_mask, int normalize,
+                                                   float *embeddings);
+
 /* ---------------------------------------------------------------- benchmarks -------------- */
 
 /* The device's own ceilings, measured by two micro-kernels. */

@@ -271,3 +271,15 @@ vkbert_status vkbert_encoder_forward_host(vkbert_encoder *encoder, int batch, in
                                                     token_type_ids, attention_mask, hidden, pooled);
     return status ? status : vkb_check_validation(encoder->ctx, before);
 }
+
+vkbert_status vkbert_encoder_embed_host(vkbert_encoder *encoder, int batch, int seq_len,
+                                        const int32_t *input_ids, const int32_t *token_type_ids,
+                                        const int32_t *attention_mask, int normalize,
+                                        float *embeddings)
+{
+    if (!encoder) return VKBERT_ERROR_INVALID_ARGUMENT;
+    uint32_t before = encoder->ctx->validation_count;
+    vkbert_status status = vkb_encoder_embed_host(
+        encoder, batch, seq_len, input_ids, token_type_ids, attention_mask, normalize, embeddings);
+    return status ? status : vkb_check_validation(encoder->ctx, before);
+}

@@ -27,6 +27,43 @@ static bert_config config(int hidden, int layers, int heads, int inter)
     return c;
 }
 
+/* Mean pooling over the unmasked tokens of the reference's hidden states, and normalized. */
+static void check_embeddings(vkbert_context *ctx, vkbert_encoder *encoder, const model_case *mc,
+                             const int32_t *ids, const int32_t *types, const int32_t *mask,
+                             const double *hidden)
+{
+    size_t h = (size_t)mc->config.hidden_size, s = (size_t)mc->seq_len;
+    float *got = test_poisoned(mc->batch * h);
+    double *want = calloc(mc->batch * h, sizeof *want);
+    for (int normalize = 0; normalize < 2; normalize++) {
+        TEST_OK(vkbert_encoder_embed_host(encoder, mc->batch, mc->seq_len, ids, types, mask,
+                                          normalize, got));
+        for (size_t b = 0; b < (size_t)mc->batch; b++) {
+            double count = 0, norm = 0;
+            for (size_t j = 0; j < h; j++)
+                want[b * h + j] = 0;
+            for (size_t t = 0; t < s; t++) {
+                if (!mask[b * s + t]) continue;
+                count++;
+                for (size_t j = 0; j < h; j++)
+                    want[b * h + j] += hidden[(b * s + t) * h + j];
+            }
+            for (size_t j = 0; j < h; j++) {
+                want[b * h + j] = count ? want[b * h + j] / count : 0.0;
+                norm += want[b * h + j] * want[b * h + j];
+            }
+            for (size_t j = 0; normalize && norm > 0 && j < h; j++)
+                want[b * h + j] /= sqrt(norm);
+        }
+        ref_error e = ref_compare(got, want, mc->batch * h);
+        cr_assert(e.relative_l2 <= 1e-4, "embeddings (normalize %d): relative L2 %.3g", normalize,
+                  e.relative_l2);
+    }
+    (void)ctx;
+    free(got);
+    free(want);
+}
+
 static void check(vkbert_context *ctx, model_case mc, int f16, const char *prefix, uint64_t seed)
 {
     bert_config *c = &mc.config;
@@ -66,6 +103,7 @@ static void check(vkbert_context *ctx, model_case mc, int f16, const char *prefi
     cr_assert(e.relative_l2 <= 1e-4, "hidden: relative L2 %.3g > 1e-4 (H %d, %d layers)",
               e.relative_l2, c->hidden_size, c->num_hidden_layers);
     cr_assert(ep.relative_l2 <= 1e-4, "pooled: relative L2 %.3g > 1e-4", ep.relative_l2);
+    check_embeddings(ctx, encoder, &mc, ids, types, mask, want);
 
     vkbert_encoder_destroy(encoder);
     bert_weights_free(&w);

@@ -235,19 +235,17 @@ static vkbert_status read_gpu_time(vkbert_encoder *e, encoder_plan *p)
     return VKBERT_OK;
 }
 
-vkbert_status vkb_encoder_forward_host(vkbert_encoder *e, int batch, int seq_len,
-                                       const int32_t *input_ids, const int32_t *token_type_ids,
-                                       const int32_t *attention_mask, float *hidden, float *pooled)
+/* Uploads the inputs and runs the pass of this shape, making its plan on first use. */
+static vkbert_status run(vkbert_encoder *e, int batch, int seq_len, const int32_t *input_ids,
+                         const int32_t *token_type_ids, const int32_t *attention_mask)
 {
-    if (batch < 1 || seq_len < 1 || !input_ids || !hidden)
+    if (batch < 1 || seq_len < 1 || !input_ids)
         return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
-                        "batch and seq_len must be positive, input_ids and hidden non-NULL");
+                        "batch and seq_len must be positive and input_ids non-NULL");
     if (seq_len > e->config.max_position_embeddings)
         return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
                         "sequence of %d tokens is longer than max_position_embeddings %d", seq_len,
                         e->config.max_position_embeddings);
-    if (pooled && !e->has_pooler)
-        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "the model has no pooler");
     size_t n = (size_t)batch * (size_t)seq_len;
     vkbert_status status = check_ids(e, input_ids, n, e->config.vocab_size, "input_ids");
     if (!status && token_type_ids)
@@ -264,6 +262,35 @@ vkbert_status vkb_encoder_forward_host(vkbert_encoder *e, int batch, int seq_len
     status = upload_inputs(e, p, input_ids, token_type_ids, attention_mask);
     if (!status) status = vkb_submit_wait(e->ctx, p->cmd);
     if (!status) status = read_gpu_time(e, p);
-    if (!status) status = read_outputs(e, p, hidden, pooled);
+    return status;
+}
+
+vkbert_status vkb_encoder_forward_host(vkbert_encoder *e, int batch, int seq_len,
+                                       const int32_t *input_ids, const int32_t *token_type_ids,
+                                       const int32_t *attention_mask, float *hidden, float *pooled)
+{
+    if (!hidden) return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "hidden is NULL");
+    if (pooled && !e->has_pooler)
+        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "the model has no pooler");
+    vkbert_status status = run(e, batch, seq_len, input_ids, token_type_ids, attention_mask);
+    return status ? status : read_outputs(e, e->plan, hidden, pooled);
+}
+
+vkbert_status vkb_encoder_embed_host(vkbert_encoder *e, int batch, int seq_len,
+                                     const int32_t *input_ids, const int32_t *token_type_ids,
+                                     const int32_t *attention_mask, int normalize,
+                                     float *embeddings)
+{
+    if (!embeddings) return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "embeddings is NULL");
+    vkbert_status status = run(e, batch, seq_len, input_ids, token_type_ids, attention_mask);
+    if (status) return status;
+    uint32_t h = (uint32_t)e->config.hidden_size;
+    float *padded = malloc((size_t)batch * e->hp * sizeof *padded);
+    if (!padded) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    status = vkb_buffer_download(e->ctx, normalize ? &e->plan->unit : &e->plan->mean, 0, padded,
+                                 (uint64_t)batch * e->hp * 4);
+    for (int b = 0; !status && b < batch; b++)
+        memcpy(embeddings + (size_t)b * h, padded + (size_t)b * e->hp, h * 4);
+    free(padded);
     return status;
 }

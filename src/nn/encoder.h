@@ -15,6 +15,7 @@ typedef struct encoder_plan {
     vkb_buffer hidden;                /* [B*S][Hp], the layers' input and output */
     vkb_buffer attn_y, h1, inter, o2; /* [B*S][Hp], [B*S][Hp], [B*S][Ip], [B*S][Hp] */
     vkb_buffer pooled;                /* [B][Hp] */
+    vkb_buffer mean, unit;            /* [B][Hp]: mean over unmasked tokens, and normalized */
     attention_plan *scratch;
     VkDescriptorPool pool;
     VkCommandBuffer cmd;
@@ -45,6 +46,11 @@ void vkb_encoder_free(vkbert_encoder *encoder);
 vkbert_status vkb_encoder_forward_host(vkbert_encoder *encoder, int batch, int seq_len,
                                        const int32_t *input_ids, const int32_t *token_type_ids,
                                        const int32_t *attention_mask, float *hidden, float *pooled);
+/* Sentence embeddings [B][H]: the mean over unmasked tokens, L2-normalized when asked. */
+vkbert_status vkb_encoder_embed_host(vkbert_encoder *encoder, int batch, int seq_len,
+                                     const int32_t *input_ids, const int32_t *token_type_ids,
+                                     const int32_t *attention_mask, int normalize,
+                                     float *embeddings);
 
 /* encoder_plan.c */
 vkbert_status encoder_plan_new(vkbert_encoder *encoder, uint32_t batch, uint32_t seq_len,

@@ -1,4 +1,5 @@
-/* vkbert embed: sentence embeddings of texts with a BERT model, pooled on the host. */
+/* vkbert embed: sentence embeddings of texts with a BERT model: mean pooling (and its
+ * normalization) on the device, the [CLS] row from the hidden states. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli.h"
@@ -150,26 +151,13 @@ static int forward(const embed_args *a, embed_run *run)
     run->hidden = malloc(rows * h * sizeof *run->hidden);
     run->embeddings = calloc((size_t)run->count * h, sizeof *run->embeddings);
     if (!run->hidden || !run->embeddings) return cli_error("out of host memory");
-    if (vkbert_encoder_forward_host(run->encoder, run->count, run->seq_len, run->ids, run->types,
-                                    run->mask, run->hidden, NULL))
-        return cli_api_error(run->ctx, "the encoder");
+    vkbert_status status =
+        a->cls ? vkbert_encoder_forward_host(run->encoder, run->count, run->seq_len, run->ids,
+                                             run->types, run->mask, run->hidden, NULL)
+               : vkbert_encoder_embed_host(run->encoder, run->count, run->seq_len, run->ids,
+                                           run->types, run->mask, a->normalize, run->embeddings);
+    if (status) return cli_api_error(run->ctx, "the encoder");
     return 0;
-}
-
-/* Mean over the tokens whose mask is 1 (sentence-transformers' mean pooling), in double. */
-static void mean_pool(const embed_run *run, int i, float *out)
-{
-    int h = run->hidden_size, s = run->seq_len, used = 0;
-    for (int k = 0; k < h; k++) {
-        double sum = 0;
-        used = 0;
-        for (int j = 0; j < s; j++) {
-            if (!run->mask[(size_t)i * s + j]) continue;
-            sum += run->hidden[((size_t)i * s + j) * h + k];
-            used++;
-        }
-        out[k] = used ? (float)(sum / used) : 0.0f;
-    }
 }
 
 static void normalize(float *v, int n)
@@ -183,15 +171,13 @@ static void normalize(float *v, int n)
             v[k] = (float)(v[k] / norm);
 }
 
+/* [CLS] pooling: each text's first hidden state (mean pooling came from the device). */
 static void pool(const embed_args *a, embed_run *run)
 {
     size_t h = (size_t)run->hidden_size;
-    for (int i = 0; i < run->count; i++) {
+    for (int i = 0; a->cls && i < run->count; i++) {
         float *out = run->embeddings + (size_t)i * h;
-        if (a->cls)
-            memcpy(out, run->hidden + (size_t)i * run->seq_len * h, h * sizeof *out);
-        else
-            mean_pool(run, i, out);
+        memcpy(out, run->hidden + (size_t)i * run->seq_len * h, h * sizeof *out);
         if (a->normalize) normalize(out, (int)h);
     }
 }
