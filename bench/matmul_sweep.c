@@ -20,7 +20,8 @@ int main(int argc, char **argv)
     int trans = argc > 4 ? atoi(argv[4]) : 0;
     vkbert_context *ctx;
     vkbert_context_options opt = {.timestamps = 1};
-    if (vkbert_context_create(&opt, &ctx)) return fprintf(stderr, "%s\n", vkbert_last_error(NULL)), 1;
+    if (vkbert_context_create(&opt, &ctx))
+        return fprintf(stderr, "%s\n", vkbert_last_error(NULL)), 1;
     uint32_t lda = vkb_pitch(k), ldb = trans ? vkb_pitch(k) : vkb_pitch(n), ldc = vkb_pitch(n);
     vkb_buffer a, b, bias, c;
     vkb_buffer_create(ctx, (uint64_t)m * lda * 4, &a);
@@ -29,12 +30,15 @@ int main(int argc, char **argv)
     vkb_buffer_create(ctx, (uint64_t)m * ldc * 4, &c);
     VkDescriptorPool pool;
     vkb_descriptor_pool(ctx, 4, &pool);
-    vkb_matmul_desc d = {.m = m, .n = n, .k = k, .batch = 1, .lda = lda, .ldb = ldb, .ldc = ldc, .b_trans = trans};
+    vkb_matmul_desc d = {
+        .m = m, .n = n, .k = k, .batch = 1, .lda = lda, .ldb = ldb, .ldc = ldc, .b_trans = trans};
     vkb_dispatch dispatch = {0};
     vkb_view bv = vkb_whole(&bias);
     if (vkb_op_matmul(ctx, pool, &d, vkb_whole(&a), vkb_whole(&b), &bv, vkb_whole(&c), &dispatch))
         return fprintf(stderr, "%s\n", vkbert_last_error(ctx)), 1;
-    VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = 2};
+    VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                                .queryCount = 2};
     VkQueryPool q;
     vkCreateQueryPool(ctx->device, &qi, NULL, &q);
     double times[15];
@@ -49,16 +53,19 @@ int main(int argc, char **argv)
         vkEndCommandBuffer(cmd);
         vkb_submit_wait(ctx, cmd);
         uint64_t t[2];
-        vkGetQueryPoolResults(ctx->device, q, 0, 2, sizeof t, t, 8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+        vkGetQueryPoolResults(ctx->device, q, 0, 2, sizeof t, t, 8,
+                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
         times[r] = (t[1] - t[0]) * ctx->timestamp_ns * 1e-6;
     }
     qsort(times, 15, sizeof *times, cmp);
     vkb_matmul_tiles t = vkb_tune_matmul(ctx, m, n, k, 0, 0);
     printf("%s M %u N %u K %u trans %d tiles wg %ux%u tm %u tn4 %u: median %.3f ms, %.1f GFLOP/s\n",
-           vkb_family_name(t.family), m, n, k, trans, t.wg_x, t.wg_y, t.tm, t.tn4, times[7], 2.0 * m * n * k / (times[7] * 1e6));
+           vkb_family_name(t.family), m, n, k, trans, t.wg_x, t.wg_y, t.tm, t.tn4, times[7],
+           2.0 * m * n * k / (times[7] * 1e6));
     vkDestroyQueryPool(ctx->device, q, NULL);
     vkDestroyDescriptorPool(ctx->device, pool, NULL);
-    vkb_buffer_destroy(ctx, &a), vkb_buffer_destroy(ctx, &b), vkb_buffer_destroy(ctx, &bias), vkb_buffer_destroy(ctx, &c);
+    vkb_buffer_destroy(ctx, &a), vkb_buffer_destroy(ctx, &b), vkb_buffer_destroy(ctx, &bias),
+        vkb_buffer_destroy(ctx, &c);
     vkbert_context_destroy(ctx);
     return 0;
 }

@@ -1,5 +1,6 @@
 #include "support.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -150,4 +151,18 @@ void test_run_cli(const char *dir, const char *const *args, test_cli_result *r)
     unlink(err);
     cr_assert(WIFEXITED(status), "vkbert died of signal %d; stderr:\n%s", WTERMSIG(status), r->err);
     r->code = WEXITSTATUS(status);
+}
+
+void test_remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return;
+    char path[512];
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
 }

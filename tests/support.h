@@ -49,6 +49,8 @@ typedef struct test_cli_result {
 /* Runs `$VKBERT_CLI args...` (args ends with NULL), stdout and stderr captured through files
  * in `dir`. */
 void test_run_cli(const char *dir, const char *const *args, test_cli_result *r);
+/* Removes the files in `dir` (not recursive), then `dir`; quietly does nothing if it is gone. */
+void test_remove_dir(const char *dir);
 /* A text file's contents, NUL-terminated, at most size - 1 bytes. */
 void test_read_text(const char *path, char *out, size_t size);
 

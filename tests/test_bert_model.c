@@ -3,6 +3,7 @@
  * folder the loader must refuse with a message naming the file and the tensor or field. */
 #define _POSIX_C_SOURCE 200809L
 
+#include "support.h"
 #include "io/bert_model.h"
 #include "io/half.h"
 #include "io/safetensors.h"
@@ -26,16 +27,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    DIR *d = opendir(tmpdir);
-    if (!d) return;
-    char p[512];
-    for (struct dirent *e; (e = readdir(d));) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
-        unlink(p);
-    }
-    closedir(d);
-    rmdir(tmpdir);
+    test_remove_dir(tmpdir);
 }
 
 TestSuite(bert_model, .init = setup, .fini = teardown);

@@ -41,16 +41,7 @@ static void setup(void)
 static void teardown(void)
 {
     free_fixture();
-    DIR *d = opendir(tmpdir);
-    if (!d) return;
-    char p[512];
-    for (struct dirent *e; (e = readdir(d));) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
-        unlink(p);
-    }
-    closedir(d);
-    rmdir(tmpdir);
+    test_remove_dir(tmpdir);
 }
 
 TestSuite(cli, .init = setup, .fini = teardown, .timeout = 120);

@@ -107,9 +107,7 @@ static void check(vkbert_context *ctx, model_case mc, int f16, const char *prefi
 
     vkbert_encoder_destroy(encoder);
     bert_weights_free(&w);
-    char command[96];
-    snprintf(command, sizeof command, "rm -rf '%s'", dir);
-    cr_assert_eq(system(command), 0);
+    test_remove_dir(dir);
     free(ids), free(types), free(mask), free(hidden), free(pooled), free(want), free(want_pooled);
 }
 
@@ -156,8 +154,6 @@ Test(encoder, bad_inputs_are_errors)
                  VKBERT_ERROR_INVALID_ARGUMENT);
     cr_assert(strstr(vkbert_last_error(ctx), "config.json"), "%s", vkbert_last_error(ctx));
     bert_weights_free(&w);
-    char command[96];
-    snprintf(command, sizeof command, "rm -rf '%s'", dir);
-    cr_assert_eq(system(command), 0);
+    test_remove_dir(dir);
     test_context_done(ctx);
 }
