@@ -254,6 +254,17 @@ typedef struct vkbert_encoder vkbert_encoder;
  * misshapen tensor is an error that names it. */
 VKBERT_API vkbert_status vkbert_encoder_load(vkbert_context *ctx, const char *model_dir,
                                              vkbert_encoder **out);
+
+typedef struct vkbert_encoder_config {
+    /* FP16: the dense weights (attention, intermediate, output, pooler) stored as fp16, the
+     * rest and all arithmetic fp32. */
+    vkbert_precision precision;
+} vkbert_encoder_config;
+
+/* The same with a configuration; `config` may be NULL (fp32). */
+VKBERT_API vkbert_status vkbert_encoder_load_ex(vkbert_context *ctx, const char *model_dir,
+                                                const vkbert_encoder_config *config,
+                                                vkbert_encoder **out);
 VKBERT_API void vkbert_encoder_destroy(vkbert_encoder *encoder);
 VKBERT_API int vkbert_encoder_hidden_size(const vkbert_encoder *encoder);
 
@@ -316,7 +327,7 @@ typedef struct vkbert_bench_encoder_shape {
 } vkbert_bench_encoder_shape;
 
 /* Times a whole encoder with random weights on random ids (GPU time of the recorded pass,
- * wall time of the host call). fp32 only for now. */
+ * wall time of the host call); FP16 stores its dense weights as fp16. */
 VKBERT_API vkbert_status vkbert_bench_encoder(vkbert_context *ctx,
                                               const vkbert_bench_encoder_shape *shape,
                                               vkbert_precision precision, int runs,

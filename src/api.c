@@ -237,15 +237,24 @@ vkbert_status vkbert_attention_timings(const vkbert_attention *layer, vkbert_tim
 
 vkbert_status vkbert_encoder_load(vkbert_context *ctx, const char *model_dir, vkbert_encoder **out)
 {
+    return vkbert_encoder_load_ex(ctx, model_dir, NULL, out);
+}
+
+vkbert_status vkbert_encoder_load_ex(vkbert_context *ctx, const char *model_dir,
+                                     const vkbert_encoder_config *config, vkbert_encoder **out)
+{
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
     CHECK_ARG(ctx, model_dir && out, "model_dir or out is NULL");
+    vkbert_precision precision = config ? config->precision : VKBERT_PRECISION_FP32;
+    CHECK_ARG(ctx, precision == VKBERT_PRECISION_FP32 || precision == VKBERT_PRECISION_FP16,
+              "unknown precision");
     *out = NULL;
     bert_model model;
     char err[VKB_ERROR_SIZE];
     if (bert_model_load(model_dir, &model, err, sizeof err))
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "%s", err);
     uint32_t before = ctx->validation_count;
-    vkbert_status status = vkb_encoder_new(ctx, &model.config, &model.weights, out);
+    vkbert_status status = vkb_encoder_new(ctx, &model.config, &model.weights, precision, out);
     bert_model_free(&model);
     return status ? status : vkb_check_validation(ctx, before);
 }

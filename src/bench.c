@@ -580,9 +580,6 @@ vkbert_status vkbert_bench_encoder(vkbert_context *ctx, const vkbert_bench_encod
     if (!ctx || !shape) return VKBERT_ERROR_INVALID_ARGUMENT;
     vkbert_status status = check_bench_args(ctx, runs, result);
     if (status) return status;
-    if (precision != VKBERT_PRECISION_FP32)
-        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
-                        "the encoder runs in fp32 only, so far");
     bert_config c = {shape->hidden,       shape->layers,  shape->heads,
                      shape->intermediate, shape->seq_len, 2,
                      shape->vocab,        1e-12,          "gelu"};
@@ -592,7 +589,7 @@ vkbert_status vkbert_bench_encoder(vkbert_context *ctx, const vkbert_bench_encod
     vkbert_encoder *e = NULL;
     double *gpu = malloc((size_t)runs * sizeof *gpu), *wall = malloc((size_t)runs * sizeof *wall);
     uint32_t before = ctx->validation_count;
-    status = gpu && wall ? vkb_encoder_new(ctx, &c, &w, &e)
+    status = gpu && wall ? vkb_encoder_new(ctx, &c, &w, precision, &e)
                          : vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     bert_weights_free(&w);
     if (!status) status = encoder_runs(ctx, e, shape->batch, shape->seq_len, runs, gpu, wall);
@@ -604,8 +601,9 @@ vkbert_status vkbert_bench_encoder(vkbert_context *ctx, const vkbert_bench_encod
         result->kernel_count = 1;
         result->kernels[0] = (vkbert_timing){"encoder", result->gpu_median_ms};
         result->device_memory_bytes = ctx->allocated_bytes;
-        snprintf(result->config, sizeof result->config, "fp32, %d layers, %s kernels",
-                 shape->layers, vkb_family_name(vkb_tune_family(ctx)));
+        snprintf(result->config, sizeof result->config, "%s, %d layers, %s kernels",
+                 e->half ? "fp16-weights" : "fp32", shape->layers,
+                 vkb_family_name(vkb_tune_family(ctx)));
     }
     vkb_encoder_free(e);
     free(gpu);

@@ -128,6 +128,38 @@ Test(encoder, twelve_layers_within_1e4)
     test_context_done(ctx);
 }
 
+Test(encoder, fp16_weights_within_fp16_bound)
+{
+    vkbert_context *ctx = test_context(0);
+    bert_config c = config(40, 3, 4, 72);
+    bert_weights w;
+    cr_assert_eq(bert_weights_random(&c, 31, &w), 0);
+    char dir[] = "/tmp/vkbert_encoder_XXXXXX", err[512];
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_eq(bert_model_save(dir, &c, &w, 0, "", err, sizeof err), 0, "%s", err);
+    vkbert_encoder_config fp16 = {VKBERT_PRECISION_FP16};
+    vkbert_encoder *encoder = NULL;
+    TEST_OK(vkbert_encoder_load_ex(ctx, dir, &fp16, &encoder));
+    int batch = 2, seq = 11;
+    size_t n = (size_t)batch * seq, h = 40;
+    int32_t ids[22];
+    for (size_t i = 0; i < n; i++)
+        ids[i] = (int32_t)((i * 13) % 50);
+    float *hidden = test_poisoned(n * h);
+    double *want = malloc(n * h * sizeof *want);
+    TEST_OK(vkbert_encoder_forward_host(encoder, batch, seq, ids, NULL, NULL, hidden, NULL));
+    ref_bert(&c, &w, batch, seq, ids, NULL, NULL, want, NULL);
+    ref_error e = ref_compare(hidden, want, n * h);
+    cr_assert(e.relative_l2 <= 3e-3, "fp16: relative L2 %.3g > 3e-3", e.relative_l2);
+    cr_assert(e.relative_l2 > 1e-6, "fp16 weights gave fp32 accuracy: were they fp16?");
+    vkbert_encoder_destroy(encoder);
+    bert_weights_free(&w);
+    test_remove_dir(dir);
+    free(hidden);
+    free(want);
+    test_context_done(ctx);
+}
+
 Test(encoder, bad_inputs_are_errors)
 {
     vkbert_context *ctx = test_context(0);

@@ -2,6 +2,8 @@
  * through a plan recorded for the last shape. */
 #include "nn/encoder.h"
 
+#include "io/half.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +18,17 @@ static void pack_transposed(const float *w, uint32_t out, uint32_t in, uint32_t 
     for (uint32_t i = 0; i < in; i++)
         for (uint32_t o = 0; o < pitch; o++)
             dst[(size_t)i * pitch + o] = o < out ? w[(size_t)o * in + i] : 0.0f;
+}
+
+/* Uploads `count` packed weights at `at` of e->dense, as fp16 (converted in place: half i
+ * lands on bytes already read) or fp32. */
+static vkbert_status upload_weights(vkbert_encoder *e, uint64_t at, float *packed, size_t count)
+{
+    if (!e->half) return vkb_buffer_upload(e->ctx, &e->dense, at, packed, count * 4);
+    uint16_t *halves = (uint16_t *)packed;
+    for (size_t i = 0; i < count; i++)
+        halves[i] = float_to_half(packed[i]);
+    return vkb_buffer_upload(e->ctx, &e->dense, at, halves, count * 2);
 }
 
 /* `count` vectors of `n` floats, each padded with zeros to `pitch`. */
@@ -74,12 +87,9 @@ static vkbert_status upload_layer(vkbert_encoder *e, int l, const bert_layer_wei
     uint32_t h = (uint32_t)e->config.hidden_size, i = (uint32_t)e->config.intermediate_size;
     uint64_t at = (uint64_t)l * (e->inter_block + e->out_block);
     pack_transposed(lw->inter_w, i, h, e->ip, scratch);
-    vkbert_status status =
-        vkb_buffer_upload(e->ctx, &e->dense, at, scratch, (uint64_t)h * e->ip * 4);
+    vkbert_status status = upload_weights(e, at, scratch, (size_t)h * e->ip);
     pack_transposed(lw->out_w, h, i, e->hp, scratch);
-    if (!status)
-        status = vkb_buffer_upload(e->ctx, &e->dense, at + e->inter_block, scratch,
-                                   (uint64_t)i * e->hp * 4);
+    if (!status) status = upload_weights(e, at + e->inter_block, scratch, (size_t)i * e->hp);
     /* Each vector at its own 256-byte-aligned offset, so that it can be bound alone. */
     uint64_t base = (uint64_t)l * e->layer_params;
     const float *vectors[4][2] = {{lw->inter_b, NULL},
@@ -100,14 +110,15 @@ static vkbert_status upload_dense(vkbert_encoder *e, const bert_weights *w)
 {
     uint32_t h = (uint32_t)e->config.hidden_size, i = (uint32_t)e->config.intermediate_size;
     int layers = e->config.num_hidden_layers;
-    e->inter_block = align256((uint64_t)h * e->ip * 4);
-    e->out_block = align256((uint64_t)i * e->hp * 4);
+    uint32_t wsize = e->half ? 2 : 4;
+    e->inter_block = align256((uint64_t)h * e->ip * wsize);
+    e->out_block = align256((uint64_t)i * e->hp * wsize);
     e->param_off[0] = 0;                                               /* b_inter */
     e->param_off[1] = align256((uint64_t)e->ip * 4);                   /* b_out */
     e->param_off[2] = e->param_off[1] + align256((uint64_t)e->hp * 4); /* LN1 gamma, beta */
     e->param_off[3] = e->param_off[2] + align256((uint64_t)e->hp * 8); /* LN2 gamma, beta */
     e->layer_params = e->param_off[3] + align256((uint64_t)e->hp * 8);
-    uint64_t pool_block = align256((uint64_t)h * e->hp * 4);
+    uint64_t pool_block = align256((uint64_t)h * e->hp * wsize);
     vkbert_status status = vkb_check_range(e->ctx, e->inter_block, "an intermediate dense weight");
     if (!status) status = vkb_check_range(e->ctx, e->out_block, "an output dense weight");
     if (!status)
@@ -116,15 +127,16 @@ static vkbert_status upload_dense(vkbert_encoder *e, const bert_weights *w)
     if (!status)
         status = vkb_buffer_create(e->ctx, layers * e->layer_params + e->hp * 4, &e->params);
     uint64_t biggest = e->inter_block > e->out_block ? e->inter_block : e->out_block;
-    float *scratch = status ? NULL : malloc(biggest > pool_block ? biggest : pool_block);
+    biggest = biggest > pool_block ? biggest : pool_block;
+    float *scratch = status ? NULL : malloc(biggest * (4 / wsize)); /* packed as fp32 first */
     if (!status && !scratch)
         status = vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     for (int l = 0; l < layers && !status; l++)
         status = upload_layer(e, l, &w->layers[l], scratch);
     if (!status && e->has_pooler) {
         pack_transposed(w->pooler_w, h, h, e->hp, scratch);
-        status = vkb_buffer_upload(e->ctx, &e->dense, layers * (e->inter_block + e->out_block),
-                                   scratch, (uint64_t)h * e->hp * 4);
+        status =
+            upload_weights(e, layers * (e->inter_block + e->out_block), scratch, (size_t)h * e->hp);
         pack_rows(w->pooler_b, 1, h, e->hp, scratch);
         if (!status)
             status =
@@ -135,7 +147,8 @@ static vkbert_status upload_dense(vkbert_encoder *e, const bert_weights *w)
 }
 
 vkbert_status vkb_encoder_new(vkbert_context *ctx, const bert_config *config,
-                              const bert_weights *weights, vkbert_encoder **out)
+                              const bert_weights *weights, vkbert_precision precision,
+                              vkbert_encoder **out)
 {
     *out = NULL;
     if (strcmp(config->hidden_act, "gelu"))
@@ -149,6 +162,12 @@ vkbert_status vkb_encoder_new(vkbert_context *ctx, const bert_config *config,
     e->hp = vkb_pitch((uint64_t)config->hidden_size);
     e->ip = vkb_pitch((uint64_t)config->intermediate_size);
     e->has_pooler = weights->has_pooler != 0;
+    e->half = precision == VKBERT_PRECISION_FP16;
+    if (e->half && !ctx->info.fp16_storage) {
+        free(e);
+        return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT,
+                        "fp16 needs 16-bit storage buffers, which %s lacks", ctx->info.name);
+    }
     vkbert_status status = upload_tables(e, weights);
     if (!status) status = create_attention(e, weights);
     if (!status) status = upload_dense(e, weights);

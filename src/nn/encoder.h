@@ -30,6 +30,7 @@ struct vkbert_encoder {
     bert_config config;
     uint32_t hp, ip; /* hidden and intermediate sizes rounded up to 4 */
     bool has_pooler;
+    bool half;         /* dense weights stored as fp16 (tables, biases and LayerNorms stay fp32) */
     vkb_buffer tables; /* word | position | token type | gamma | beta, rows of hp */
     uint64_t position_off, type_off, gamma_off, beta_off;
     vkbert_attention **attention; /* per layer: Q, K, V and the attention output dense */
@@ -41,7 +42,8 @@ struct vkbert_encoder {
 };
 
 vkbert_status vkb_encoder_new(vkbert_context *ctx, const bert_config *config,
-                              const bert_weights *weights, vkbert_encoder **out);
+                              const bert_weights *weights, vkbert_precision precision,
+                              vkbert_encoder **out);
 void vkb_encoder_free(vkbert_encoder *encoder);
 vkbert_status vkb_encoder_forward_host(vkbert_encoder *encoder, int batch, int seq_len,
                                        const int32_t *input_ids, const int32_t *token_type_ids,

@@ -97,8 +97,9 @@ static vkbert_status prepare_dense(vkbert_encoder *e, attention_sink *sink, vkb_
     if (status) return status;
     d->name = name;
     vkb_view bias = vkb_sub(&e->params, b_at, (uint64_t)mm->ldc * 4);
-    return vkb_op_matmul(e->ctx, sink->pool, mm, a,
-                         vkb_sub(&e->dense, w_at, (uint64_t)mm->k * mm->ldb * 4), &bias, c, d);
+    mm->b_half = e->half;
+    uint64_t w_bytes = (uint64_t)mm->k * mm->ldb * (e->half ? 2 : 4);
+    return vkb_op_matmul(e->ctx, sink->pool, mm, a, vkb_sub(&e->dense, w_at, w_bytes), &bias, c, d);
 }
 
 static vkbert_status prepare_layer(vkbert_encoder *e, encoder_plan *p, attention_sink *sink, int l)
