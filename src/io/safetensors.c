@@ -1,4 +1,5 @@
-/* safetensors reader and writer. The whole file is read into one buffer and every header field
+#define _POSIX_C_SOURCE 200809L /* open, fstat, mmap */
+/* safetensors reader and writer. The whole file is mapped read-only and every header field
  * is checked before a tensor points into it, so a malformed file gives a message, never a
  * crash. Offsets are arbitrary, so data is only ever read through memcpy. */
 #include "safetensors.h"
@@ -8,6 +9,10 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,44 +58,28 @@ static char *dup_string(const char *s)
 
 /* ---- reading ---- */
 
-/* fopen succeeds on a directory and ftell then reports a bogus huge size; reading one byte
- * first turns that into a clear error. */
-static int probe_read(FILE *f)
+/* The file is mapped, not read: a model's weights are only touched once, while converting,
+ * and the page cache serves them without a copy. */
+static int map_file(const err_ctx *c, uint8_t **buf, size_t *size)
 {
-    int ch = fgetc(f);
-    if (ch == EOF && ferror(f)) return -1;
-    return fseek(f, 0, SEEK_SET);
-}
-
-static int read_file(const err_ctx *c, uint8_t **buf, size_t *size)
-{
-    FILE *f = fopen(c->path, "rb");
-    if (!f) return io_fail(c, "cannot open: %s", strerror(errno));
-    if (probe_read(f) != 0) {
-        io_fail(c, "cannot read: %s", strerror(errno));
-        fclose(f);
-        return -1;
+    int fd = open(c->path, O_RDONLY);
+    if (fd < 0) return io_fail(c, "cannot open: %s", strerror(errno));
+    struct stat st;
+    int failed = fstat(fd, &st) != 0    ? io_fail(c, "cannot read: %s", strerror(errno))
+                 : S_ISDIR(st.st_mode)  ? io_fail(c, "cannot read: %s", strerror(EISDIR))
+                 : !S_ISREG(st.st_mode) ? io_fail(c, "cannot read: not a regular file")
+                                        : 0;
+    *size = failed ? 0 : (size_t)st.st_size;
+    *buf = NULL;
+    if (!failed && *size > 0) {
+        void *p = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED)
+            failed = io_fail(c, "cannot map %zu bytes: %s", *size, strerror(errno));
+        else
+            *buf = p;
     }
-    long n = -1;
-    if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
-    if (n < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        return io_fail(c, "cannot determine the file size");
-    }
-    *size = (size_t)n;
-    *buf = malloc(*size ? *size : 1);
-    if (!*buf) {
-        fclose(f);
-        return io_fail(c, "out of memory reading %zu bytes", *size);
-    }
-    size_t got = fread(*buf, 1, *size, f);
-    fclose(f);
-    if (got != *size) {
-        free(*buf);
-        *buf = NULL;
-        return io_fail(c, "read error after %zu of %zu bytes", got, *size);
-    }
-    return 0;
+    close(fd);
+    return failed;
 }
 
 /* A JSON number that is an exact non-negative integer. */
@@ -254,7 +243,7 @@ int st_load(const char *path, st_file *out, char *err, size_t err_size)
     memset(out, 0, sizeof *out);
     if (!path) return io_fail(&c, "no path given");
     st_file f = {0};
-    if (read_file(&c, &f.buffer, &f.size) != 0) return -1;
+    if (map_file(&c, &f.buffer, &f.size) != 0) return -1;
     if (parse_file(&c, &f) != 0) {
         st_free(&f);
         return -1;
@@ -269,7 +258,7 @@ void st_free(st_file *file)
     for (int i = 0; i < file->count; i++)
         free(file->tensors[i].name);
     free(file->tensors);
-    free(file->buffer);
+    if (file->buffer) munmap(file->buffer, file->size);
     memset(file, 0, sizeof *file);
 }
 

@@ -21,7 +21,7 @@ typedef struct st_tensor {
 } st_tensor;
 
 typedef struct st_file {
-    uint8_t *buffer; /* the whole file */
+    uint8_t *buffer; /* the whole file, mapped read-only (NULL when empty) */
     size_t size;
     st_tensor *tensors;
     int count;
