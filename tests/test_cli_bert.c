@@ -183,11 +183,11 @@ Test(cli_bert, encode_matches_the_api)
 
 /* ---- embed ---- */
 
-Test(cli_bert, embed_normalize_gives_unit_rows)
+static void expect_unit_rows(const char *precision)
 {
     test_cli_result r;
-    const char *args[] = {"embed",       "--model",      path_in("model"),
-                          "--normalize", "Hello world!", "The cats sat on the mat.",
+    const char *args[] = {"embed",       "--model", path_in("model"), "--normalize",
+                          "--precision", precision, "Hello world!",   "The cats sat on the mat.",
                           NULL};
     run_ok(args, &r);
     cJSON *json = cJSON_Parse(r.out);
@@ -202,6 +202,12 @@ Test(cli_bert, embed_normalize_gives_unit_rows)
         cr_assert_float_eq(sqrt(sum), 1.0, 1e-5, "norm %.9g", sqrt(sum));
     }
     cJSON_Delete(json);
+}
+
+Test(cli_bert, embed_normalize_gives_unit_rows)
+{
+    expect_unit_rows("fp32");
+    expect_unit_rows("fp16");
 }
 
 Test(cli_bert, embed_cls_is_the_first_hidden_row)

@@ -13,7 +13,7 @@
 
 static const char usage[] =
     "usage: vkbert embed --model DIR [--pooling mean|cls] [--normalize] [--max-length N]\n"
-    "                    [--output E.npy] [--device N] [TEXT...]\n"
+    "                    [--output E.npy] [--device N] [--precision fp32|fp16] [TEXT...]\n"
     "\n"
     "Tokenizes each TEXT (without TEXT: each non-empty line of stdin), pads the batch to the\n"
     "longest, runs the encoder and pools its hidden states into one embedding per text.\n"
@@ -26,11 +26,13 @@ static const char usage[] =
     "  --output E       float32 .npy written with shape [N, hidden]; without it the\n"
     "                   embeddings are printed as JSON {\"embeddings\": [[...], ...]}\n"
     "  --device N       device index or name substring (default: VKBERT_DEVICE, else the best)\n"
+    "  --precision P    fp32 (default) or fp16: dense weights stored as fp16\n"
     "  TEXT             UTF-8 texts; '--' ends the options\n";
 
 typedef struct embed_args {
-    const char *model, *pooling, *output, *device;
+    const char *model, *pooling, *output, *device, *precision_name;
     int normalize, max_length, cls;
+    vkbert_precision precision;
 } embed_args;
 
 /* Everything the run owns, released by finish(). */
@@ -53,10 +55,13 @@ static int parse_args(int argc, char **argv, embed_args *a, embed_run *run)
         {"max-length", CLI_INT, &a->max_length, 0, 2, 1 << 20},
         {"output", CLI_STRING, &a->output, 0, 0, 0},
         {"device", CLI_STRING, &a->device, 0, 0, 0},
+        {"precision", CLI_STRING, &a->precision_name, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);
     a->max_length = 512;
-    int code = cli_parse_texts(usage, argc, argv, options, 6, &run->texts, &run->count);
+    int code = cli_parse_texts(usage, argc, argv, options, (int)(sizeof options / sizeof *options),
+                               &run->texts, &run->count);
+    if (code == CLI_CONTINUE) code = cli_precision(usage, a->precision_name, &a->precision);
     if (code != CLI_CONTINUE) return code;
     if (a->pooling && strcmp(a->pooling, "mean") != 0 && strcmp(a->pooling, "cls") != 0)
         return cli_usage_error(usage, "--pooling must be mean or cls, not '%s'", a->pooling);
@@ -144,7 +149,8 @@ static int tokenize(const embed_args *a, embed_run *run)
 static int forward(const embed_args *a, embed_run *run)
 {
     if (cli_open(a->device, &run->ctx)) return CLI_EXIT_FAILURE;
-    if (vkbert_encoder_load(run->ctx, a->model, &run->encoder))
+    vkbert_encoder_config config = {a->precision};
+    if (vkbert_encoder_load_ex(run->ctx, a->model, &config, &run->encoder))
         return cli_api_error(run->ctx, a->model);
     run->hidden_size = vkbert_encoder_hidden_size(run->encoder);
     size_t h = (size_t)run->hidden_size, rows = (size_t)run->count * (size_t)run->seq_len;

@@ -10,7 +10,7 @@
 static const char usage[] =
     "usage: vkbert encode --model DIR --input-ids I.npy --output H.npy\n"
     "                     [--attention-mask M.npy] [--token-type-ids T.npy] [--pooled P.npy]\n"
-    "                     [--device N]\n"
+    "                     [--device N] [--precision fp32|fp16]\n"
     "\n"
     "Runs a HuggingFace BertModel folder (config.json, model.safetensors) on token ids.\n"
     "  --model DIR           the model folder\n"
@@ -20,10 +20,12 @@ static const char usage[] =
     "  --output H            float32 .npy written with the hidden states [B, S, hidden]\n"
     "  --pooled P            float32 .npy written with the pooler output [B, hidden]\n"
     "  --device N            device index or name substring (default: VKBERT_DEVICE, else the\n"
-    "                        best)\n";
+    "                        best)\n"
+    "  --precision P         fp32 (default) or fp16: dense weights stored as fp16\n";
 
 typedef struct encode_args {
-    const char *model, *ids, *mask, *types, *output, *pooled, *device;
+    const char *model, *ids, *mask, *types, *output, *pooled, *device, *precision_name;
+    vkbert_precision precision;
 } encode_args;
 
 /* Everything the run owns, released by finish(). */
@@ -45,9 +47,12 @@ static int parse_args(int argc, char **argv, encode_args *a)
         {"token-type-ids", CLI_STRING, &a->types, 0, 0, 0},
         {"pooled", CLI_STRING, &a->pooled, 0, 0, 0},
         {"device", CLI_STRING, &a->device, 0, 0, 0},
+        {"precision", CLI_STRING, &a->precision_name, 0, 0, 0},
     };
     memset(a, 0, sizeof *a);
-    return cli_parse(usage, argc, argv, options, (int)(sizeof options / sizeof *options));
+    int code = cli_parse(usage, argc, argv, options, (int)(sizeof options / sizeof *options));
+    if (code == CLI_CONTINUE) code = cli_precision(usage, a->precision_name, &a->precision);
+    return code;
 }
 
 /* ---- the inputs ---- */
@@ -131,7 +136,8 @@ static int load_inputs(const encode_args *a, encode_run *run)
 static int forward(const encode_args *a, encode_run *run)
 {
     if (cli_open(a->device, &run->ctx)) return CLI_EXIT_FAILURE;
-    if (vkbert_encoder_load(run->ctx, a->model, &run->encoder))
+    vkbert_encoder_config config = {a->precision};
+    if (vkbert_encoder_load_ex(run->ctx, a->model, &config, &run->encoder))
         return cli_api_error(run->ctx, a->model);
     run->hidden_size = vkbert_encoder_hidden_size(run->encoder);
     size_t rows = (size_t)run->batch * (size_t)run->seq_len, h = (size_t)run->hidden_size;
