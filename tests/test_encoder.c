@@ -27,10 +27,26 @@ static bert_config config(int hidden, int layers, int heads, int inter)
     return c;
 }
 
+/* Random weights written as a HuggingFace folder in a new temp dir (`dir` must hold a
+ * mkdtemp template); with f16 the weights are read back, so the reference uses what the file
+ * holds. */
+static void write_model(const bert_config *c, uint64_t seed, int f16, const char *prefix, char *dir,
+                        bert_weights *w)
+{
+    char err[512];
+    cr_assert_eq(bert_weights_random(c, seed, w), 0);
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_eq(bert_model_save(dir, c, w, f16, prefix, err, sizeof err), 0, "%s", err);
+    if (!f16) return;
+    bert_model saved;
+    cr_assert_eq(bert_model_load(dir, &saved, err, sizeof err), 0, "%s", err);
+    bert_weights_free(w);
+    *w = saved.weights;
+}
+
 /* Mean pooling over the unmasked tokens of the reference's hidden states, and normalized. */
-static void check_embeddings(vkbert_context *ctx, vkbert_encoder *encoder, const model_case *mc,
-                             const int32_t *ids, const int32_t *types, const int32_t *mask,
-                             const double *hidden)
+static void check_embeddings(vkbert_encoder *encoder, const model_case *mc, const int32_t *ids,
+                             const int32_t *types, const int32_t *mask, const double *hidden)
 {
     size_t h = (size_t)mc->config.hidden_size, s = (size_t)mc->seq_len;
     float *got = test_poisoned(mc->batch * h);
@@ -59,7 +75,6 @@ static void check_embeddings(vkbert_context *ctx, vkbert_encoder *encoder, const
         cr_assert(e.relative_l2 <= 1e-4, "embeddings (normalize %d): relative L2 %.3g", normalize,
                   e.relative_l2);
     }
-    (void)ctx;
     free(got);
     free(want);
 }
@@ -68,16 +83,8 @@ static void check(vkbert_context *ctx, model_case mc, int f16, const char *prefi
 {
     bert_config *c = &mc.config;
     bert_weights w;
-    cr_assert_eq(bert_weights_random(c, seed, &w), 0);
-    char dir[] = "/tmp/vkbert_encoder_XXXXXX", err[512];
-    cr_assert_not_null(mkdtemp(dir));
-    cr_assert_eq(bert_model_save(dir, c, &w, f16, prefix, err, sizeof err), 0, "%s", err);
-    if (f16) { /* the reference uses what the file holds */
-        bert_model saved;
-        cr_assert_eq(bert_model_load(dir, &saved, err, sizeof err), 0, "%s", err);
-        bert_weights_free(&w);
-        w = saved.weights;
-    }
+    char dir[] = "/tmp/vkbert_encoder_XXXXXX";
+    write_model(c, seed, f16, prefix, dir, &w);
     vkbert_encoder *encoder = NULL;
     vkbert_status status = vkbert_encoder_load(ctx, dir, &encoder);
     cr_assert_eq(status, VKBERT_OK, "load: %s", vkbert_last_error(ctx));
@@ -103,7 +110,7 @@ static void check(vkbert_context *ctx, model_case mc, int f16, const char *prefi
     cr_assert(e.relative_l2 <= 1e-4, "hidden: relative L2 %.3g > 1e-4 (H %d, %d layers)",
               e.relative_l2, c->hidden_size, c->num_hidden_layers);
     cr_assert(ep.relative_l2 <= 1e-4, "pooled: relative L2 %.3g > 1e-4", ep.relative_l2);
-    check_embeddings(ctx, encoder, &mc, ids, types, mask, want);
+    check_embeddings(encoder, &mc, ids, types, mask, want);
 
     vkbert_encoder_destroy(encoder);
     bert_weights_free(&w);
@@ -133,10 +140,8 @@ Test(encoder, fp16_weights_within_fp16_bound)
     vkbert_context *ctx = test_context(0);
     bert_config c = config(40, 3, 4, 72);
     bert_weights w;
-    cr_assert_eq(bert_weights_random(&c, 31, &w), 0);
-    char dir[] = "/tmp/vkbert_encoder_XXXXXX", err[512];
-    cr_assert_not_null(mkdtemp(dir));
-    cr_assert_eq(bert_model_save(dir, &c, &w, 0, "", err, sizeof err), 0, "%s", err);
+    char dir[] = "/tmp/vkbert_encoder_XXXXXX";
+    write_model(&c, 31, 0, "", dir, &w);
     vkbert_encoder_config fp16 = {VKBERT_PRECISION_FP16};
     vkbert_encoder *encoder = NULL;
     TEST_OK(vkbert_encoder_load_ex(ctx, dir, &fp16, &encoder));
@@ -165,10 +170,8 @@ Test(encoder, bad_inputs_are_errors)
     vkbert_context *ctx = test_context(0);
     bert_config c = config(16, 1, 2, 24);
     bert_weights w;
-    cr_assert_eq(bert_weights_random(&c, 9, &w), 0);
-    char dir[] = "/tmp/vkbert_encoder_XXXXXX", err[512];
-    cr_assert_not_null(mkdtemp(dir));
-    cr_assert_eq(bert_model_save(dir, &c, &w, 0, "", err, sizeof err), 0, "%s", err);
+    char dir[] = "/tmp/vkbert_encoder_XXXXXX";
+    write_model(&c, 9, 0, "", dir, &w);
     vkbert_encoder *encoder = NULL;
     TEST_OK(vkbert_encoder_load(ctx, dir, &encoder));
     int32_t ids[41] = {0}, bad[2] = {3, 50};

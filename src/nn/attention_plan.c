@@ -340,7 +340,7 @@ vkbert_status attention_append(vkbert_attention *layer, attention_plan *scratch,
     return status;
 }
 
-static void record(const vkbert_context *ctx, attention_plan *plan)
+static void record(attention_plan *plan)
 {
     VkCommandBuffer cmd = plan->cmd;
     /* The leading barrier orders this replay after the previous one's reads and writes. */
@@ -356,7 +356,6 @@ static void record(const vkbert_context *ctx, attention_plan *plan)
             vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, plan->queries, i + 1);
     }
     vkb_cmd_barrier_to_host(cmd);
-    (void)ctx;
 }
 
 static vkbert_status prepare_and_record(vkbert_attention *layer, attention_plan *plan,
@@ -380,7 +379,7 @@ static vkbert_status prepare_and_record(vkbert_attention *layer, attention_plan 
     VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     result = vkBeginCommandBuffer(plan->cmd, &begin);
     if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkBeginCommandBuffer");
-    record(ctx, plan);
+    record(plan);
     result = vkEndCommandBuffer(plan->cmd);
     if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkEndCommandBuffer");
     plan->binding = *bind;
