@@ -196,8 +196,11 @@ typedef struct vkbert_attention vkbert_attention;
 
 typedef enum vkbert_precision {
     VKBERT_PRECISION_FP32 = 0, /* relative L2 error <= 1e-5 against float64 */
-    /* Weights stored as fp16 (half the memory and bandwidth), activations and all arithmetic
-     * fp32: relative L2 error <= 3e-3. Needs storageBuffer16BitAccess. */
+    /* Weights and activations (Q, K, V and the attention output) stored as fp16, half the
+     * memory and bandwidth; accumulation, softmax and the layer's input and output fp32:
+     * relative L2 error <= 3e-3. Needs storageBuffer16BitAccess (for the weights). A head
+     * longer than 256 runs the unfused path with fp16 weights and fp32 activations. Values
+     * beyond fp16's range (65504) become infinite. */
     VKBERT_PRECISION_FP16 = 1,
 } vkbert_precision;
 
@@ -256,8 +259,9 @@ VKBERT_API vkbert_status vkbert_encoder_load(vkbert_context *ctx, const char *mo
                                              vkbert_encoder **out);
 
 typedef struct vkbert_encoder_config {
-    /* FP16: the dense weights (attention, intermediate, output, pooler) stored as fp16, the
-     * rest and all arithmetic fp32. */
+    /* FP16: the dense weights (attention, intermediate, output, pooler) and the attention
+     * activations (Q, K, V, attention output) stored as fp16; the hidden states between
+     * layers, the rest of the weights and all arithmetic fp32. */
     vkbert_precision precision;
 } vkbert_encoder_config;
 

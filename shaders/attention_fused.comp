@@ -21,8 +21,12 @@
 #define TK 8 // keys per block: one rescale of the accumulator per block
 
 layout(local_size_x_id = 0) in;
+// fp16 activations (VKBERT_PRECISION_FP16): the rows read through an fp16 view (texel format,
+// or packed pairs), O written as packed pairs.
+layout(constant_id = 1) const bool ROWS_HALF = false;
+layout(constant_id = 2) const bool OUT_HALF = false;
 #include "common.glsl"
-
+#include "half_io.glsl"
 
 #ifdef SUBGROUP_KV
 // Every lane of a subgroup reads the same K and V rows (lanes are query rows): each lane
@@ -42,10 +46,12 @@ layout(binding = 0) uniform samplerBuffer rows_texels;
 #define ROW(i) texelFetch(rows_texels, int(i))
 #else
 layout(std430, binding = 0) readonly buffer Rows { vec4 rows[]; };
-#define ROW(i) rows[i]
+layout(std430, binding = 0) readonly buffer RowsHalf { uvec2 rows_half[]; };
+#define ROW(i) (ROWS_HALF ? unpack_half4(rows_half[i]) : rows[i])
 #endif
 layout(std430, binding = 1) readonly buffer Mask { float mask[]; };
 layout(std430, binding = 2) writeonly buffer Out { vec4 out_rows[]; };
+layout(std430, binding = 2) writeonly buffer OutHalf { uvec2 out_half[]; };
 
 const uint HAS_MASK = 1u, CAUSAL = 2u, DROPOUT = 4u;
 // ADDITIVE: HuggingFace's BERT mask: a masked key scores the lowest float instead of -inf, so
@@ -149,6 +155,11 @@ void main()
     // A row with no key kept has run_sum 0: its output is the zero vector (ATTENTION.md).
     float inv = run_sum > 0.0 ? 1.0 / run_sum : 0.0;
     uint o_at = (key_base + i) * p.ld_out4 + head4;
-    [[unroll]] for (uint c = 0; c < D4_MAX; c++)
-        if (c < p.d4) out_rows[o_at + c] = o[c] * inv;
+    [[unroll]] for (uint c = 0; c < D4_MAX; c++) {
+        if (c >= p.d4) break;
+        if (OUT_HALF)
+            out_half[o_at + c] = pack_half4(o[c] * inv);
+        else
+            out_rows[o_at + c] = o[c] * inv;
+    }
 }

@@ -1,10 +1,17 @@
-// The matmul epilogues, shared by the three matmul kernels: after the bias, an activation
+// The matmul epilogue, shared by the three matmul kernels: the bias, then an activation
 // chosen by a specialization constant (id 7), so the BERT intermediate layer's GELU and the
-// pooler's tanh cost no extra pass over memory.
+// pooler's tanh cost no extra pass over memory, then the store to C in fp32 or fp16 (id 8).
+// Include it after the push constants `p` and HAS_BIAS; it declares bindings 2 and 3.
 #ifndef VKBERT_EPILOGUE_GLSL
 #define VKBERT_EPILOGUE_GLSL
+#include "half_io.glsl"
 
 layout(constant_id = 7) const uint ACTIVATION = 0; // 0 none, 1 exact GELU, 2 tanh
+layout(constant_id = 8) const bool C_HALF = false; // C stored as fp16 (packed pairs)
+
+layout(std430, binding = 2) readonly buffer BiasBuffer { vec4 bias[]; };
+layout(std430, binding = 3) writeonly buffer CBuffer { vec4 c[]; };
+layout(std430, binding = 3) writeonly buffer CHalfBuffer { uvec2 c_half[]; };
 
 // erf by Abramowitz & Stegun 7.1.26 (absolute error below 1.5e-7): GLSL has no erf.
 float erf_approx(float x)
@@ -26,6 +33,18 @@ vec4 activate(vec4 v)
     }
     if (ACTIVATION == 2u) return tanh(v);
     return v;
+}
+
+// C[z][row][col4] = activate(acc + bias).
+void write_c(uint z, uint row, uint col4, vec4 acc)
+{
+    if (HAS_BIAS) acc += bias[z * p.batch_bias4 + col4];
+    acc = activate(acc);
+    uint at = z * p.batch_c4 + row * p.ldc4 + col4;
+    if (C_HALF)
+        c_half[at] = pack_half4(acc);
+    else
+        c[at] = acc;
 }
 
 #endif

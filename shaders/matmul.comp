@@ -16,9 +16,10 @@ layout(constant_id = 2) const uint TM = 4;
 layout(constant_id = 3) const uint TN4 = 2;
 layout(constant_id = 4) const bool B_TRANS = false;
 layout(constant_id = 5) const bool HAS_BIAS = false;
-#include "epilogue.glsl"
+layout(constant_id = 9) const bool A_HALF = false; // A stored as fp16 (packed pairs)
 
 layout(std430, binding = 0) readonly buffer ABuffer { vec4 a[]; };
+layout(std430, binding = 0) readonly buffer AHalfBuffer { uvec2 a_half[]; };
 #ifdef FP16_B // weights stored as fp16, arithmetic in fp32
 #extension GL_EXT_shader_16bit_storage : require
 layout(std430, binding = 1) readonly buffer BBuffer { f16vec4 b[]; };
@@ -27,15 +28,14 @@ layout(std430, binding = 1) readonly buffer BBuffer { f16vec4 b[]; };
 layout(std430, binding = 1) readonly buffer BBuffer { vec4 b[]; };
 #define B(i) b[i]
 #endif
-#define A(i) a[i]
-layout(std430, binding = 2) readonly buffer BiasBuffer { vec4 bias[]; };
-layout(std430, binding = 3) writeonly buffer CBuffer { vec4 c[]; };
+#define A(i) (A_HALF ? unpack_half4(a_half[i]) : a[i])
 
 layout(push_constant) uniform Push {
     uint M, N, K;
     uint lda4, ldb4, ldc4;
     uint batch_a4, batch_b4, batch_c4, batch_bias4;
 } p;
+#include "epilogue.glsl"
 
 vec4 acc[TM][TN4];
 uint a_row[TM]; // vec4 index of each owned row's start, clamped into range
@@ -105,10 +105,7 @@ void main()
         for (uint j = 0; j < TN4; j++) {
             uint col = col0 + j * gl_WorkGroupSize.x;
             if (col >= n4) break;
-            vec4 v = acc[i][j];
-            if (HAS_BIAS) v += bias[z * p.batch_bias4 + col];
-            v = activate(v);
-            c[z * p.batch_c4 + row * p.ldc4 + col] = v;
+            write_c(z, row, col, acc[i][j]);
         }
     }
 }

@@ -40,8 +40,8 @@ layout(constant_id = 2) const uint TM = 4;  // rows per invocation, a multiple o
 layout(constant_id = 3) const uint TN4 = 1; // vec4 columns per invocation
 layout(constant_id = 4) const bool B_TRANS = false;
 layout(constant_id = 5) const bool HAS_BIAS = false;
-#include "epilogue.glsl"
 layout(constant_id = 6) const uint BK = 16; // a multiple of 4
+layout(constant_id = 9) const bool A_HALF = false; // A stored as fp16 (packed pairs)
 
 const uint WG = WG_X * WG_Y;
 const uint BM = WG_Y * TM;
@@ -51,6 +51,7 @@ const uint SA4 = BM / 4 + 1; // row pitch of As in vec4: one vec4 of padding, se
 const uint SB4 = BN4 + 1;    // row pitch of Bs in vec4
 
 layout(std430, binding = 0) readonly buffer ABuffer { vec4 a[]; };
+layout(std430, binding = 0) readonly buffer AHalfBuffer { uvec2 a_half[]; };
 #ifdef FP16_B // weights stored as fp16, arithmetic in fp32
 #extension GL_EXT_shader_16bit_storage : require
 layout(std430, binding = 1) readonly buffer BBuffer { f16vec4 b[]; };
@@ -59,14 +60,13 @@ layout(std430, binding = 1) readonly buffer BBuffer { f16vec4 b[]; };
 layout(std430, binding = 1) readonly buffer BBuffer { vec4 b[]; };
 #define LOAD_B(i) b[i]
 #endif
-layout(std430, binding = 2) readonly buffer BiasBuffer { vec4 bias[]; };
-layout(std430, binding = 3) writeonly buffer CBuffer { vec4 c[]; };
 
 layout(push_constant) uniform Push {
     uint M, N, K;
     uint lda4, ldb4, ldc4;
     uint batch_a4, batch_b4, batch_c4, batch_bias4;
 } p;
+#include "epilogue.glsl"
 
 shared vec4 As[BK * SA4];
 shared vec4 Bs[BK * SB4];
@@ -97,7 +97,8 @@ vec4 load_rows(bool from_b, uint base, uint ld4, uint row0, uint rows, uint k04,
     uint r = row0 + q / BK4, k4 = k04 + q % BK4;
     if (r >= rows || k4 * 4 >= p.K) return vec4(0);
     if (from_b) return mask_k(LOAD_B(base + r * ld4 + k4), k4);
-    return mask_k(a[base + r * ld4 + k4], k4);
+    uint at = base + r * ld4 + k4;
+    return mask_k(A_HALF ? unpack_half4(a_half[at]) : a[at], k4);
 }
 
 // B [K,N]: chunk q is row q / BN4 of the slice, vec4 column q % BN4.
@@ -200,10 +201,7 @@ void main()
         [[unroll]] for (uint j = 0; j < TN4; j++) {
             uint col = col0 + j * WG_X;
             if (col >= n4) break;
-            vec4 v = acc[i][j];
-            if (HAS_BIAS) v += bias[z * p.batch_bias4 + col];
-            v = activate(v);
-            c[z * p.batch_c4 + row * p.ldc4 + col] = v;
+            write_c(z, row, col, acc[i][j]);
         }
     }
 }

@@ -27,18 +27,16 @@
 layout(local_size_x_id = 0, local_size_y_id = 1) in;
 layout(constant_id = 4) const bool B_TRANS = false;
 layout(constant_id = 5) const bool HAS_BIAS = false;
-#include "epilogue.glsl"
 
 layout(binding = 0) uniform samplerBuffer a_texels;
-layout(binding = 1) uniform samplerBuffer b_texels;
-layout(std430, binding = 2) readonly buffer BiasBuffer { vec4 bias[]; };
-layout(std430, binding = 3) writeonly buffer CBuffer { vec4 c[]; };
+layout(binding = 1) uniform samplerBuffer b_texels; // fp16 A or B: an fp16 texel view
 
 layout(push_constant) uniform Push {
     uint M, N, K;
     uint lda4, ldb4, ldc4;
     uint batch_a4, batch_b4, batch_c4, batch_bias4;
 } p;
+#include "epilogue.glsl"
 
 // One chunk of 4 k (`valid` of them real): av[] holds A's 4 values per row.
 #define STEP(k4, valid)                                                                        \
@@ -123,10 +121,7 @@ void main()
         [[unroll]] for (uint j = 0; j < TN4; j++) {
             uint cl = col0 + j * gl_WorkGroupSize.x;
             if (cl >= n4) break;
-            vec4 v = acc[i][j];
-            if (HAS_BIAS) v += bias[z * p.batch_bias4 + cl];
-            v = activate(v);
-            c[z * p.batch_c4 + row * p.ldc4 + cl] = v;
+            write_c(z, row, cl, acc[i][j]);
         }
     }
 }

@@ -290,16 +290,17 @@ static vkbert_status random_buffer(vkbert_context *ctx, uint64_t count, uint64_t
     return status;
 }
 
-/* Weights of `count` random values, stored as fp32 or fp16. */
-static vkbert_status random_weights(vkbert_context *ctx, uint64_t count, bool half, vkb_buffer *out)
+/* `count` random values, stored as fp32 or fp16. */
+static vkbert_status random_values(vkbert_context *ctx, uint64_t count, uint64_t seed, bool half,
+                                   vkb_buffer *out)
 {
-    if (!half) return random_buffer(ctx, count, 2, out);
+    if (!half) return random_buffer(ctx, count, seed, out);
     float *data = malloc(count * sizeof *data);
     uint16_t *halves = malloc(count * sizeof *halves);
     vkbert_status status = VKBERT_OK;
     if (!data || !halves) status = vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     if (!status) {
-        fill_random(data, count, 2, 1.0f);
+        fill_random(data, count, seed, 1.0f);
         for (uint64_t i = 0; i < count; i++)
             halves[i] = float_to_half(data[i]);
         status = vkb_buffer_create(ctx, count * 2, out);
@@ -312,10 +313,11 @@ static vkbert_status random_weights(vkbert_context *ctx, uint64_t count, bool ha
 
 static vkbert_status matmul_setup(vkbert_context *ctx, const vkb_matmul_desc *d, matmul_bench *b)
 {
-    vkbert_status status = random_buffer(ctx, (uint64_t)d->m * d->lda, 1, &b->a);
-    if (!status) status = random_weights(ctx, (uint64_t)d->k * d->ldb, d->b_half, &b->w);
+    vkbert_status status = random_values(ctx, (uint64_t)d->m * d->lda, 1, d->a_half, &b->a);
+    if (!status) status = random_values(ctx, (uint64_t)d->k * d->ldb, 2, d->b_half, &b->w);
     if (!status) status = random_buffer(ctx, d->ldc, 3, &b->bias);
-    if (!status) status = vkb_buffer_create(ctx, (uint64_t)d->m * d->ldc * 4, &b->c);
+    uint64_t c_bytes = (uint64_t)d->m * d->ldc * (d->c_half ? 2 : 4);
+    if (!status) status = vkb_buffer_create(ctx, c_bytes, &b->c);
     if (!status) status = vkb_descriptor_pool(ctx, 1, &b->pool);
     if (!status) status = gpu_timer_create(ctx, &b->t);
     if (status) return status;
@@ -340,11 +342,13 @@ static vkbert_status matmul_runs(vkbert_context *ctx, matmul_bench *b, int runs,
 static void describe_matmul(const vkbert_context *ctx, const vkb_matmul_desc *d,
                             const matmul_bench *b, char *out, size_t size)
 {
-    vkb_matmul_tiles t =
-        vkb_tune_matmul_batched(ctx, d->m, d->n, d->k, d->batch, b->a.size / 16, b->w.size / 16);
+    uint32_t a_texel = d->a_half ? 8 : 16, w_texel = d->b_half ? 8 : 16;
+    vkb_matmul_tiles t = vkb_tune_matmul_batched(ctx, d->m, d->n, d->k, d->batch,
+                                                 b->a.size / a_texel, b->w.size / w_texel);
     vkb_matmul_describe(&t, out, size);
     size_t used = strlen(out);
-    if (d->b_half && used < size) snprintf(out + used, size - used, ", fp16 weights");
+    if (d->b_half && used < size)
+        snprintf(out + used, size - used, ", fp16 weights and activations");
 }
 
 static void fill_times(vkbert_bench_result *r, double *gpu, double *wall, uint32_t runs)
@@ -405,7 +409,9 @@ vkbert_status vkbert_bench_matmul(vkbert_context *ctx, int m, int n, int k,
                          .lda = vkb_pitch((uint64_t)k),
                          .ldb = vkb_pitch((uint64_t)n),
                          .ldc = vkb_pitch((uint64_t)n),
-                         .b_half = precision == VKBERT_PRECISION_FP16};
+                         .b_half = precision == VKBERT_PRECISION_FP16,
+                         .a_half = precision == VKBERT_PRECISION_FP16,
+                         .c_half = precision == VKBERT_PRECISION_FP16};
     uint32_t before = ctx->validation_count;
     status = bench_matmul(ctx, &d, runs, result);
     return status ? status : vkb_check_validation(ctx, before);
@@ -602,7 +608,7 @@ vkbert_status vkbert_bench_encoder(vkbert_context *ctx, const vkbert_bench_encod
         result->kernels[0] = (vkbert_timing){"encoder", result->gpu_median_ms};
         result->device_memory_bytes = ctx->allocated_bytes;
         snprintf(result->config, sizeof result->config, "%s, %d layers, %s kernels",
-                 e->half ? "fp16-weights" : "fp32", shape->layers,
+                 e->half ? "fp16 weights and attention activations" : "fp32", shape->layers,
                  vkb_family_name(vkb_tune_family(ctx)));
     }
     vkb_encoder_free(e);

@@ -1,4 +1,5 @@
 #include "support.h"
+#include "io/half.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -69,12 +70,44 @@ float *test_poisoned(size_t n)
     return data;
 }
 
-void test_assert_fp32_close(const float *got, const double *want, size_t n, const char *what)
+void test_assert_close(const float *got, const double *want, size_t n, double bound,
+                       const char *what)
 {
     ref_error err = ref_compare(got, want, n);
-    cr_assert(err.relative_l2 <= 1e-5, "%s: relative L2 error %.3g > 1e-5", what, err.relative_l2);
-    cr_assert(err.max_abs <= 1e-4 * err.max_ref, "%s: max error %.3g > 1e-4 * %.3g", what,
-              err.max_abs, err.max_ref);
+    cr_assert(err.relative_l2 <= bound, "%s: relative L2 error %.3g > %.3g", what, err.relative_l2,
+              bound);
+    cr_assert(err.max_abs <= 10 * bound * err.max_ref, "%s: max error %.3g > %.3g * %.3g", what,
+              err.max_abs, 10 * bound, err.max_ref);
+}
+
+void test_assert_fp32_close(const float *got, const double *want, size_t n, const char *what)
+{
+    test_assert_close(got, want, n, 1e-5, what);
+}
+
+vkb_buffer test_half_buffer(vkbert_context *ctx, float *data, size_t n)
+{
+    uint16_t *h = malloc(n * 2);
+    cr_assert_not_null(h);
+    for (size_t i = 0; i < n; i++) {
+        h[i] = float_to_half(data[i]);
+        data[i] = half_to_float(h[i]);
+    }
+    vkb_buffer buffer;
+    TEST_OK(vkb_buffer_create(ctx, n * 2, &buffer));
+    TEST_OK(vkb_buffer_upload(ctx, &buffer, 0, h, n * 2));
+    free(h);
+    return buffer;
+}
+
+void test_half_buffer_read(vkbert_context *ctx, const vkb_buffer *buffer, float *out, size_t n)
+{
+    uint16_t *h = malloc(n * 2);
+    cr_assert_not_null(h);
+    TEST_OK(vkb_buffer_download(ctx, buffer, 0, h, n * 2));
+    for (size_t i = 0; i < n; i++)
+        out[i] = half_to_float(h[i]);
+    free(h);
 }
 
 vkb_buffer test_buffer(vkbert_context *ctx, const float *data, size_t n)

@@ -30,6 +30,9 @@ float *test_poisoned(size_t n);
 
 /* Asserts ATTENTION.md's fp32 bound: relative L2 <= 1e-5 and max error <= 1e-4 * max|ref|. */
 void test_assert_fp32_close(const float *got, const double *want, size_t n, const char *what);
+/* Relative L2 error <= bound and every element within 10 * bound of the largest reference. */
+void test_assert_close(const float *got, const double *want, size_t n, double bound,
+                       const char *what);
 
 #define TEST_OK(call)                                                                              \
     do {                                                                                           \
@@ -60,6 +63,10 @@ void test_read_text(const char *path, char *out, size_t size);
 /* A device buffer holding `n` floats copied from `data`. */
 vkb_buffer test_buffer(vkbert_context *ctx, const float *data, size_t n);
 void test_buffer_read(vkbert_context *ctx, const vkb_buffer *buffer, float *out, size_t n);
+/* fp16 buffers: `data` is rounded to fp16 in place, so a reference sees the stored values;
+ * reading converts back to float. */
+vkb_buffer test_half_buffer(vkbert_context *ctx, float *data, size_t n);
+void test_half_buffer_read(vkbert_context *ctx, const vkb_buffer *buffer, float *out, size_t n);
 /* Records the dispatches with barriers between them, submits, waits, releases them. */
 void test_run(vkbert_context *ctx, vkb_dispatch *dispatches, uint32_t count);
 VkDescriptorPool test_pool(vkbert_context *ctx);

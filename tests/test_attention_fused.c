@@ -14,8 +14,9 @@ typedef struct fused_case {
     uint64_t seed;
 } fused_case;
 
-/* HuggingFace's additive mask semantics for the cases run while set. */
-static bool additive;
+/* HuggingFace's additive mask semantics for the cases run while set. half: rows and output
+ * stored as fp16 (VKBERT_PRECISION_FP16's activations). */
+static bool additive, half;
 
 static uint32_t pad4(uint32_t x)
 {
@@ -75,17 +76,22 @@ static void check(vkbert_context *ctx, fused_case c)
     for (int i = 0; i < 4 && has_mask; i++)
         stride[i] = md[i] == 1 ? 0 : dense[i];
 
-    vkb_buffer br = test_buffer(ctx, rows, n_rows), bm = test_buffer(ctx, mask, mask_n);
-    vkb_buffer bo = test_buffer(ctx, out, n_out);
+    vkb_buffer br = half ? test_half_buffer(ctx, rows, n_rows) : test_buffer(ctx, rows, n_rows);
+    vkb_buffer bm = test_buffer(ctx, mask, mask_n);
+    vkb_buffer bo = half ? test_half_buffer(ctx, out, n_out) : test_buffer(ctx, out, n_out);
     VkDescriptorPool pool = test_pool(ctx);
-    vkb_fused_desc d = {c.batch,   c.heads,  s,        c.dim, ld,        width,  0,       block,
-                        2 * block, has_mask, c.causal, {0},   c.dropout, c.seed, additive};
+    vkb_fused_desc d = {c.batch,   c.heads, s,         c.dim,    ld,       width,
+                        0,         block,   2 * block, has_mask, c.causal, {0},
+                        c.dropout, c.seed,  additive,  half,     half};
     memcpy(d.mask_stride, stride, sizeof stride);
     vkb_dispatch dispatch = {0};
     TEST_OK(vkb_op_attention_fused(ctx, pool, &d, vkb_whole(&br), vkb_whole(&bm), vkb_whole(&bo),
                                    &dispatch));
     test_run(ctx, &dispatch, 1);
-    test_buffer_read(ctx, &bo, out, n_out);
+    if (half)
+        test_half_buffer_read(ctx, &bo, out, n_out);
+    else
+        test_buffer_read(ctx, &bo, out, n_out);
 
     double *want = malloc(n_out * 8);
     ref_mask rm = {has_mask ? mask : NULL, {stride[0], stride[1], stride[2], stride[3]}};
@@ -95,7 +101,8 @@ static void check(vkbert_context *ctx, fused_case c)
              c.heads, s, c.dim, has_mask, c.causal, (double)c.dropout);
     for (size_t i = 0; i < n_out; i++)
         if (i % dp >= c.dim) cr_assert_eq(out[i], 0.0f, "%s: padding %zu not zero", what, i);
-    test_assert_fp32_close(out, want, n_out, what);
+    /* fp16 O: one rounding of each output (the inputs are the rounded values). */
+    test_assert_close(out, want, n_out, half ? 1e-3 : 1e-5, what);
     vkDestroyDescriptorPool(ctx->device, pool, NULL);
     vkb_buffer_destroy(ctx, &br), vkb_buffer_destroy(ctx, &bm), vkb_buffer_destroy(ctx, &bo);
     free(rows), free(out), free(mask), free(want);
@@ -133,6 +140,18 @@ Test(attention_fused, additive_mask)
     check(ctx, (fused_case){2, 2, 6, 16, {2, 1, 6, 6}, false, 0, 0.9, 7}); /* many empty rows */
     check(ctx, (fused_case){2, 3, 23, 32, {2, 1, 1, 23}, false, 0, 0.5, 8});
     check(ctx, (fused_case){1, 2, 33, 16, {1, 1, 33, 33}, true, 0.5f, 0.3, 9});
+    test_context_done(ctx);
+}
+
+Test(attention_fused, fp16_rows_and_output)
+{
+    vkbert_context *ctx = test_context(0);
+    half = true;
+    check(ctx, (fused_case){2, 3, 23, 32, {2, 1, 1, 23}, false, 0, 0.5, 51});
+    check(ctx, (fused_case){1, 2, 70, 17, {0}, true, 0, 0, 52});
+    check(ctx, (fused_case){2, 2, 6, 64, {2, 1, 6, 6}, false, 0.3f, 0.9, 53});
+    additive = true;
+    check(ctx, (fused_case){2, 2, 9, 80, {2, 1, 1, 9}, false, 0, 0.5, 54});
     test_context_done(ctx);
 }
 

@@ -19,8 +19,9 @@ static uint32_t pad4(uint32_t x)
     return (x + 3) / 4 * 4;
 }
 
-/* When set, B is stored as fp16: the reference uses the same rounded values. */
-static bool half_b;
+/* When set, B is stored as fp16: the reference uses the same rounded values. half_act: A
+ * and C in fp16, as VKBERT_PRECISION_FP16's activations. */
+static bool half_b, half_act;
 /* The epilogue's activation (shaders/epilogue.glsl), in double for the reference. */
 static uint32_t activation;
 
@@ -31,19 +32,9 @@ static double activate(double x)
     return x;
 }
 
-static vkb_buffer b_buffer(vkbert_context *ctx, float *b, size_t n)
+static vkb_buffer operand_buffer(vkbert_context *ctx, float *data, size_t n, bool half)
 {
-    if (!half_b) return test_buffer(ctx, b, n);
-    uint16_t *h = malloc(n * 2);
-    for (size_t i = 0; i < n; i++) {
-        h[i] = float_to_half(b[i]);
-        b[i] = half_to_float(h[i]);
-    }
-    vkb_buffer buffer;
-    TEST_OK(vkb_buffer_create(ctx, n * 2, &buffer));
-    TEST_OK(vkb_buffer_upload(ctx, &buffer, 0, h, n * 2));
-    free(h);
-    return buffer;
+    return half ? test_half_buffer(ctx, data, n) : test_buffer(ctx, data, n);
 }
 
 static void check(vkbert_context *ctx, mm_case c, uint64_t seed)
@@ -70,8 +61,8 @@ static void check(vkbert_context *ctx, mm_case c, uint64_t seed)
         for (uint32_t col = b_cols; col < ldb; col++)
             b[r * ldb + col] = NAN;
 
-    vkb_buffer ba = test_buffer(ctx, a, na), bb = b_buffer(ctx, b, nb);
-    vkb_buffer bbias = test_buffer(ctx, bias, nbias), bc = test_buffer(ctx, got, nc);
+    vkb_buffer ba = operand_buffer(ctx, a, na, half_act), bb = operand_buffer(ctx, b, nb, half_b);
+    vkb_buffer bbias = test_buffer(ctx, bias, nbias), bc = operand_buffer(ctx, got, nc, half_act);
     VkDescriptorPool pool = test_pool(ctx);
     vkb_matmul_desc d = {c.m,
                          c.n,
@@ -86,13 +77,18 @@ static void check(vkbert_context *ctx, mm_case c, uint64_t seed)
                          pad4(c.n),
                          c.b_trans,
                          half_b,
+                         half_act,
+                         half_act,
                          activation};
     vkb_dispatch dispatch = {0};
     vkb_view bias_view = vkb_whole(&bbias);
     TEST_OK(vkb_op_matmul(ctx, pool, &d, vkb_whole(&ba), vkb_whole(&bb), c.bias ? &bias_view : NULL,
                           vkb_whole(&bc), &dispatch));
     test_run(ctx, &dispatch, 1);
-    test_buffer_read(ctx, &bc, got, nc);
+    if (half_act)
+        test_half_buffer_read(ctx, &bc, got, nc);
+    else
+        test_buffer_read(ctx, &bc, got, nc);
 
     size_t count = (size_t)c.batch * c.m * c.n;
     double *want = malloc(count * sizeof *want);
@@ -113,7 +109,8 @@ static void check(vkbert_context *ctx, mm_case c, uint64_t seed)
     char what[96];
     snprintf(what, sizeof what, "matmul M %u N %u K %u batch %u %s%s", c.m, c.n, c.k, c.batch,
              c.b_trans ? "B^T" : "B", c.bias ? " +bias" : "");
-    test_assert_fp32_close(packed, want, count, what);
+    /* fp16 C: one rounding of each output, 2^-11 relative at most. */
+    test_assert_close(packed, want, count, half_act ? 1e-3 : 1e-5, what);
     vkDestroyDescriptorPool(ctx->device, pool, NULL);
     vkb_buffer_destroy(ctx, &ba), vkb_buffer_destroy(ctx, &bb);
     vkb_buffer_destroy(ctx, &bbias), vkb_buffer_destroy(ctx, &bc);
@@ -141,6 +138,18 @@ Test(matmul, fp16_weights)
     check(ctx, (mm_case){129, 77, 35, 2, false, true}, 22);
     check(ctx, (mm_case){64, 80, 130, 1, false, true}, 23);
     check(ctx, (mm_case){33, 19, 17, 3, true, false}, 24);
+    test_context_done(ctx);
+}
+
+Test(matmul, fp16_activations)
+{
+    vkbert_context *ctx = test_context(0);
+    half_act = true;
+    check(ctx, (mm_case){1, 1, 1, 1, false, true}, 41);
+    check(ctx, (mm_case){129, 77, 35, 3, false, true}, 42);
+    check(ctx, (mm_case){33, 19, 17, 2, true, false}, 43);
+    half_b = true;
+    check(ctx, (mm_case){70, 130, 66, 1, false, true}, 44);
     test_context_done(ctx);
 }
 

@@ -328,7 +328,10 @@ vkbert_status vkb_attention_forward_host(vkbert_attention *layer, int batch, int
 void vkb_attention_describe(const vkbert_attention *layer, char *out, size_t size)
 {
     const attention_plan *plan = layer->plan_count ? layer->plans[layer->last_plan] : NULL;
-    snprintf(out, size, "%s %s, %s kernels", layer->half ? "fp16-weights" : "fp32",
+    const char *precision = !layer->half         ? "fp32"
+                            : plan && plan->half ? "fp16 weights and activations"
+                                                 : "fp16 weights";
+    snprintf(out, size, "%s %s, %s kernels", precision,
              !plan         ? "(no plan yet)"
              : plan->fused ? "fused attention"
                            : "unfused attention",

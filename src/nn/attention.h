@@ -22,6 +22,7 @@ typedef struct attention_binding {
 typedef struct attention_plan {
     uint32_t batch, seq_len;
     bool fused;         /* one fused attention kernel; else split, scores, softmax, merge */
+    bool half;          /* fp16 precision on the fused path: qkv and merged hold fp16 */
     vkb_buffer qkv;     /* [3][B*S][H*Dp]: Q, K, V rows, each block 256-byte aligned */
     vkb_buffer merged;  /* [B*S][H*Dp]: the attention output, heads merged */
     vkb_buffer heads;   /* unfused: [3][B,H,S,Dp] */

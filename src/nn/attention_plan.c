@@ -36,16 +36,19 @@ static vkbert_status create_unfused_buffers(vkbert_attention *layer, attention_p
 static vkbert_status create_buffers(vkbert_attention *layer, attention_plan *plan)
 {
     vkbert_context *ctx = layer->ctx;
+    /* Heads longer than the fused kernel holds in registers take the unfused path. fp16
+     * activations exist on the fused path only, so fp16 takes it wherever the head fits. */
+    bool fits = layer->head_dim <= VKB_FUSED_MAX_HEAD;
+    plan->half = layer->half && fits;
+    plan->fused = fits && (plan->half || vkb_tune_attention_fused(ctx, score_bytes(layer, plan)));
+    uint32_t elem = plan->half ? 2 : 4;
     uint64_t m = (uint64_t)plan->batch * plan->seq_len;
-    uint64_t rows_bytes = m * layer->heads_width * 4;
+    uint64_t rows_bytes = m * layer->heads_width * elem;
     plan->qkv_block = align256(rows_bytes);
     vkbert_status status = vkb_check_range(ctx, 3 * plan->qkv_block, "the Q, K, V rows");
     if (!status) status = vkb_check_range(ctx, rows_bytes, "the attention output");
     if (status) return status;
-    /* Heads longer than the fused kernel holds in registers take the unfused path. */
-    plan->fused = layer->head_dim <= VKB_FUSED_MAX_HEAD &&
-                  vkb_tune_attention_fused(ctx, score_bytes(layer, plan));
-    status = vkb_buffer_create(ctx, 3 * plan->qkv_block + VKB_FUSED_SLACK * 4, &plan->qkv);
+    status = vkb_buffer_create(ctx, 3 * plan->qkv_block + VKB_FUSED_SLACK * elem, &plan->qkv);
     if (!status) status = vkb_buffer_create(ctx, rows_bytes, &plan->merged);
     if (!status && !plan->fused) status = create_unfused_buffers(layer, plan);
     return status;
@@ -154,9 +157,9 @@ static vkbert_status prepare_projections(vkbert_attention *layer, attention_plan
 {
     vkbert_context *ctx = layer->ctx;
     uint32_t m = plan->batch * plan->seq_len, width = layer->heads_width;
-    uint32_t w_size = layer->half ? 2 : 4;
+    uint32_t w_size = layer->half ? 2 : 4, elem = plan->half ? 2 : 4;
     uint64_t w_bytes = (uint64_t)layer->embed_dim * width * w_size;
-    uint64_t out_bytes = (uint64_t)m * width * 4;
+    uint64_t out_bytes = (uint64_t)m * width * elem;
     bool one = 3 * layer->weight_block <= ctx->props.limits.maxStorageBufferRange;
     vkb_matmul_desc mm = {.m = m,
                           .n = width,
@@ -166,9 +169,10 @@ static vkbert_status prepare_projections(vkbert_attention *layer, attention_plan
                           .ldb = width,
                           .ldc = width,
                           .batch_b = layer->weight_block / w_size,
-                          .batch_c = plan->qkv_block / 4,
+                          .batch_c = plan->qkv_block / elem,
                           .batch_bias = layer->bias_block / 4,
-                          .b_half = layer->half};
+                          .b_half = layer->half,
+                          .c_half = plan->half};
     static const char *names[3] = {"q_projection", "k_projection", "v_projection"};
     for (int z = 0; z < (one ? 1 : 3); z++) {
         vkb_dispatch *proj = attention_sink_next(sink);
@@ -194,7 +198,7 @@ static vkbert_status prepare_fused(vkbert_attention *layer, attention_plan *plan
     vkb_dispatch *fused = attention_sink_next(sink);
     if (!fused) return sink_full(layer);
     fused->name = "attention_fused";
-    uint64_t block_floats = plan->qkv_block / 4;
+    uint64_t block_elems = plan->qkv_block / (plan->half ? 2 : 4);
     vkb_fused_desc d = {.batch = plan->batch,
                         .heads = layer->heads,
                         .seq_len = plan->seq_len,
@@ -202,13 +206,15 @@ static vkbert_status prepare_fused(vkbert_attention *layer, attention_plan *plan
                         .ld = layer->heads_width,
                         .ld_out = layer->heads_width,
                         .q_off = 0,
-                        .k_off = block_floats,
-                        .v_off = 2 * block_floats,
+                        .k_off = block_elems,
+                        .v_off = 2 * block_elems,
                         .has_mask = mask != NULL,
                         .causal = bind->causal,
                         .dropout = bind->dropout,
                         .seed = bind->seed,
-                        .additive = bind->additive};
+                        .additive = bind->additive,
+                        .rows_half = plan->half,
+                        .out_half = plan->half};
     memcpy(d.mask_stride, bind->mask_stride, sizeof d.mask_stride);
     vkb_view rows = vkb_whole(&plan->qkv), out = vkb_whole(&plan->merged);
     return vkb_op_attention_fused(layer->ctx, sink->pool, &d, rows, mask ? *mask : rows, out,
@@ -321,7 +327,8 @@ static vkbert_status prepare_output(vkbert_attention *layer, attention_plan *pla
                           .lda = layer->heads_width,
                           .ldb = ep,
                           .ldc = ep,
-                          .b_half = layer->half};
+                          .b_half = layer->half,
+                          .a_half = plan->half};
     vkb_view bias = block(&layer->biases, layer->bias_block, 3, ep * 4);
     vkb_view weights = block(&layer->weights, layer->weight_block, 3,
                              (uint64_t)layer->heads_width * ep * (layer->half ? 2 : 4));

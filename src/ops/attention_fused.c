@@ -88,8 +88,9 @@ vkbert_status vkb_op_attention_fused(vkbert_context *ctx, VkDescriptorPool pool,
                                      vkb_view out, vkb_dispatch *dispatch)
 {
     uint32_t d4 = (d->head_dim + 3) / 4, d4_max = 0;
-    bool texel = vkb_tune_family(ctx) == VKB_FAMILY_SIMD &&
-                 rows.size / 16 <= ctx->props.limits.maxTexelBufferElements;
+    uint32_t elem = d->rows_half ? 2 : 4; /* bytes */
+    bool texel = vkb_tune_family(ctx) == VKB_FAMILY_SIMD && (!d->rows_half || ctx->fp16_texels) &&
+                 rows.size / (4 * elem) <= ctx->props.limits.maxTexelBufferElements;
     uint32_t size = vkb_tune_fused_workgroup(ctx, d->seq_len);
     const vkb_spirv *shader = variant_for(d4, texel, can_share_rows(ctx, size), &d4_max);
     if (!shader)
@@ -98,17 +99,19 @@ vkbert_status vkb_op_attention_fused(vkbert_context *ctx, VkDescriptorPool pool,
     if (d->ld % 4 || d->ld_out % 4 || d->q_off % 4 || d->k_off % 4 || d->v_off % 4 ||
         d->v_off / 4 > UINT32_MAX)
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
-                        "fused attention: pitches and offsets must be multiples of 4 floats");
-    if (rows.size < (d->v_off + (uint64_t)d->batch * d->seq_len * d->ld + 4 * d4_max) * 4)
+                        "fused attention: pitches and offsets must be multiples of 4 elements");
+    if (rows.size < (d->v_off + (uint64_t)d->batch * d->seq_len * d->ld + 4 * d4_max) * elem)
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
-                        "fused attention: the rows need %u floats of slack at the end", 4 * d4_max);
+                        "fused attention: the rows need %u elements of slack at the end",
+                        4 * d4_max);
     fused_push push = make_push(d);
     vkb_view views[3] = {rows, mask, out};
+    if (d->rows_half) views[0].format = VK_FORMAT_R16G16B16A16_SFLOAT;
+    uint32_t spec[3] = {size, d->rows_half, d->out_half};
     static const VkDescriptorType texel_types[3] = {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
                                                     VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                                     VK_DESCRIPTOR_TYPE_STORAGE_BUFFER};
-    vkb_kernel kernel = {shader,     texel ? texel_types : NULL, &size, 1, views, 3, &push,
-                         sizeof push};
+    vkb_kernel kernel = {shader, texel ? texel_types : NULL, spec, 3, views, 3, &push, sizeof push};
     vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, dispatch);
     if (status) return status;
     dispatch->groups[0] = (d->seq_len + size - 1) / size;

@@ -55,6 +55,14 @@ static const vkb_spirv *simd_shader(const vkbert_context *ctx, vkb_matmul_tiles 
     return simd_tiles[i].shader;
 }
 
+/* An operand's vec4 texel count; fp16 where fp16 texels are missing must take storage
+ * buffers (tune.c then skips the simd family). */
+static uint64_t texel_count(const vkbert_context *ctx, vkb_view v, bool half)
+{
+    if (!half) return v.size / 16;
+    return ctx->fp16_texels ? v.size / 8 : UINT64_MAX;
+}
+
 static bool aligned4(uint64_t x)
 {
     return x % 4 == 0;
@@ -77,10 +85,9 @@ vkbert_status vkb_op_matmul(vkbert_context *ctx, VkDescriptorPool pool, const vk
         return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT,
                         "%s has no 16-bit storage buffers (storageBuffer16BitAccess)",
                         ctx->info.name);
-    /* B's texel count; fp16 B where fp16 texels are missing must take storage buffers. */
-    uint64_t b_texels = !d->b_half ? b.size / 16 : ctx->fp16_texels ? b.size / 8 : UINT64_MAX;
     vkb_matmul_tiles t =
-        vkb_tune_matmul_batched(ctx, d->m, d->n, d->k, d->batch, a.size / 16, b_texels);
+        vkb_tune_matmul_batched(ctx, d->m, d->n, d->k, d->batch, texel_count(ctx, a, d->a_half),
+                                texel_count(ctx, b, d->b_half));
     bool simd = t.family == VKB_FAMILY_SIMD;
     /* fp16 B: the simd family reads it through an fp16 texel view, with the same shader. */
     const vkb_spirv *shader =
@@ -89,10 +96,12 @@ vkbert_status vkb_op_matmul(vkbert_context *ctx, VkDescriptorPool pool, const vk
                : (d->b_half ? &vkb_shader_matmul_fp16b : &vkb_shader_matmul);
     /* Ids 0-5 and 7 (the activation, shaders/epilogue.glsl) are common to the three shaders;
      * 6, the slice depth, is matmul_gpu.comp's and has no effect elsewhere. */
-    uint32_t spec[] = {t.wg_x, t.wg_y, t.tm, t.tn4, d->b_trans, bias != NULL, t.bk, d->activation};
-    uint32_t spec_count = 8;
+    uint32_t spec[] = {t.wg_x,       t.wg_y, t.tm,          t.tn4,     d->b_trans,
+                       bias != NULL, t.bk,   d->activation, d->c_half, d->a_half};
+    uint32_t spec_count = 10; /* 8 and 9: C and A in fp16 (9 not read by the simd family) */
     /* Without a bias, binding 2 still needs a storage buffer: C, never read. */
     vkb_view views[4] = {a, b, bias ? *bias : c, c};
+    if (d->a_half) views[0].format = VK_FORMAT_R16G16B16A16_SFLOAT;
     if (d->b_half) views[1].format = VK_FORMAT_R16G16B16A16_SFLOAT;
     static const VkDescriptorType texel[4] = {
         VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,

@@ -13,6 +13,7 @@ typedef struct vkb_matmul_desc {
     uint64_t batch_a, batch_b, batch_c, batch_bias;
     bool b_trans;
     bool b_half; /* B stored as fp16 (needs storageBuffer16BitAccess); pitches still in elements */
+    bool a_half, c_half; /* A read, C written as fp16 (VKBERT_PRECISION_FP16's activations) */
     uint32_t activation; /* applied after the bias: VKB_ACTIVATION_* */
 } vkb_matmul_desc;
 
@@ -35,9 +36,9 @@ vkbert_status vkb_op_head_split(vkbert_context *ctx, VkDescriptorPool pool, cons
 vkbert_status vkb_op_head_merge(vkbert_context *ctx, VkDescriptorPool pool, const vkb_heads_desc *d,
                                 vkb_view heads, vkb_view merged, vkb_dispatch *out);
 
-/* Fused attention over rows [B*S, ld] holding Q, K, V at q_off, k_off, v_off (floats,
+/* Fused attention over rows [B*S, ld] holding Q, K, V at q_off, k_off, v_off (elements,
  * heads with pitch dp, their padding zero, Q pre-scaled); writes O [B*S, ld_out]. The rows'
- * binding needs VKB_FUSED_SLACK floats past V, which may be read but add nothing. */
+ * binding needs VKB_FUSED_SLACK elements past V, which may be read but add nothing. */
 #define VKB_FUSED_SLACK 256
 #define VKB_FUSED_MAX_HEAD 256 /* the longest head the fused kernel holds (CMakeLists.txt) */
 typedef struct vkb_fused_desc {
@@ -48,7 +49,8 @@ typedef struct vkb_fused_desc {
     uint32_t mask_stride[4];
     float dropout;
     uint64_t seed;
-    bool additive; /* as vkb_softmax_desc's */
+    bool additive;            /* as vkb_softmax_desc's */
+    bool rows_half, out_half; /* Q, K, V read and O written as fp16 */
 } vkb_fused_desc;
 
 vkbert_status vkb_op_attention_fused(vkbert_context *ctx, VkDescriptorPool pool,
