@@ -40,6 +40,9 @@ typedef enum vkbert_status {
     VKBERT_ERROR_OUT_OF_MEMORY,    /* host or device memory ran out */
     VKBERT_ERROR_VULKAN,           /* a Vulkan call failed; the message names it */
     VKBERT_ERROR_VALIDATION,       /* the validation layer reported a message (tests only) */
+    /* The device was lost, or did not finish within the context's timeout: the context
+     * refuses every later call with this status; destroy it and make a new one. */
+    VKBERT_ERROR_DEVICE_LOST,
 } vkbert_status;
 
 /* A constant name for a status, such as "VKBERT_ERROR_DEVICE_LIMIT". */
@@ -93,6 +96,20 @@ typedef struct vkbert_context_options {
     int validation;
     /* Records timestamp queries around each dispatch (vkbert_attention_timings). */
     int timestamps;
+    /* Lowers device limits, as a small device has them: "name=value,..." with the names of
+     * VkPhysicalDeviceLimits in snake case (max_storage_buffer_range,
+     * max_compute_shared_memory_size, max_compute_work_group_count (each dimension),
+     * max_compute_work_group_invocations, max_compute_work_group_size,
+     * max_texel_buffer_elements, max_push_constants_size,
+     * max_per_stage_descriptor_storage_buffers, max_memory_allocation_count), plus
+     * max_memory_allocation_size and device_memory_budget; values in bytes or counts, with an
+     * optional k, m or g suffix (powers of 1024). Applied after the environment variable
+     * VKBERT_LIMITS of the same form. A value above the device's own limit changes nothing; an
+     * unknown name or a bad value fails context creation. NULL: none. */
+    const char *limits;
+    /* How long one submission may run before the context reports VKBERT_ERROR_DEVICE_LOST;
+     * 0: the environment variable VKBERT_TIMEOUT_MS, else 600000 (ten minutes). */
+    uint32_t timeout_ms;
 } vkbert_context_options;
 
 /* Creates a context: instance, device, compute queue, pipeline cache, memory. `options` may

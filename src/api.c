@@ -12,6 +12,13 @@
         if (!(cond)) return vkb_fail((ctx), VKBERT_ERROR_INVALID_ARGUMENT, "%s", (msg));           \
     } while (0)
 
+/* A context whose device was lost refuses work before touching the device. */
+#define CHECK_ALIVE(ctx)                                                                           \
+    do {                                                                                           \
+        vkbert_status alive_ = vkb_check_alive(ctx);                                               \
+        if (alive_) return alive_;                                                                 \
+    } while (0)
+
 const char *vkbert_status_name(vkbert_status status)
 {
     static const char *names[] = {
@@ -23,6 +30,7 @@ const char *vkbert_status_name(vkbert_status status)
         "VKBERT_ERROR_OUT_OF_MEMORY",
         "VKBERT_ERROR_VULKAN",
         "VKBERT_ERROR_VALIDATION",
+        "VKBERT_ERROR_DEVICE_LOST",
     };
     if ((unsigned)status < sizeof names / sizeof *names) return names[status];
     return "VKBERT_ERROR_UNKNOWN";
@@ -119,6 +127,7 @@ vkbert_status vkbert_tensor_create(vkbert_context *ctx, int ndim, const int64_t 
 {
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
     CHECK_ARG(ctx, out, "out is NULL");
+    CHECK_ALIVE(ctx);
     uint32_t before = ctx->validation_count;
     vkbert_status status = vkb_tensor_new(ctx, ndim, shape, out);
     return status ? status : vkb_check_validation(ctx, before);
@@ -144,6 +153,7 @@ vkbert_status vkbert_tensor_write(vkbert_context *ctx, vkbert_tensor *tensor, co
                                   size_t count)
 {
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    CHECK_ALIVE(ctx);
     vkbert_status status = check_count(ctx, tensor, data, count);
     uint32_t before = ctx->validation_count;
     if (!status) status = vkb_tensor_write(ctx, tensor, data);
@@ -154,6 +164,7 @@ vkbert_status vkbert_tensor_read(vkbert_context *ctx, const vkbert_tensor *tenso
                                  size_t count)
 {
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    CHECK_ALIVE(ctx);
     vkbert_status status = check_count(ctx, tensor, data, count);
     uint32_t before = ctx->validation_count;
     if (!status) status = vkb_tensor_read(ctx, tensor, data);
@@ -183,6 +194,7 @@ vkbert_status vkbert_attention_create_ex(vkbert_context *ctx, int embed_dim, int
 {
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
     CHECK_ARG(ctx, weights && out, "weights or out is NULL");
+    CHECK_ALIVE(ctx);
     vkbert_attention_config fp32 = {VKBERT_PRECISION_FP32};
     if (!config) config = &fp32;
     CHECK_ARG(ctx,
@@ -205,6 +217,7 @@ vkbert_status vkbert_attention_forward(vkbert_attention *layer, const vkbert_ten
 {
     if (!layer) return VKBERT_ERROR_INVALID_ARGUMENT;
     CHECK_ARG(layer->ctx, x && y, "x or y is NULL");
+    CHECK_ALIVE(layer->ctx);
     uint32_t before = layer->ctx->validation_count;
     vkbert_status status = vkb_attention_forward(layer, x, mask, options, y);
     return status ? status : vkb_check_validation(layer->ctx, before);
@@ -215,6 +228,7 @@ vkbert_status vkbert_attention_forward_host(vkbert_attention *layer, int batch, 
                                             const vkbert_attention_options *options, float *y)
 {
     if (!layer) return VKBERT_ERROR_INVALID_ARGUMENT;
+    CHECK_ALIVE(layer->ctx);
     uint32_t before = layer->ctx->validation_count;
     vkbert_status status = vkb_attention_forward_host(layer, batch, seq_len, x, mask, options, y);
     return status ? status : vkb_check_validation(layer->ctx, before);
@@ -245,6 +259,7 @@ vkbert_status vkbert_encoder_load_ex(vkbert_context *ctx, const char *model_dir,
 {
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
     CHECK_ARG(ctx, model_dir && out, "model_dir or out is NULL");
+    CHECK_ALIVE(ctx);
     vkbert_precision precision = config ? config->precision : VKBERT_PRECISION_FP32;
     CHECK_ARG(ctx, precision == VKBERT_PRECISION_FP32 || precision == VKBERT_PRECISION_FP16,
               "unknown precision");
@@ -275,6 +290,7 @@ vkbert_status vkbert_encoder_forward_host(vkbert_encoder *encoder, int batch, in
                                           float *pooled)
 {
     if (!encoder) return VKBERT_ERROR_INVALID_ARGUMENT;
+    CHECK_ALIVE(encoder->ctx);
     uint32_t before = encoder->ctx->validation_count;
     vkbert_status status = vkb_encoder_forward_host(encoder, batch, seq_len, input_ids,
                                                     token_type_ids, attention_mask, hidden, pooled);
@@ -287,6 +303,7 @@ vkbert_status vkbert_encoder_embed_host(vkbert_encoder *encoder, int batch, int 
                                         float *embeddings)
 {
     if (!encoder) return VKBERT_ERROR_INVALID_ARGUMENT;
+    CHECK_ALIVE(encoder->ctx);
     uint32_t before = encoder->ctx->validation_count;
     vkbert_status status = vkb_encoder_embed_host(
         encoder, batch, seq_len, input_ids, token_type_ids, attention_mask, normalize, embeddings);

@@ -213,7 +213,7 @@ static vkbert_status measure_fma(vkbert_context *ctx, double *gflops)
     if (!status)
         status = vkb_buffer_create(ctx, (VkDeviceSize)FMA_GROUPS * VKB_PEAK_WORKGROUP * 16, &w.a);
     if (!status) status = time_peak(ctx, &w, &ms);
-    if (!status) *gflops = vkb_fma_peak_flops(FMA_GROUPS, w.scale) / (ms * 1e6);
+    if (!status) *gflops = vkb_fma_peak_flops(ctx, FMA_GROUPS, w.scale) / (ms * 1e6);
     peak_work_free(ctx, &w);
     return status;
 }

@@ -59,6 +59,7 @@ vkbert_status vkb_tensor_new(vkbert_context *ctx, int ndim, const int64_t *shape
 void vkb_tensor_free(vkbert_context *ctx, vkbert_tensor *t)
 {
     if (!t) return;
+    vkb_settle(ctx);
     vkb_buffer_destroy(ctx, &t->buffer);
     free(t);
 }

@@ -23,8 +23,13 @@ void test_context_done(vkbert_context *ctx)
 {
     char first[1024];
     uint32_t count = vkbert_validation_messages(ctx, first, sizeof first);
+    unsigned before = atomic_load(&vkb_validation_total);
     vkbert_context_destroy(ctx);
     cr_assert_eq(count, 0, "%u validation messages, the first: %s", count, first);
+    /* The object tracker reports every Vulkan object still alive when the device goes. */
+    unsigned teardown = atomic_load(&vkb_validation_total) - before;
+    cr_assert_eq(teardown, 0, "%u validation messages while destroying the context: %s", teardown,
+                 vkb_validation_last);
 }
 
 test_weights test_weights_random(int embed_dim, uint64_t seed)

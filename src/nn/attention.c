@@ -156,6 +156,7 @@ vkbert_status vkb_attention_new(vkbert_context *ctx, int embed_dim, int num_head
 void vkb_attention_free(vkbert_attention *layer)
 {
     if (!layer) return;
+    vkb_settle(layer->ctx);
     for (uint32_t i = 0; i < layer->plan_count; i++)
         attention_plan_free(layer, layer->plans[i]);
     vkb_buffer_destroy(layer->ctx, &layer->weights);
@@ -302,14 +303,11 @@ static vkbert_status upload_mask(vkbert_attention *layer, attention_plan *plan,
     return status;
 }
 
-vkbert_status vkb_attention_forward_host(vkbert_attention *layer, int batch, int seq_len,
-                                         const float *x, const vkbert_mask *mask,
-                                         const vkbert_attention_options *options, float *y)
+static vkbert_status forward_host_once(vkbert_attention *layer, int batch, int seq_len,
+                                       const float *x, const vkbert_mask *mask,
+                                       const vkbert_attention_options *options, float *y)
 {
     vkbert_context *ctx = layer->ctx;
-    if (batch < 1 || seq_len < 1 || !x || !y)
-        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
-                        "batch and seq_len must be positive and x, y non-NULL");
     attention_plan *plan;
     vkbert_status status = attention_plan_get(layer, (uint32_t)batch, (uint32_t)seq_len, &plan);
     if (status) return status;
@@ -323,6 +321,67 @@ vkbert_status vkb_attention_forward_host(vkbert_attention *layer, int batch, int
                                        plan->host_y);
     if (!status) status = vkb_tensor_read(ctx, plan->host_y, y);
     return status;
+}
+
+static size_t dtype_size(vkbert_dtype dtype)
+{
+    return dtype == VKBERT_DTYPE_FLOAT32 || dtype == VKBERT_DTYPE_INT32 ? 4
+           : dtype == VKBERT_DTYPE_INT64                                ? 8
+                                                                        : 1;
+}
+
+/* The mask of sequences [first, ...) of a batch of `batch`: a mask with a batch dimension
+ * (its first, of size B, in 3 or 4 dimensions, or [B,S] when B != S) starts later; others
+ * are shared. */
+static vkbert_mask mask_part(const vkbert_mask *mask, int batch, int seq_len, int first, int n)
+{
+    vkbert_mask part = *mask;
+    bool per_batch = mask->ndim >= 3 ? mask->shape[0] == batch
+                                     : mask->ndim == 2 && mask->shape[0] == batch &&
+                                           mask->shape[1] == seq_len && batch != seq_len;
+    if (!per_batch || batch == 1) return part;
+    size_t per = 1;
+    for (int i = 1; i < mask->ndim; i++)
+        per *= (size_t)mask->shape[i];
+    part.data = (const char *)mask->data + (size_t)first * per * dtype_size(mask->dtype);
+    part.shape[0] = n;
+    if (mask->ndim == 2 && n == seq_len) { /* [n,S] would read as [S,S]: say [B,1,1,S] */
+        part.ndim = 4;
+        part.shape[0] = n, part.shape[1] = 1, part.shape[2] = 1, part.shape[3] = seq_len;
+    }
+    return part;
+}
+
+/* Sequences are independent: a batch over a device limit or the memory runs in halves.
+ * Not with dropout, whose random bits depend on the sequence's index in the batch. */
+static vkbert_status forward_host_pieces(vkbert_attention *layer, int batch, int seq_len,
+                                         const float *x, const vkbert_mask *mask,
+                                         const vkbert_attention_options *options, float *y)
+{
+    vkbert_status status = forward_host_once(layer, batch, seq_len, x, mask, options, y);
+    bool dropout = options && options->dropout > 0.0f;
+    if ((status != VKBERT_ERROR_DEVICE_LIMIT && status != VKBERT_ERROR_OUT_OF_MEMORY) ||
+        batch == 1 || dropout)
+        return status;
+    int first = batch / 2;
+    size_t offset = (size_t)first * (size_t)seq_len * layer->embed_dim;
+    vkbert_mask head, tail;
+    if (mask) head = mask_part(mask, batch, seq_len, 0, first);
+    if (mask) tail = mask_part(mask, batch, seq_len, first, batch - first);
+    status = forward_host_pieces(layer, first, seq_len, x, mask ? &head : NULL, options, y);
+    if (status) return status;
+    return forward_host_pieces(layer, batch - first, seq_len, x + offset, mask ? &tail : NULL,
+                               options, y + offset);
+}
+
+vkbert_status vkb_attention_forward_host(vkbert_attention *layer, int batch, int seq_len,
+                                         const float *x, const vkbert_mask *mask,
+                                         const vkbert_attention_options *options, float *y)
+{
+    if (batch < 1 || seq_len < 1 || !x || !y)
+        return vkb_fail(layer->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "batch and seq_len must be positive and x, y non-NULL");
+    return forward_host_pieces(layer, batch, seq_len, x, mask, options, y);
 }
 
 void vkb_attention_describe(const vkbert_attention *layer, char *out, size_t size)

@@ -182,6 +182,7 @@ vkbert_status vkb_encoder_new(vkbert_context *ctx, const bert_config *config,
 void vkb_encoder_free(vkbert_encoder *e)
 {
     if (!e) return;
+    vkb_settle(e->ctx);
     encoder_plan_free(e, e->plan);
     for (int l = 0; e->attention && l < e->config.num_hidden_layers; l++)
         vkb_attention_free(e->attention[l]);
@@ -284,6 +285,62 @@ static vkbert_status run(vkbert_encoder *e, int batch, int seq_len, const int32_
     return status;
 }
 
+/* The outputs of one call, for running it in pieces of the batch. */
+typedef struct encoder_call {
+    int seq_len;
+    const int32_t *ids, *types, *mask;
+    float *hidden, *pooled, *embeddings; /* embeddings: vkbert_encoder_embed_host */
+    int normalize;
+} encoder_call;
+
+static vkbert_status forward_once(vkbert_encoder *e, int batch, const encoder_call *c)
+{
+    vkbert_status status = run(e, batch, c->seq_len, c->ids, c->types, c->mask);
+    if (status || c->embeddings) return status;
+    return read_outputs(e, e->plan, c->hidden, c->pooled);
+}
+
+static vkbert_status embed_once(vkbert_encoder *e, int batch, const encoder_call *c)
+{
+    vkbert_status status = run(e, batch, c->seq_len, c->ids, c->types, c->mask);
+    if (status) return status;
+    uint32_t h = (uint32_t)e->config.hidden_size;
+    float *padded = malloc((size_t)batch * e->hp * sizeof *padded);
+    if (!padded) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    status = vkb_buffer_download(e->ctx, c->normalize ? &e->plan->unit : &e->plan->mean, 0, padded,
+                                 (uint64_t)batch * e->hp * 4);
+    for (int b = 0; !status && b < batch; b++)
+        memcpy(c->embeddings + (size_t)b * h, padded + (size_t)b * e->hp, h * 4);
+    free(padded);
+    return status;
+}
+
+/* The call for sequences [first, first + n) of `c`. */
+static encoder_call call_part(const vkbert_encoder *e, const encoder_call *c, int first)
+{
+    size_t tokens = (size_t)first * (size_t)c->seq_len, h = (size_t)e->config.hidden_size;
+    encoder_call part = *c;
+    part.ids = c->ids + tokens;
+    part.types = c->types ? c->types + tokens : NULL;
+    part.mask = c->mask ? c->mask + tokens : NULL;
+    part.hidden = c->hidden ? c->hidden + tokens * h : NULL;
+    part.pooled = c->pooled ? c->pooled + (size_t)first * h : NULL;
+    part.embeddings = c->embeddings ? c->embeddings + (size_t)first * h : NULL;
+    return part;
+}
+
+/* Sequences are independent: a batch over a device limit or the memory runs in halves. */
+static vkbert_status run_in_pieces(vkbert_encoder *e, int batch, const encoder_call *c)
+{
+    vkbert_status status = c->embeddings ? embed_once(e, batch, c) : forward_once(e, batch, c);
+    if ((status != VKBERT_ERROR_DEVICE_LIMIT && status != VKBERT_ERROR_OUT_OF_MEMORY) || batch == 1)
+        return status;
+    int first = batch / 2;
+    encoder_call rest = call_part(e, c, first);
+    status = run_in_pieces(e, first, c);
+    return status ? status : run_in_pieces(e, batch - first, &rest);
+}
+
 vkbert_status vkb_encoder_forward_host(vkbert_encoder *e, int batch, int seq_len,
                                        const int32_t *input_ids, const int32_t *token_type_ids,
                                        const int32_t *attention_mask, float *hidden, float *pooled)
@@ -291,8 +348,11 @@ vkbert_status vkb_encoder_forward_host(vkbert_encoder *e, int batch, int seq_len
     if (!hidden) return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "hidden is NULL");
     if (pooled && !e->has_pooler)
         return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "the model has no pooler");
-    vkbert_status status = run(e, batch, seq_len, input_ids, token_type_ids, attention_mask);
-    return status ? status : read_outputs(e, e->plan, hidden, pooled);
+    if (batch < 1 || seq_len < 1 || !input_ids)
+        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "batch and seq_len must be positive and input_ids non-NULL");
+    encoder_call c = {seq_len, input_ids, token_type_ids, attention_mask, hidden, pooled, NULL, 0};
+    return run_in_pieces(e, batch, &c);
 }
 
 vkbert_status vkb_encoder_embed_host(vkbert_encoder *e, int batch, int seq_len,
@@ -301,15 +361,10 @@ vkbert_status vkb_encoder_embed_host(vkbert_encoder *e, int batch, int seq_len,
                                      float *embeddings)
 {
     if (!embeddings) return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "embeddings is NULL");
-    vkbert_status status = run(e, batch, seq_len, input_ids, token_type_ids, attention_mask);
-    if (status) return status;
-    uint32_t h = (uint32_t)e->config.hidden_size;
-    float *padded = malloc((size_t)batch * e->hp * sizeof *padded);
-    if (!padded) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
-    status = vkb_buffer_download(e->ctx, normalize ? &e->plan->unit : &e->plan->mean, 0, padded,
-                                 (uint64_t)batch * e->hp * 4);
-    for (int b = 0; !status && b < batch; b++)
-        memcpy(embeddings + (size_t)b * h, padded + (size_t)b * e->hp, h * 4);
-    free(padded);
-    return status;
+    if (batch < 1 || seq_len < 1 || !input_ids)
+        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "batch and seq_len must be positive and input_ids non-NULL");
+    encoder_call c = {seq_len, input_ids, token_type_ids, attention_mask,
+                      NULL,    NULL,      embeddings,     normalize};
+    return run_in_pieces(e, batch, &c);
 }

@@ -34,6 +34,6 @@ vkbert_status vkb_op_embedding(vkbert_context *ctx, VkDescriptorPool pool,
     vkb_kernel kernel = {shader, NULL, &size, 1, views, 3, &push, sizeof push};
     vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, dispatch);
     if (status) return status;
-    vkb_grid_1d(d->tokens, 1, dispatch->groups); /* one workgroup per token */
+    vkb_grid_1d(ctx, d->tokens, 1, dispatch->groups); /* one workgroup per token */
     return vkb_check_groups(ctx, dispatch);
 }

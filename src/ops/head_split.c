@@ -23,7 +23,7 @@ vkbert_status vkb_op_heads(vkbert_context *ctx, VkDescriptorPool pool, const vkb
     vkb_kernel kernel = {shader, NULL, &size, 1, views, 2, &push, sizeof push};
     vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, dispatch);
     if (status) return status;
-    vkb_grid_1d(items, size, dispatch->groups);
+    vkb_grid_1d(ctx, items, size, dispatch->groups);
     return vkb_check_groups(ctx, dispatch);
 }
 

@@ -23,6 +23,6 @@ vkbert_status vkb_op_layer_norm(vkbert_context *ctx, VkDescriptorPool pool,
     vkb_kernel kernel = {shader, NULL, &size, 1, views, 4, &push, sizeof push};
     vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, dispatch);
     if (status) return status;
-    vkb_grid_1d(d->rows, 1, dispatch->groups); /* one workgroup per row */
+    vkb_grid_1d(ctx, d->rows, 1, dispatch->groups); /* one workgroup per row */
     return vkb_check_groups(ctx, dispatch);
 }

@@ -16,16 +16,16 @@ typedef struct fma_push {
 } fma_push;
 
 /* Spreads `groups` over x and y: x is capped at 65535, the least every device allows. */
-static void grid(uint64_t groups, uint32_t out[3])
+static void grid(const vkbert_context *ctx, uint64_t groups, uint32_t out[3])
 {
-    vkb_grid_1d(groups * VKB_PEAK_WORKGROUP, VKB_PEAK_WORKGROUP, out);
+    vkb_grid_1d(ctx, groups * VKB_PEAK_WORKGROUP, VKB_PEAK_WORKGROUP, out);
 }
 
 vkbert_status vkb_op_fma_peak(vkbert_context *ctx, VkDescriptorPool pool, uint32_t groups,
                               uint32_t iterations, vkb_view result, vkb_dispatch *out)
 {
     uint32_t shape[3];
-    grid(groups, shape);
+    grid(ctx, groups, shape);
     /* flat_invocation() covers the whole x*y grid, so the result must too. */
     uint64_t invocations = (uint64_t)shape[0] * shape[1] * VKB_PEAK_WORKGROUP;
     if (result.size < invocations * 16)
@@ -36,14 +36,14 @@ vkbert_status vkb_op_fma_peak(vkbert_context *ctx, VkDescriptorPool pool, uint32
     vkb_kernel kernel = {&vkb_shader_fma_peak, NULL, no_spec, 0, &result, 1, &push, sizeof push};
     vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, out);
     if (status) return status;
-    grid(groups, out->groups);
+    grid(ctx, groups, out->groups);
     return vkb_check_groups(ctx, out);
 }
 
-double vkb_fma_peak_flops(uint32_t groups, uint32_t iterations)
+double vkb_fma_peak_flops(const vkbert_context *ctx, uint32_t groups, uint32_t iterations)
 {
     uint32_t shape[3];
-    grid(groups, shape);
+    grid(ctx, groups, shape);
     double invocations = (double)shape[0] * shape[1] * VKB_PEAK_WORKGROUP;
     return 2.0 * 4.0 * VKB_FMA_CHAINS * VKB_FMA_STEPS * (double)iterations * invocations;
 }
@@ -61,6 +61,6 @@ vkbert_status vkb_op_copy(vkbert_context *ctx, VkDescriptorPool pool, vkb_view s
     vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, out);
     if (status) return status;
     uint64_t groups = (count + VKB_PEAK_WORKGROUP - 1) / VKB_PEAK_WORKGROUP;
-    grid(groups < COPY_MAX_GROUPS ? groups : COPY_MAX_GROUPS, out->groups);
+    grid(ctx, groups < COPY_MAX_GROUPS ? groups : COPY_MAX_GROUPS, out->groups);
     return vkb_check_groups(ctx, out);
 }

@@ -15,7 +15,7 @@
 vkbert_status vkb_op_fma_peak(vkbert_context *ctx, VkDescriptorPool pool, uint32_t groups,
                               uint32_t iterations, vkb_view result, vkb_dispatch *out);
 /* Floating-point operations of one such dispatch (an fma counts 2). */
-double vkb_fma_peak_flops(uint32_t groups, uint32_t iterations);
+double vkb_fma_peak_flops(const vkbert_context *ctx, uint32_t groups, uint32_t iterations);
 
 /* dst = src, as many vec4 as `dst` holds (`src` at least as large). */
 vkbert_status vkb_op_copy(vkbert_context *ctx, VkDescriptorPool pool, vkb_view src, vkb_view dst,

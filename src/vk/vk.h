@@ -8,6 +8,7 @@
 #include "vkbert.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #define VKB_MAX_BLOCKS 64
@@ -67,6 +68,7 @@ typedef struct vkb_dispatch {
     uint8_t push[128];
     uint32_t push_size;
     uint32_t groups[3];
+    uint32_t max_groups[3]; /* maxComputeWorkGroupCount, set by vkb_check_groups */
 } vkb_dispatch;
 
 struct vkbert_context {
@@ -96,6 +98,20 @@ struct vkbert_context {
     bool timestamps;
     double timestamp_ns; /* nanoseconds per tick */
 
+    /* Limits beyond VkPhysicalDeviceLimits (vk_limits.c), capped like it. */
+    VkDeviceSize max_allocation; /* maxMemoryAllocationSize */
+    VkDeviceSize budget;         /* device memory the context may hold: the heap, or less */
+
+    /* Faults. `lost`: a fence wait failed or timed out; every later call fails without
+     * touching the device. The test hooks make the Nth buffer creation fail with
+     * out-of-memory (counting from 1 at the reset of allocation_count), or the next submit
+     * report VK_ERROR_DEVICE_LOST. */
+    bool lost, settled;
+    uint64_t timeout_ns;
+    uint32_t allocation_count, fail_allocation_at;
+    bool fail_next_submit;
+    uint32_t split_dispatches; /* dispatches recorded in pieces (over maxComputeWorkGroupCount) */
+
     vkb_block blocks[VKB_MAX_BLOCKS];
     uint32_t block_count;
     VkDeviceSize allocated_bytes; /* of the blocks (VkDeviceMemory) */
@@ -109,6 +125,15 @@ struct vkbert_context {
     char validation_first[VKB_ERROR_SIZE];
     char error[VKB_ERROR_SIZE];
 };
+
+/* Validation messages of every context in the process, and the text of the latest (racy
+ * between threads; for tests). */
+extern atomic_uint vkb_validation_total;
+extern char vkb_validation_last[VKB_ERROR_SIZE];
+
+/* Waits for the device to finish work left running by a timed-out wait, so that what is being
+ * destroyed is no longer in use. Nothing to do for a healthy context. */
+void vkb_settle(vkbert_context *ctx);
 
 /* ---- errors: set the context's message and return the status ---- */
 vkbert_status vkb_fail(vkbert_context *ctx, vkbert_status status, const char *fmt, ...)
@@ -125,6 +150,12 @@ vkbert_status vkb_load_vulkan(void);
 vkbert_status vkb_context_init(vkbert_context *ctx, const vkbert_context_options *options);
 void vkb_context_release(vkbert_context *ctx);
 void vkb_describe_device(VkPhysicalDevice device, vkbert_device_info *info);
+
+/* Reads maxMemoryAllocationSize and the heap size, then lowers the limits by VKBERT_LIMITS
+ * and `option` (both "name=value,..."): an unknown name or a bad value is an error. */
+vkbert_status vkb_limits_init(vkbert_context *ctx, const char *option);
+/* VKBERT_ERROR_DEVICE_LOST once the device was lost or a wait timed out. */
+vkbert_status vkb_check_alive(vkbert_context *ctx);
 
 /* ---- on-disk caches (vk_cache.c) ---- */
 /* The directory: VKBERT_CACHE_DIR ("off" disables), else $XDG_CACHE_HOME/vkbert, else
@@ -210,13 +241,17 @@ vkbert_status vkb_timestamp_pool(vkbert_context *ctx, uint32_t count, VkQueryPoo
 void vkb_cmd_barrier(VkCommandBuffer cmd);
 /* Makes shader writes visible to host reads after the fence. */
 void vkb_cmd_barrier_to_host(VkCommandBuffer cmd);
+/* Records the dispatch, in pieces of at most dispatch->max_groups per dimension
+ * (vkCmdDispatchBase) where its group counts exceed them. */
 void vkb_cmd_dispatch(VkCommandBuffer cmd, const vkb_dispatch *dispatch);
 vkbert_status vkb_submit_wait(vkbert_context *ctx, VkCommandBuffer cmd);
 /* Group counts for `items` invocations in workgroups of `size`, spread over x and y (x is
- * capped at 65535 groups, the least every device allows). */
-void vkb_grid_1d(uint64_t items, uint32_t size, uint32_t groups[3]);
-/* Checks group counts against the device's limits. */
-vkbert_status vkb_check_groups(vkbert_context *ctx, const vkb_dispatch *dispatch);
+ * capped at 65535 groups, the least every device allows, or the device's lower limit: shaders
+ * that flatten x and y read gl_NumWorkGroups.x, so x is never split). */
+void vkb_grid_1d(const vkbert_context *ctx, uint64_t items, uint32_t size, uint32_t groups[3]);
+/* Notes the device's group-count limits in the dispatch, which is then recorded in pieces
+ * where it exceeds them (counted in ctx->split_dispatches). */
+vkbert_status vkb_check_groups(vkbert_context *ctx, vkb_dispatch *dispatch);
 /* Fails with VKBERT_ERROR_DEVICE_LIMIT when a binding range exceeds maxStorageBufferRange. */
 vkbert_status vkb_check_range(vkbert_context *ctx, VkDeviceSize bytes, const char *what);
 /* Fails with VKBERT_ERROR_VALIDATION if validation messages arrived since `before`. */

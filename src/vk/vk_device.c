@@ -33,6 +33,9 @@ vkbert_status vkb_load_vulkan(void)
     return VKBERT_OK;
 }
 
+atomic_uint vkb_validation_total;
+char vkb_validation_last[VKB_ERROR_SIZE];
+
 static VKAPI_ATTR VkBool32 VKAPI_CALL
 on_validation(VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT type,
               const VkDebugUtilsMessengerCallbackDataEXT *data, void *user)
@@ -41,6 +44,11 @@ on_validation(VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessa
     bool counts = (type & VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT) ||
                   (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT);
     if (counts) {
+        /* Process-wide too: messages while a context is destroyed (objects left alive) arrive
+         * after its count can be read. */
+        atomic_fetch_add(&vkb_validation_total, 1);
+        snprintf(vkb_validation_last, sizeof vkb_validation_last, "%s",
+                 data->pMessage ? data->pMessage : "(no text)");
         if (ctx->validation_count++ == 0)
             snprintf(ctx->validation_first, sizeof ctx->validation_first, "%s",
                      data->pMessage ? data->pMessage : "(no text)");
@@ -443,6 +451,17 @@ static vkbert_status create_instance_for(vkbert_context *ctx, bool validation)
     return VKBERT_OK;
 }
 
+/* The fence timeout: the option, else VKBERT_TIMEOUT_MS, else ten minutes (a whole large
+ * batch on a CPU device takes minutes; a GPU's own watchdog fires long before). */
+static uint64_t timeout_ns(const vkbert_context_options *options)
+{
+    uint64_t ms = options ? options->timeout_ms : 0;
+    const char *env = getenv("VKBERT_TIMEOUT_MS");
+    if (!ms && env && *env) ms = strtoull(env, NULL, 10);
+    if (!ms) ms = 600000;
+    return ms * 1000000ull;
+}
+
 vkbert_status vkb_context_init(vkbert_context *ctx, const vkbert_context_options *options)
 {
     vkbert_status status = vkb_load_vulkan();
@@ -466,6 +485,9 @@ vkbert_status vkb_context_init(vkbert_context *ctx, const vkbert_context_options
     if (status) return status;
 
     read_device_properties(ctx);
+    status = vkb_limits_init(ctx, options ? options->limits : NULL);
+    if (status) return status;
+    ctx->timeout_ns = timeout_ns(options);
     ctx->queue_family = (uint32_t)find_compute_queue(ctx->physical);
     ctx->timestamps = options && options->timestamps;
     if (ctx->timestamps && !queue_has_timestamps(ctx))

@@ -97,12 +97,42 @@ static int find_memory_type(const vkbert_context *ctx, uint32_t type_bits,
     return -1;
 }
 
-static vkbert_status new_block(vkbert_context *ctx, uint32_t type_index, VkDeviceSize size,
+/* A block for a request of `need` bytes: BLOCK_BYTES where the limits leave room, never less
+ * than `need`; refused up front when `need` itself is over a limit. */
+static vkbert_status block_size(vkbert_context *ctx, VkDeviceSize need, VkDeviceSize *out)
+{
+    if (need > ctx->max_allocation)
+        return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT,
+                        "a buffer of %llu bytes needs one allocation of that size; the device "
+                        "allows %llu (maxMemoryAllocationSize)",
+                        (unsigned long long)need, (unsigned long long)ctx->max_allocation);
+    VkDeviceSize left = ctx->budget > ctx->allocated_bytes ? ctx->budget - ctx->allocated_bytes : 0;
+    if (need > left)
+        return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY,
+                        "a buffer of %llu bytes does not fit: %llu of the %llu-byte device memory "
+                        "budget are in use (device_memory_budget, else the heap size)",
+                        (unsigned long long)need, (unsigned long long)ctx->allocated_bytes,
+                        (unsigned long long)ctx->budget);
+    VkDeviceSize size = BLOCK_BYTES;
+    if (size > ctx->max_allocation) size = ctx->max_allocation;
+    if (size > left) size = left;
+    *out = size > need ? size : need;
+    return VKBERT_OK;
+}
+
+static vkbert_status new_block(vkbert_context *ctx, uint32_t type_index, VkDeviceSize need,
                                bool map, vkb_block **out)
 {
-    if (ctx->block_count == VKB_MAX_BLOCKS)
-        return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "more than %d memory blocks in use",
-                        VKB_MAX_BLOCKS);
+    if (ctx->block_count == VKB_MAX_BLOCKS ||
+        ctx->block_count >= ctx->props.limits.maxMemoryAllocationCount)
+        return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY,
+                        "%u memory blocks are in use, the most the library (%d) or the device "
+                        "(maxMemoryAllocationCount %u) allows",
+                        ctx->block_count, VKB_MAX_BLOCKS,
+                        ctx->props.limits.maxMemoryAllocationCount);
+    VkDeviceSize size = 0;
+    vkbert_status status = block_size(ctx, need, &size);
+    if (status) return status;
     vkb_block *block = &ctx->blocks[ctx->block_count];
     memset(block, 0, sizeof *block);
     VkMemoryAllocateInfo info = {
@@ -144,8 +174,7 @@ static vkbert_status place(vkbert_context *ctx, VkMemoryRequirements req, uint32
         }
     }
     vkb_block *block = NULL;
-    vkbert_status status =
-        new_block(ctx, type_index, req.size > BLOCK_BYTES ? req.size : BLOCK_BYTES, map, &block);
+    vkbert_status status = new_block(ctx, type_index, req.size, map, &block);
     if (status) return status;
     block_take(block, req.size, req.alignment, &out->block_offset);
     out->block = block;
@@ -156,6 +185,9 @@ static vkbert_status create(vkbert_context *ctx, VkDeviceSize size, VkMemoryProp
                             bool map, vkb_buffer *out)
 {
     memset(out, 0, sizeof *out);
+    if (++ctx->allocation_count == ctx->fail_allocation_at) /* test hook */
+        return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY,
+                        "out of device memory (injected at buffer %u)", ctx->allocation_count);
     VkBufferCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
         .size = size ? size : 16,

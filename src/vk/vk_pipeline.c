@@ -64,6 +64,7 @@ static vkbert_status create_pipeline(vkbert_context *ctx, vkb_pipeline *p, const
     VkSpecializationInfo spec = {p->spec_count, entries, p->spec_count * 4, p->spec};
     VkComputePipelineCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .flags = VK_PIPELINE_CREATE_DISPATCH_BASE_BIT, /* pieces of large dispatches */
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
                   .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                   .module = module,

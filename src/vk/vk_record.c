@@ -27,6 +27,8 @@ void vkb_cmd_barrier_to_host(VkCommandBuffer cmd)
                          VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, NULL, 0, NULL);
 }
 
+/* Pieces of at most max_groups per dimension; 0 (a dispatch never checked) means no limit.
+ * The pieces write disjoint outputs, so no barrier goes between them. */
 void vkb_cmd_dispatch(VkCommandBuffer cmd, const vkb_dispatch *d)
 {
     vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline->pipeline);
@@ -35,31 +37,83 @@ void vkb_cmd_dispatch(VkCommandBuffer cmd, const vkb_dispatch *d)
     if (d->push_size)
         vkCmdPushConstants(cmd, d->pipeline->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, d->push_size,
                            d->push);
-    vkCmdDispatch(cmd, d->groups[0], d->groups[1], d->groups[2]);
+    uint32_t step[3];
+    for (int i = 0; i < 3; i++)
+        step[i] =
+            d->max_groups[i] && d->max_groups[i] < d->groups[i] ? d->max_groups[i] : d->groups[i];
+    if (step[0] == d->groups[0] && step[1] == d->groups[1] && step[2] == d->groups[2]) {
+        vkCmdDispatch(cmd, d->groups[0], d->groups[1], d->groups[2]);
+        return;
+    }
+    for (uint32_t z = 0; z < d->groups[2]; z += step[2])
+        for (uint32_t y = 0; y < d->groups[1]; y += step[1])
+            for (uint32_t x = 0; x < d->groups[0]; x += step[0]) {
+                uint32_t nx = d->groups[0] - x < step[0] ? d->groups[0] - x : step[0];
+                uint32_t ny = d->groups[1] - y < step[1] ? d->groups[1] - y : step[1];
+                uint32_t nz = d->groups[2] - z < step[2] ? d->groups[2] - z : step[2];
+                vkCmdDispatchBase(cmd, x, y, z, nx, ny, nz);
+            }
+}
+
+vkbert_status vkb_check_alive(vkbert_context *ctx)
+{
+    if (!ctx->lost) return VKBERT_OK;
+    return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LOST,
+                    "the device was lost or timed out earlier; destroy this context and make a "
+                    "new one");
+}
+
+void vkb_settle(vkbert_context *ctx)
+{
+    if (!ctx->lost || ctx->settled) return;
+    vkDeviceWaitIdle(ctx->device); /* returns at once on a really lost device */
+    ctx->settled = true;
+}
+
+/* A lost device or a timed-out wait leaves the device's state unknown: the context refuses
+ * all later work (vkb_check_alive). */
+static vkbert_status device_lost(vkbert_context *ctx, VkResult result, const char *what)
+{
+    ctx->lost = true;
+    if (result == VK_TIMEOUT)
+        return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LOST,
+                        "%s: the device did not finish within the %.0f ms timeout", what,
+                        (double)ctx->timeout_ns * 1e-6);
+    return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LOST, "%s: %s", what, vkb_result_name(result));
 }
 
 vkbert_status vkb_submit_wait(vkbert_context *ctx, VkCommandBuffer cmd)
 {
+    vkbert_status status = vkb_check_alive(ctx);
+    if (status) return status;
     VkSubmitInfo submit = {
         .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
         .commandBufferCount = 1,
         .pCommandBuffers = &cmd,
     };
     VkResult result = vkQueueSubmit(ctx->queue, 1, &submit, ctx->fence);
+    if (result == VK_ERROR_DEVICE_LOST) return device_lost(ctx, result, "vkQueueSubmit");
     if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkQueueSubmit");
-    result = vkWaitForFences(ctx->device, 1, &ctx->fence, VK_TRUE, UINT64_MAX);
+    result = vkWaitForFences(ctx->device, 1, &ctx->fence, VK_TRUE, ctx->timeout_ns);
+    if (ctx->fail_next_submit) { /* test hook: as if the device were lost */
+        ctx->fail_next_submit = false;
+        if (result == VK_SUCCESS) result = VK_ERROR_DEVICE_LOST;
+    }
+    if (result == VK_TIMEOUT || result == VK_ERROR_DEVICE_LOST)
+        return device_lost(ctx, result, "vkWaitForFences"); /* the fence stays unsignalled */
     vkResetFences(ctx->device, 1, &ctx->fence);
     if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkWaitForFences");
     return VKBERT_OK;
 }
 
-vkbert_status vkb_check_groups(vkbert_context *ctx, const vkb_dispatch *d)
+vkbert_status vkb_check_groups(vkbert_context *ctx, vkb_dispatch *d)
 {
-    for (int i = 0; i < 3; i++)
-        if (d->groups[i] > ctx->props.limits.maxComputeWorkGroupCount[i])
-            return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT,
-                            "%s needs %u workgroups in dimension %d; the device allows %u", d->name,
-                            d->groups[i], i, ctx->props.limits.maxComputeWorkGroupCount[i]);
+    bool split = false;
+    for (int i = 0; i < 3; i++) {
+        d->max_groups[i] = ctx->props.limits.maxComputeWorkGroupCount[i];
+        split = split || d->groups[i] > d->max_groups[i];
+    }
+    if (split) ctx->split_dispatches++;
     return VKBERT_OK;
 }
 
@@ -79,10 +133,12 @@ vkbert_status vkb_check_validation(vkbert_context *ctx, uint32_t before)
     return vkb_fail(ctx, VKBERT_ERROR_VALIDATION, "validation: %s", ctx->validation_first);
 }
 
-void vkb_grid_1d(uint64_t items, uint32_t size, uint32_t groups[3])
+void vkb_grid_1d(const vkbert_context *ctx, uint64_t items, uint32_t size, uint32_t groups[3])
 {
     uint64_t total = (items + size - 1) / size;
-    uint64_t x = total < 65535 ? total : 65535;
+    uint64_t cap = ctx->props.limits.maxComputeWorkGroupCount[0];
+    if (cap > 65535) cap = 65535;
+    uint64_t x = total < cap ? total : cap;
     if (x == 0) x = 1;
     groups[0] = (uint32_t)x;
     groups[1] = (uint32_t)((total + x - 1) / x);

@@ -1,0 +1,167 @@
+/* Device limits lowered as small devices have them (vkbert_context_options.limits, the form
+ * of VKBERT_LIMITS): bad lists are refused, work over a limit is split where the math allows
+ * (dispatches in pieces, batches in halves) and checked against double, and what cannot be
+ * split is refused with an error naming the limit. */
+#include "nn/attention.h"
+#include "support.h"
+#include "vk/vk.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static vkbert_context *limited(const char *limits)
+{
+    vkbert_context_options options = {.validation = 1, .limits = limits};
+    vkbert_context *ctx = NULL;
+    vkbert_status status = vkbert_context_create(&options, &ctx);
+    cr_assert_eq(status, VKBERT_OK, "context with %s: %s", limits, vkbert_last_error(NULL));
+    return ctx;
+}
+
+/* Runs a layer E = heads * 16 over B x S with key padding, against double; `whole`: whether
+ * the batch must have run in one piece. */
+static void check_layer(vkbert_context *ctx, int batch, int seq_len, int heads, uint64_t seed,
+                        bool whole)
+{
+    int e = heads * 16;
+    size_t n = (size_t)batch * seq_len * e;
+    test_weights w = test_weights_random(e, seed);
+    vkbert_attention_weights api = test_weights_api(&w);
+    vkbert_attention *layer = NULL;
+    TEST_OK(vkbert_attention_create(ctx, e, heads, &api, &layer));
+    float *x = malloc(n * sizeof *x), *y = test_poisoned(n);
+    float *keep = malloc((size_t)batch * seq_len * sizeof *keep);
+    double *want = malloc(n * sizeof *want);
+    ref_rng rng = {seed};
+    ref_fill(&rng, x, n, -1, 1);
+    for (int i = 0; i < batch * seq_len; i++) /* sequence b keeps its first S - b % 5 keys */
+        keep[i] = i % seq_len < seq_len - (i / seq_len) % 5 ? 1.0f : 0.0f;
+    vkbert_mask mask = {keep, VKBERT_DTYPE_FLOAT32, 2, {batch, seq_len}};
+    vkbert_status status = vkbert_attention_forward_host(layer, batch, seq_len, x, &mask, NULL, y);
+    cr_assert_eq(status, VKBERT_OK, "forward: %s", vkbert_last_error(ctx));
+    ref_layer ref = test_weights_ref(&w, heads);
+    ref_mask rmask = {keep, {(size_t)seq_len, 0, 0, 1}};
+    ref_options opt = {0};
+    ref_attention(&ref, batch, seq_len, x, &rmask, &opt, want);
+    char what[96];
+    snprintf(what, sizeof what, "B %d S %d E %d under limits", batch, seq_len, e);
+    test_assert_fp32_close(y, want, n, what);
+    bool one_plan = layer->plan_count == 1 && layer->plans[0]->batch == (uint32_t)batch;
+    cr_assert_eq(one_plan, whole, "%s: %u plans, the first for batch %u", what, layer->plan_count,
+                 layer->plans[0]->batch);
+    vkbert_attention_destroy(layer);
+    test_weights_free(&w);
+    free(x), free(y), free(keep), free(want);
+}
+
+static void expect_refused(const char *limits, const char *words)
+{
+    vkbert_context_options options = {.validation = 1, .limits = limits};
+    vkbert_context *ctx = NULL;
+    vkbert_status status = vkbert_context_create(&options, &ctx);
+    cr_assert_eq(status, VKBERT_ERROR_INVALID_ARGUMENT, "%s: %s", limits,
+                 vkbert_status_name(status));
+    cr_assert_null(ctx);
+    cr_assert(strstr(vkbert_last_error(NULL), words), "%s: \"%s\" does not say \"%s\"", limits,
+              vkbert_last_error(NULL), words);
+}
+
+Test(limits, bad_lists_are_refused)
+{
+    expect_refused("max_storage_buffer_rang=1024", "unknown limit \"max_storage_buffer_rang\"");
+    expect_refused("max_storage_buffer_range", "not name=value");
+    expect_refused("max_storage_buffer_range=0", "not name=value");
+    expect_refused("max_storage_buffer_range=12q", "not name=value");
+    expect_refused("max_storage_buffer_range=-5", "not name=value");
+    expect_refused("max_storage_buffer_range=1m,,", "not name=value");
+    setenv("VKBERT_LIMITS", "nonsense=1", 1);
+    expect_refused(NULL, "VKBERT_LIMITS: unknown limit \"nonsense\"");
+    unsetenv("VKBERT_LIMITS");
+}
+
+Test(limits, caps_lower_and_never_raise)
+{
+    vkbert_context *ctx = limited("max_storage_buffer_range=1m,max_compute_shared_memory_size=16k,"
+                                  "max_compute_work_group_count=7,device_memory_budget=1g");
+    vkbert_device_info info;
+    TEST_OK(vkbert_context_device(ctx, &info));
+    cr_assert_eq(info.max_storage_buffer_range, 1u << 20);
+    cr_assert_eq(info.shared_memory_bytes, 16u << 10);
+    cr_assert_eq(ctx->props.limits.maxComputeWorkGroupCount[2], 7u);
+    cr_assert_eq(ctx->budget, 1ull << 30);
+    test_context_done(ctx);
+    ctx = limited("max_compute_work_group_invocations=4000000000");
+    cr_assert_lt(ctx->props.limits.maxComputeWorkGroupInvocations, 4000000000u);
+    test_context_done(ctx);
+}
+
+Test(limits, dispatches_over_the_group_count_run_in_pieces)
+{
+    vkbert_context *ctx = limited("max_compute_work_group_count=2");
+    check_layer(ctx, 3, 37, 3, 1, true);
+    cr_assert_gt(ctx->split_dispatches, 0, "no dispatch was split");
+    test_context_done(ctx);
+}
+
+Test(limits, batches_over_the_storage_range_run_in_halves)
+{
+    /* Q, K, V of 24 x 64 tokens of E 64 are 1.1 MiB: over 1 MiB, so the batch is halved. */
+    vkbert_context *ctx = limited("max_storage_buffer_range=1m");
+    check_layer(ctx, 24, 64, 4, 2, false);
+    check_layer(ctx, 23, 64, 4, 3, false); /* odd halves */
+    test_context_done(ctx);
+}
+
+Test(limits, small_shared_memory_and_allocations)
+{
+    vkbert_context *ctx =
+        limited("max_compute_shared_memory_size=16k,max_memory_allocation_size=2m");
+    check_layer(ctx, 8, 40, 4, 4, true);
+    vkbert_tensor *t = NULL;
+    int64_t big[2] = {1024, 1024}; /* 4 MiB in one buffer */
+    cr_assert_eq(vkbert_tensor_create(ctx, 2, big, &t), VKBERT_ERROR_DEVICE_LIMIT);
+    cr_assert(strstr(vkbert_last_error(ctx), "maxMemoryAllocationSize"), "%s",
+              vkbert_last_error(ctx));
+    test_context_done(ctx);
+}
+
+Test(limits, one_sequence_over_the_range_is_refused)
+{
+    vkbert_context *ctx = limited("max_storage_buffer_range=256k");
+    test_weights w = test_weights_random(64, 5);
+    vkbert_attention_weights api = test_weights_api(&w);
+    vkbert_attention *layer = NULL;
+    TEST_OK(vkbert_attention_create(ctx, 64, 4, &api, &layer));
+    int s = 1024; /* one sequence's Q, K, V: 768 KiB */
+    float *x = calloc((size_t)s * 64, sizeof *x), *y = calloc((size_t)s * 64, sizeof *y);
+    cr_assert_eq(vkbert_attention_forward_host(layer, 2, s, x, NULL, NULL, y),
+                 VKBERT_ERROR_DEVICE_LIMIT);
+    cr_assert(strstr(vkbert_last_error(ctx), "maxStorageBufferRange"), "%s",
+              vkbert_last_error(ctx));
+    free(x), free(y);
+    vkbert_attention_destroy(layer);
+    test_weights_free(&w);
+    test_context_done(ctx);
+}
+
+Test(limits, the_memory_budget)
+{
+    /* 8 MiB: the weights fit, a large batch's activations do not even in halves of one. */
+    vkbert_context *ctx = limited("device_memory_budget=8m");
+    test_weights w = test_weights_random(128, 6);
+    vkbert_attention_weights api = test_weights_api(&w);
+    vkbert_attention *layer = NULL;
+    TEST_OK(vkbert_attention_create(ctx, 128, 4, &api, &layer));
+    int s = 4096; /* Q, K, V, O, x and y: 12 MiB */
+    size_t n = (size_t)s * 128;
+    float *x = calloc(n, sizeof *x), *y = calloc(n, sizeof *y);
+    vkbert_status status = vkbert_attention_forward_host(layer, 1, s, x, NULL, NULL, y);
+    cr_assert_eq(status, VKBERT_ERROR_OUT_OF_MEMORY, "%s", vkbert_status_name(status));
+    cr_assert(strstr(vkbert_last_error(ctx), "device_memory_budget"), "%s", vkbert_last_error(ctx));
+    cr_assert_leq(ctx->allocated_bytes, 8u << 20);
+    free(x), free(y);
+    vkbert_attention_destroy(layer);
+    test_weights_free(&w);
+    check_layer(ctx, 4, 33, 2, 7, true); /* smaller work still runs */
+    test_context_done(ctx);
+}
