@@ -4,9 +4,14 @@
  * The only public header. Every call returns a vkbert_status; on failure the context keeps a
  * message (vkbert_last_error). The library never aborts and never prints.
  *
- * Threads: a context, and the tensors and layers made from it, are used by one thread at a
- * time; separate contexts may be used from separate threads. Destroy layers and tensors
- * before their context.
+ * Threads: a context, and the tensors, layers and encoders made from it, are used by one
+ * thread at a time (serialize calls on a shared context with your own lock); separate contexts
+ * may be used from separate threads at once. Context creation and device listing may run
+ * from any thread at any time; vkbert_last_error(NULL) is per thread. Destroy layers,
+ * encoders and tensors before their context.
+ *
+ * Faults: out of memory leaves the context usable; VKBERT_ERROR_DEVICE_LOST (a lost device or
+ * a timeout) makes every later call on the context fail the same way.
  *
  * Layout conventions: tensors are float32, row-major, shapes outermost first. Weights use
  * PyTorch's nn.Linear layout, W[out][in], so a linear layer is y = x * W^T + b.

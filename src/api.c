@@ -105,7 +105,8 @@ const char *vkbert_last_error(const vkbert_context *ctx)
 
 vkbert_status vkbert_context_device(const vkbert_context *ctx, vkbert_device_info *info)
 {
-    if (!ctx || !info) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "NULL argument");
+    if (!ctx) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "ctx is NULL");
+    CHECK_ARG((vkbert_context *)ctx, info, "info is NULL");
     *info = ctx->info;
     return VKBERT_OK;
 }

@@ -359,9 +359,12 @@ static void fill_times(vkbert_bench_result *r, double *gpu, double *wall, uint32
     r->wall_median_ms = median(wall, runs);
 }
 
-static vkbert_status check_bench_args(vkbert_context *ctx, int runs, vkbert_bench_result *result)
+static vkbert_status check_bench_args(vkbert_context *ctx, vkbert_precision precision, int runs,
+                                      vkbert_bench_result *result)
 {
     if (!result) return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "result is NULL");
+    if (precision != VKBERT_PRECISION_FP32 && precision != VKBERT_PRECISION_FP16)
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "unknown precision %d", (int)precision);
     memset(result, 0, sizeof *result);
     if (runs < 1 || runs > MAX_RUNS)
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "runs %d is outside [1, %d]", runs,
@@ -397,7 +400,7 @@ vkbert_status vkbert_bench_matmul(vkbert_context *ctx, int m, int n, int k,
                                   vkbert_precision precision, int runs, vkbert_bench_result *result)
 {
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
-    vkbert_status status = check_bench_args(ctx, runs, result);
+    vkbert_status status = check_bench_args(ctx, precision, runs, result);
     if (status) return status;
     if (m < 1 || n < 1 || k < 1 || m > 1 << 20 || n > 1 << 20 || k > 1 << 20)
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
@@ -540,7 +543,7 @@ vkbert_status vkbert_bench_attention(vkbert_context *ctx, int batch, int seq_len
                                      vkbert_bench_result *result)
 {
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
-    vkbert_status status = check_bench_args(ctx, runs, result);
+    vkbert_status status = check_bench_args(ctx, precision, runs, result);
     if (status) return status;
     /* Checked before the host weights are made; the layer checks E % H itself. */
     if (batch < 1 || seq_len < 1 || embed_dim < 1 || embed_dim > 65536 || num_heads < 1)
@@ -584,7 +587,7 @@ vkbert_status vkbert_bench_encoder(vkbert_context *ctx, const vkbert_bench_encod
                                    vkbert_bench_result *result)
 {
     if (!ctx || !shape) return VKBERT_ERROR_INVALID_ARGUMENT;
-    vkbert_status status = check_bench_args(ctx, runs, result);
+    vkbert_status status = check_bench_args(ctx, precision, runs, result);
     if (status) return status;
     bert_config c = {shape->hidden,       shape->layers,  shape->heads,
                      shape->intermediate, shape->seq_len, 2,

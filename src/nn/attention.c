@@ -273,15 +273,21 @@ static float mask_value(const vkbert_mask *mask, size_t i)
     }
 }
 
-/* Converts the host mask to 0/1 floats in the plan's mask tensor of the same shape. */
-static vkbert_status upload_mask(vkbert_attention *layer, attention_plan *plan,
-                                 const vkbert_mask *mask)
+/* Converts the host mask to 0/1 floats in the plan's mask tensor of the same shape. The shape
+ * is checked first: the caller's data holds as many elements as its shape says, so a shape
+ * that does not broadcast must fail before any of them is read. */
+static vkbert_status upload_mask(vkbert_attention *layer, attention_plan *plan, uint32_t batch,
+                                 uint32_t seq_len, const vkbert_mask *mask)
 {
     vkbert_context *ctx = layer->ctx;
     if (!mask->data || mask->ndim < 1 || mask->ndim > 4 || mask->dtype < VKBERT_DTYPE_FLOAT32 ||
         mask->dtype > VKBERT_DTYPE_INT64)
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
                         "mask needs data, 1 to 4 dimensions and a known dtype");
+    uint32_t stride[4];
+    vkbert_status checked =
+        attention_mask_strides(ctx, mask->ndim, mask->shape, batch, layer->heads, seq_len, stride);
+    if (checked) return checked;
     vkbert_tensor *t = plan->host_mask;
     if (t && (t->ndim != mask->ndim ||
               memcmp(t->shape, mask->shape, (size_t)mask->ndim * sizeof *mask->shape))) {
@@ -314,12 +320,17 @@ static vkbert_status forward_host_once(vkbert_attention *layer, int batch, int s
     int64_t shape[3] = {batch, seq_len, layer->embed_dim};
     if (!plan->host_x) status = vkb_tensor_new(ctx, 3, shape, &plan->host_x);
     if (!status && !plan->host_y) status = vkb_tensor_new(ctx, 3, shape, &plan->host_y);
-    if (!status && mask) status = upload_mask(layer, plan, mask);
+    if (!status && mask)
+        status = upload_mask(layer, plan, (uint32_t)batch, (uint32_t)seq_len, mask);
     if (!status) status = vkb_tensor_write(ctx, plan->host_x, x);
     if (!status)
         status = vkb_attention_forward(layer, plan->host_x, mask ? plan->host_mask : NULL, options,
                                        plan->host_y);
     if (!status) status = vkb_tensor_read(ctx, plan->host_y, y);
+    /* Out of memory or a limit: give back this shape's memory before the caller retries in
+     * halves or gives up. */
+    if (status == VKBERT_ERROR_OUT_OF_MEMORY || status == VKBERT_ERROR_DEVICE_LIMIT)
+        attention_plan_drop(layer, plan);
     return status;
 }
 

@@ -74,6 +74,9 @@ vkbert_status vkb_attention_forward_host(vkbert_attention *layer, int batch, int
 vkbert_status attention_plan_get(vkbert_attention *layer, uint32_t batch, uint32_t seq_len,
                                  attention_plan **out);
 void attention_plan_free(vkbert_attention *layer, attention_plan *plan);
+/* Frees a plan and takes it out of the layer's list: after a failure, so that nothing of a
+ * failed call stays allocated. */
+void attention_plan_drop(vkbert_attention *layer, attention_plan *plan);
 /* Records (when the binding changed) and runs one forward, then reads the timings. */
 vkbert_status attention_plan_run(vkbert_attention *layer, attention_plan *plan,
                                  const vkbert_tensor *x, const vkbert_tensor *mask,

@@ -130,6 +130,19 @@ vkbert_status attention_plan_get(vkbert_attention *layer, uint32_t batch, uint32
     return VKBERT_OK;
 }
 
+void attention_plan_drop(vkbert_attention *layer, attention_plan *plan)
+{
+    for (uint32_t i = 0; i < layer->plan_count; i++) {
+        if (layer->plans[i] != plan) continue;
+        attention_plan_free(layer, plan);
+        memmove(layer->plans + i, layer->plans + i + 1,
+                (layer->plan_count - i - 1) * sizeof *layer->plans);
+        layer->plan_count--;
+        layer->last_plan = 0;
+        return;
+    }
+}
+
 /* ---- the dispatches ---- */
 
 vkb_dispatch *attention_sink_next(attention_sink *sink)
