@@ -4,11 +4,11 @@
  * The only public header. Every call returns a vkbert_status; on failure the context keeps a
  * message (vkbert_last_error). The library never aborts and never prints.
  *
- * Threads: a context, and the tensors, layers and encoders made from it, are used by one
- * thread at a time (serialize calls on a shared context with your own lock); separate contexts
- * may be used from separate threads at once. Context creation and device listing may run
- * from any thread at any time; vkbert_last_error(NULL) is per thread. Destroy layers,
- * encoders and tensors before their context.
+ * Threads: every call is thread-safe. Calls on a context, and on the tensors, layers and
+ * encoders made from it, hold the context's lock and run one at a time; separate contexts run
+ * in parallel. vkbert_last_error gives each thread the message of its own last failure.
+ * Destroy layers, encoders and tensors before their context, and nothing while another
+ * thread is using it.
  *
  * Faults: out of memory leaves the context usable; VKBERT_ERROR_DEVICE_LOST (a lost device or
  * a timeout) makes every later call on the context fail the same way.

@@ -59,6 +59,10 @@ vkbert_status vkbert_context_create(const vkbert_context_options *options, vkber
     double start = vkb_now_ms();
     vkbert_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return vkb_fail_global(VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (!vkb_lock_init(ctx)) {
+        free(ctx);
+        return vkb_fail_global(VKBERT_ERROR_OUT_OF_MEMORY, "cannot make the context's lock");
+    }
     vkbert_status status = vkb_context_init(ctx, options);
     if (!status) vkb_tune_cache_load(ctx); /* never fails: a bad cache is ignored */
     if (!status) status = vkb_check_validation(ctx, 0);
@@ -67,6 +71,7 @@ vkbert_status vkbert_context_create(const vkbert_context_options *options, vkber
         vkb_fail_global(status, "%s", ctx->error);
         vkb_context_release(ctx);
         vkb_tune_cache_free(ctx);
+        pthread_mutex_destroy(&ctx->lock);
         free(ctx);
         return status;
     }
@@ -79,6 +84,8 @@ void vkbert_context_destroy(vkbert_context *ctx)
     if (!ctx) return;
     vkb_context_release(ctx);
     vkb_tune_cache_free(ctx);
+    vkb_forget_errors(ctx);
+    pthread_mutex_destroy(&ctx->lock);
     free(ctx);
 }
 
@@ -86,6 +93,7 @@ vkbert_status vkbert_context_startup_ms(const vkbert_context *ctx, double *conte
                                         double *pipelines_ms)
 {
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    VKB_LOCKED(ctx);
     if (context_ms) *context_ms = ctx->startup_ms;
     if (pipelines_ms) *pipelines_ms = ctx->pipeline_ms;
     return VKBERT_OK;
@@ -94,18 +102,20 @@ vkbert_status vkbert_context_startup_ms(const vkbert_context *ctx, double *conte
 vkbert_status vkbert_tune_save(vkbert_context *ctx, const char *json, char *path, size_t path_size)
 {
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    VKB_LOCKED(ctx);
     CHECK_ARG(ctx, json, "json is NULL");
     return vkb_tune_cache_save(ctx, json, path, path_size);
 }
 
 const char *vkbert_last_error(const vkbert_context *ctx)
 {
-    return ctx ? ctx->error : vkb_global_error();
+    return ctx ? vkb_last_error(ctx) : vkb_global_error();
 }
 
 vkbert_status vkbert_context_device(const vkbert_context *ctx, vkbert_device_info *info)
 {
     if (!ctx) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "ctx is NULL");
+    VKB_LOCKED(ctx);
     CHECK_ARG((vkbert_context *)ctx, info, "info is NULL");
     *info = ctx->info;
     return VKBERT_OK;
@@ -114,6 +124,7 @@ vkbert_status vkbert_context_device(const vkbert_context *ctx, vkbert_device_inf
 uint32_t vkbert_validation_messages(const vkbert_context *ctx, char *first, size_t first_size)
 {
     if (!ctx) return 0;
+    VKB_LOCKED(ctx);
     if (first && first_size) {
         strncpy(first, ctx->validation_first, first_size - 1);
         first[first_size - 1] = '\0';
@@ -127,6 +138,7 @@ vkbert_status vkbert_tensor_create(vkbert_context *ctx, int ndim, const int64_t 
                                    vkbert_tensor **out)
 {
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    VKB_LOCKED(ctx);
     CHECK_ARG(ctx, out, "out is NULL");
     CHECK_ALIVE(ctx);
     uint32_t before = ctx->validation_count;
@@ -136,6 +148,7 @@ vkbert_status vkbert_tensor_create(vkbert_context *ctx, int ndim, const int64_t 
 
 void vkbert_tensor_destroy(vkbert_context *ctx, vkbert_tensor *tensor)
 {
+    VKB_LOCKED(ctx);
     if (ctx) vkb_tensor_free(ctx, tensor);
 }
 
@@ -154,6 +167,7 @@ vkbert_status vkbert_tensor_write(vkbert_context *ctx, vkbert_tensor *tensor, co
                                   size_t count)
 {
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    VKB_LOCKED(ctx);
     CHECK_ALIVE(ctx);
     vkbert_status status = check_count(ctx, tensor, data, count);
     uint32_t before = ctx->validation_count;
@@ -165,6 +179,7 @@ vkbert_status vkbert_tensor_read(vkbert_context *ctx, const vkbert_tensor *tenso
                                  size_t count)
 {
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    VKB_LOCKED(ctx);
     CHECK_ALIVE(ctx);
     vkbert_status status = check_count(ctx, tensor, data, count);
     uint32_t before = ctx->validation_count;
@@ -194,6 +209,7 @@ vkbert_status vkbert_attention_create_ex(vkbert_context *ctx, int embed_dim, int
                                          vkbert_attention **out)
 {
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    VKB_LOCKED(ctx);
     CHECK_ARG(ctx, weights && out, "weights or out is NULL");
     CHECK_ALIVE(ctx);
     vkbert_attention_config fp32 = {VKBERT_PRECISION_FP32};
@@ -209,6 +225,7 @@ vkbert_status vkbert_attention_create_ex(vkbert_context *ctx, int embed_dim, int
 
 void vkbert_attention_destroy(vkbert_attention *layer)
 {
+    VKB_LOCKED(layer ? layer->ctx : NULL);
     vkb_attention_free(layer);
 }
 
@@ -217,6 +234,7 @@ vkbert_status vkbert_attention_forward(vkbert_attention *layer, const vkbert_ten
                                        const vkbert_attention_options *options, vkbert_tensor *y)
 {
     if (!layer) return VKBERT_ERROR_INVALID_ARGUMENT;
+    VKB_LOCKED(layer->ctx);
     CHECK_ARG(layer->ctx, x && y, "x or y is NULL");
     CHECK_ALIVE(layer->ctx);
     uint32_t before = layer->ctx->validation_count;
@@ -229,6 +247,7 @@ vkbert_status vkbert_attention_forward_host(vkbert_attention *layer, int batch, 
                                             const vkbert_attention_options *options, float *y)
 {
     if (!layer) return VKBERT_ERROR_INVALID_ARGUMENT;
+    VKB_LOCKED(layer->ctx);
     CHECK_ALIVE(layer->ctx);
     uint32_t before = layer->ctx->validation_count;
     vkbert_status status = vkb_attention_forward_host(layer, batch, seq_len, x, mask, options, y);
@@ -239,6 +258,7 @@ vkbert_status vkbert_attention_timings(const vkbert_attention *layer, vkbert_tim
                                        uint32_t capacity, uint32_t *count)
 {
     if (!layer || !count) return VKBERT_ERROR_INVALID_ARGUMENT;
+    VKB_LOCKED(layer->ctx);
     if (!layer->ctx->timestamps)
         return vkb_fail(layer->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
                         "the context was made without timestamps");
@@ -259,6 +279,7 @@ vkbert_status vkbert_encoder_load_ex(vkbert_context *ctx, const char *model_dir,
                                      const vkbert_encoder_config *config, vkbert_encoder **out)
 {
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    VKB_LOCKED(ctx);
     CHECK_ARG(ctx, model_dir && out, "model_dir or out is NULL");
     CHECK_ALIVE(ctx);
     vkbert_precision precision = config ? config->precision : VKBERT_PRECISION_FP32;
@@ -277,6 +298,7 @@ vkbert_status vkbert_encoder_load_ex(vkbert_context *ctx, const char *model_dir,
 
 void vkbert_encoder_destroy(vkbert_encoder *encoder)
 {
+    VKB_LOCKED(encoder ? encoder->ctx : NULL);
     vkb_encoder_free(encoder);
 }
 
@@ -291,6 +313,7 @@ vkbert_status vkbert_encoder_forward_host(vkbert_encoder *encoder, int batch, in
                                           float *pooled)
 {
     if (!encoder) return VKBERT_ERROR_INVALID_ARGUMENT;
+    VKB_LOCKED(encoder->ctx);
     CHECK_ALIVE(encoder->ctx);
     uint32_t before = encoder->ctx->validation_count;
     vkbert_status status = vkb_encoder_forward_host(encoder, batch, seq_len, input_ids,
@@ -304,6 +327,7 @@ vkbert_status vkbert_encoder_embed_host(vkbert_encoder *encoder, int batch, int 
                                         float *embeddings)
 {
     if (!encoder) return VKBERT_ERROR_INVALID_ARGUMENT;
+    VKB_LOCKED(encoder->ctx);
     CHECK_ALIVE(encoder->ctx);
     uint32_t before = encoder->ctx->validation_count;
     vkbert_status status = vkb_encoder_embed_host(

@@ -246,6 +246,7 @@ static vkbert_status measure_copy(vkbert_context *ctx, double *gbs)
 vkbert_status vkbert_measure_peaks(vkbert_context *ctx, vkbert_peaks *peaks)
 {
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    VKB_LOCKED(ctx);
     if (!peaks) return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "peaks is NULL");
     memset(peaks, 0, sizeof *peaks);
     uint32_t before = ctx->validation_count;
@@ -400,6 +401,7 @@ vkbert_status vkbert_bench_matmul(vkbert_context *ctx, int m, int n, int k,
                                   vkbert_precision precision, int runs, vkbert_bench_result *result)
 {
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    VKB_LOCKED(ctx);
     vkbert_status status = check_bench_args(ctx, precision, runs, result);
     if (status) return status;
     if (m < 1 || n < 1 || k < 1 || m > 1 << 20 || n > 1 << 20 || k > 1 << 20)
@@ -543,6 +545,7 @@ vkbert_status vkbert_bench_attention(vkbert_context *ctx, int batch, int seq_len
                                      vkbert_bench_result *result)
 {
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    VKB_LOCKED(ctx);
     vkbert_status status = check_bench_args(ctx, precision, runs, result);
     if (status) return status;
     /* Checked before the host weights are made; the layer checks E % H itself. */
@@ -586,7 +589,9 @@ vkbert_status vkbert_bench_encoder(vkbert_context *ctx, const vkbert_bench_encod
                                    vkbert_precision precision, int runs,
                                    vkbert_bench_result *result)
 {
-    if (!ctx || !shape) return VKBERT_ERROR_INVALID_ARGUMENT;
+    if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    VKB_LOCKED(ctx);
+    if (!shape) return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "shape is NULL");
     vkbert_status status = check_bench_args(ctx, precision, runs, result);
     if (status) return status;
     bert_config c = {shape->hidden,       shape->layers,  shape->heads,
@@ -626,6 +631,7 @@ vkbert_status vkbert_context_memory(const vkbert_context *ctx, uint64_t *allocat
                                     uint64_t *in_use)
 {
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    VKB_LOCKED(ctx);
     if (allocated) *allocated = ctx->allocated_bytes;
     if (in_use) *in_use = ctx->in_use_bytes;
     return VKBERT_OK;

@@ -127,6 +127,17 @@ Test(encoder, random_models)
     test_context_done(ctx);
 }
 
+Test(encoder, batches_over_a_limit_run_in_halves)
+{
+    /* The intermediate activations of 6 x 33 tokens (6 x 33 x 132 floats, 105 KiB) exceed a
+     * 64 KiB storage range: forward and embeddings run in halves, still within 1e-4. */
+    vkbert_context_options options = {.validation = 1, .limits = "max_storage_buffer_range=64k"};
+    vkbert_context *ctx = NULL;
+    TEST_OK(vkbert_context_create(&options, &ctx));
+    check(ctx, (model_case){config(64, 2, 4, 130), 6, 33}, 0, "", 5);
+    test_context_done(ctx);
+}
+
 Test(encoder, twelve_layers_within_1e4)
 {
     /* ATTENTION.md's bound is stated for a 12-layer model: errors must not grow past it. */

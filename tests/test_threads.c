@@ -76,6 +76,79 @@ Test(threads, a_context_per_thread)
     }
 }
 
+/* ---- threads sharing one context and one layer: their calls run one at a time ---- */
+
+typedef struct sharer {
+    int index;
+    vkbert_context *ctx;
+    vkbert_attention *layer;
+    const test_weights *w;
+    vkbert_status status;
+    char error[1024];
+    double worst_error;
+    bool own_message; /* its bad call's message was its own, not another thread's */
+} sharer;
+
+static void *run_sharer(void *arg)
+{
+    sharer *sh = arg;
+    int b = 1 + sh->index % 3, s = 5 + 7 * sh->index, e = 32;
+    size_t n = (size_t)b * s * e;
+    float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+    double *want = malloc(n * sizeof *want);
+    ref_layer ref = test_weights_ref(sh->w, 2);
+    ref_options opt = {0};
+    char expected[64];
+    snprintf(expected, sizeof expected, "count %d does not match", 1000 + sh->index);
+    sh->own_message = true;
+    vkbert_tensor *t = NULL;
+    int64_t shape[1] = {1 + sh->index};
+    sh->status = vkbert_tensor_create(sh->ctx, 1, shape, &t);
+    for (int pass = 0; pass < 2 * PASSES && !sh->status; pass++) {
+        ref_rng rng = {(uint64_t)(sh->index * 100 + pass)};
+        ref_fill(&rng, x, n, -1, 1);
+        sh->status = vkbert_attention_forward_host(sh->layer, b, s, x, NULL, NULL, y);
+        if (sh->status) break;
+        ref_attention(&ref, b, s, x, NULL, &opt, want);
+        double err = ref_compare(y, want, n).relative_l2;
+        if (err > sh->worst_error) sh->worst_error = err;
+        /* A failing call while the others run: this thread reads its own message. */
+        vkbert_tensor_write(sh->ctx, t, x, (size_t)(1000 + sh->index));
+        if (!strstr(vkbert_last_error(sh->ctx), expected)) sh->own_message = false;
+    }
+    vkbert_tensor_destroy(sh->ctx, t);
+    if (sh->status) snprintf(sh->error, sizeof sh->error, "%s", vkbert_last_error(sh->ctx));
+    free(x), free(y), free(want);
+    return NULL;
+}
+
+Test(threads, threads_sharing_a_context_and_a_layer)
+{
+    vkbert_context *ctx = test_context(0);
+    test_weights w = test_weights_random(32, 11);
+    vkbert_attention_weights api = test_weights_api(&w);
+    vkbert_attention *layer = NULL;
+    TEST_OK(vkbert_attention_create(ctx, 32, 2, &api, &layer));
+    pthread_t threads[THREADS];
+    sharer sharers[THREADS];
+    for (int i = 0; i < THREADS; i++) {
+        sharers[i] = (sharer){.index = i, .ctx = ctx, .layer = layer, .w = &w};
+        cr_assert_eq(pthread_create(&threads[i], NULL, run_sharer, &sharers[i]), 0);
+    }
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(threads[i], NULL);
+    for (int i = 0; i < THREADS; i++) {
+        cr_assert_eq(sharers[i].status, VKBERT_OK, "thread %d: %s: %s", i,
+                     vkbert_status_name(sharers[i].status), sharers[i].error);
+        cr_assert_leq(sharers[i].worst_error, 1e-5, "thread %d: relative L2 %.3g", i,
+                      sharers[i].worst_error);
+        cr_assert(sharers[i].own_message, "thread %d read another thread's message", i);
+    }
+    vkbert_attention_destroy(layer);
+    test_weights_free(&w);
+    test_context_done(ctx);
+}
+
 /* Resident set size in KiB, from /proc/self/statm. */
 static long resident_kib(void)
 {

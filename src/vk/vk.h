@@ -7,6 +7,7 @@
 
 #include "vkbert.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -72,6 +73,7 @@ typedef struct vkb_dispatch {
 } vkb_dispatch;
 
 struct vkbert_context {
+    pthread_mutex_t lock; /* held by every public call on the context (vk_lock.c) */
     VkInstance instance;
     VkDebugUtilsMessengerEXT messenger;
     VkPhysicalDevice physical;
@@ -135,11 +137,23 @@ extern char vkb_validation_last[VKB_ERROR_SIZE];
  * destroyed is no longer in use. Nothing to do for a healthy context. */
 void vkb_settle(vkbert_context *ctx);
 
+/* ---- the context lock (vk_lock.c) ---- */
+bool vkb_lock_init(vkbert_context *ctx);
+vkbert_context *vkb_lock(const vkbert_context *ctx); /* NULL: nothing to lock */
+void vkb_unlock_guard(vkbert_context **guard);
+/* Holds the context's lock until the enclosing block ends, whatever return leaves it. */
+#define VKB_LOCKED(ctx)                                                                            \
+    vkbert_context *vkb_guard_ __attribute__((cleanup(vkb_unlock_guard), unused)) = vkb_lock(ctx)
+
 /* ---- errors: set the context's message and return the status ---- */
 vkbert_status vkb_fail(vkbert_context *ctx, vkbert_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 vkbert_status vkb_fail_vk(vkbert_context *ctx, VkResult result, const char *what);
 const char *vkb_result_name(VkResult result);
+/* The message of this thread's last failure on `ctx` when it was the last context this
+ * thread failed on, else the context's own last message. */
+const char *vkb_last_error(const vkbert_context *ctx);
+void vkb_forget_errors(const vkbert_context *ctx); /* the context is going away */
 /* Thread-local message for calls made without a context. */
 vkbert_status vkb_fail_global(vkbert_status status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

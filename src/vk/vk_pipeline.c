@@ -204,6 +204,10 @@ vkbert_status vkb_descriptor_set(vkbert_context *ctx, VkDescriptorPool pool, con
             if (status) return status;
             writes[i].pTexelBufferView = &d->texel_views[i];
         } else {
+            /* The last guard against a binding over the limit, lowered ones included. */
+            const char *what = d->name ? d->name : "a binding";
+            vkbert_status status = vkb_check_range(ctx, views[i].size, what);
+            if (status) return status;
             infos[i] = (VkDescriptorBufferInfo){views[i].buffer, views[i].offset, views[i].size};
             writes[i].pBufferInfo = &infos[i];
         }
