@@ -126,16 +126,24 @@ int bert_tensor_count(const bert_weights *w)
     return slot_count(w->num_layers, w->has_pooler);
 }
 
+/* The name and shape of field f (of encoder layer `layer`, or -1 outside the encoder) with c's
+ * sizes; data NULL. Needs no arrays, so that a file can be checked before any is allocated. */
+static void field_tensor(const bert_config *c, const field *f, int layer, bert_tensor *out)
+{
+    if (layer >= 0)
+        snprintf(out->name, sizeof out->name, "encoder.layer.%d.%s", layer, f->name);
+    else
+        snprintf(out->name, sizeof out->name, "%s", f->name);
+    out->ndim = f->cols == D_NONE ? 1 : 2;
+    out->shape[0] = dim_size(c, f->rows);
+    out->shape[1] = f->cols == D_NONE ? 0 : dim_size(c, f->cols);
+    out->data = NULL;
+}
+
 void bert_tensor_at(const bert_config *c, const bert_weights *w, int i, bert_tensor *out)
 {
     slot s = slot_at(w, i);
-    if (s.layer >= 0)
-        snprintf(out->name, sizeof out->name, "encoder.layer.%d.%s", s.layer, s.f->name);
-    else
-        snprintf(out->name, sizeof out->name, "%s", s.f->name);
-    out->ndim = s.f->cols == D_NONE ? 1 : 2;
-    out->shape[0] = dim_size(c, s.f->rows);
-    out->shape[1] = s.f->cols == D_NONE ? 0 : dim_size(c, s.f->cols);
+    field_tensor(c, s.f, s.layer, out);
     out->data = *s.data;
 }
 
@@ -386,20 +394,59 @@ static int shape_matches(const st_tensor *s, const bert_tensor *t)
     return 1;
 }
 
-static int load_tensor(const err_ctx *e, const st_file *f, const char *prefix, const bert_tensor *t)
+static int float_dtype(st_dtype d)
+{
+    return d == ST_F32 || d == ST_F16 || d == ST_BF16 || d == ST_F64;
+}
+
+/* The file's tensor for t, present with t's shape and a dtype that converts; otherwise NULL,
+ * with the message written. */
+static const st_tensor *matching_tensor(const err_ctx *e, const st_file *f, const char *prefix,
+                                        const bert_tensor *t)
 {
     char name[NAME_SIZE], want[64], got[256];
     snprintf(name, sizeof name, "%s%s", prefix, t->name);
     shape_text(want, sizeof want, t->ndim, t->shape);
     const st_tensor *s = find_tensor(f, name);
-    if (!s) return io_fail(e, "missing tensor '%s' (expected shape %s)", name, want);
+    if (!s) return io_fail(e, "missing tensor '%s' (expected shape %s)", name, want), NULL;
     shape_text(got, sizeof got, s->ndim, s->shape);
     if (!shape_matches(s, t))
-        return io_fail(e, "tensor '%s' has shape %s, expected %s", s->name, got, want);
-    if (st_to_f32(s, t->data) != 0)
+        return io_fail(e, "tensor '%s' has shape %s, expected %s", s->name, got, want), NULL;
+    if (!float_dtype(s->dtype))
         return io_fail(e, "tensor '%s' has dtype %s; only F32, F16, BF16 and F64 are supported",
-                       s->name, st_dtype_name(s->dtype));
+                       s->name, st_dtype_name(s->dtype)),
+               NULL;
+    return s;
+}
+
+static int check_fields(const err_ctx *e, const st_file *f, const char *prefix,
+                        const bert_config *c, const field *fields, int n, int layer)
+{
+    for (int i = 0; i < n; i++) {
+        bert_tensor t;
+        field_tensor(c, &fields[i], layer, &t);
+        if (!matching_tensor(e, f, prefix, &t)) return -1;
+    }
     return 0;
+}
+
+/* Every tensor the config asks for is checked before anything is allocated: the sizes come
+ * from config.json, and a few bytes there must not reserve gigabytes (or overflow the tensor
+ * count) for weights the file does not hold. Once all match, the arrays are bounded by the
+ * file's size. */
+static int check_tensors(const err_ctx *e, const st_file *f, const char *prefix,
+                         const bert_config *c, int has_pooler)
+{
+    if (check_fields(e, f, prefix, c, embedding_fields, N_EMBEDDING, -1) != 0) return -1;
+    for (int l = 0; l < c->num_hidden_layers; l++)
+        if (check_fields(e, f, prefix, c, layer_fields, N_LAYER, l) != 0) return -1;
+    return has_pooler ? check_fields(e, f, prefix, c, pooler_fields, N_POOLER, -1) : 0;
+}
+
+static int load_tensor(const err_ctx *e, const st_file *f, const char *prefix, const bert_tensor *t)
+{
+    const st_tensor *s = matching_tensor(e, f, prefix, t);
+    return s && st_to_f32(s, t->data) == 0 ? 0 : -1;
 }
 
 /* A BertFor* checkpoint (pre-training, classification...) keeps the encoder under "bert.". */
@@ -413,8 +460,9 @@ static int load_weights(const err_ctx *e, const st_file *f, const bert_config *c
     const char *prefix = name_prefix(f);
     char pooler[NAME_SIZE];
     snprintf(pooler, sizeof pooler, "%s%s", prefix, pooler_fields[0].name);
-    if (weights_alloc(c, st_find(f, pooler) != NULL, w) != 0)
-        return io_fail(e, "out of memory for the weights");
+    int has_pooler = st_find(f, pooler) != NULL;
+    if (check_tensors(e, f, prefix, c, has_pooler) != 0) return -1;
+    if (weights_alloc(c, has_pooler, w) != 0) return io_fail(e, "out of memory for the weights");
     for (int i = 0; i < bert_tensor_count(w); i++) {
         bert_tensor t;
         bert_tensor_at(c, w, i, &t);

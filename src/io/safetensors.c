@@ -60,7 +60,7 @@ static char *dup_string(const char *s)
 
 /* The file is mapped, not read: a model's weights are only touched once, while converting,
  * and the page cache serves them without a copy. */
-static int map_file(const err_ctx *c, uint8_t **buf, size_t *size)
+static int map_file(const err_ctx *c, const uint8_t **buf, size_t *size)
 {
     int fd = open(c->path, O_RDONLY);
     if (fd < 0) return io_fail(c, "cannot open: %s", strerror(errno));
@@ -244,6 +244,23 @@ int st_load(const char *path, st_file *out, char *err, size_t err_size)
     if (!path) return io_fail(&c, "no path given");
     st_file f = {0};
     if (map_file(&c, &f.buffer, &f.size) != 0) return -1;
+    f.mapped = f.buffer != NULL;
+    if (parse_file(&c, &f) != 0) {
+        st_free(&f);
+        return -1;
+    }
+    *out = f;
+    return 0;
+}
+
+int st_parse(const void *data, size_t size, const char *name, st_file *out, char *err,
+             size_t err_size)
+{
+    err_ctx c = {name, err, err_size};
+    if (!out) return io_fail(&c, "no output given");
+    memset(out, 0, sizeof *out);
+    if (!data && size) return io_fail(&c, "no data given");
+    st_file f = {.buffer = data, .size = size};
     if (parse_file(&c, &f) != 0) {
         st_free(&f);
         return -1;
@@ -258,7 +275,7 @@ void st_free(st_file *file)
     for (int i = 0; i < file->count; i++)
         free(file->tensors[i].name);
     free(file->tensors);
-    if (file->buffer) munmap(file->buffer, file->size);
+    if (file->mapped) munmap((void *)file->buffer, file->size);
     memset(file, 0, sizeof *file);
 }
 

@@ -21,10 +21,11 @@ typedef struct st_tensor {
 } st_tensor;
 
 typedef struct st_file {
-    uint8_t *buffer; /* the whole file, mapped read-only (NULL when empty) */
+    const uint8_t *buffer; /* the whole file (NULL when empty) */
     size_t size;
     st_tensor *tensors;
     int count;
+    int mapped; /* buffer is st_load's read-only mapping, which st_free unmaps */
 } st_file;
 
 /* Reads and checks the whole file: header length within the file, valid JSON, every entry
@@ -32,6 +33,10 @@ typedef struct st_file {
  * shape. "__metadata__" is skipped. On failure returns -1, leaves *out zeroed and writes a
  * message naming the file and the problem. */
 int st_load(const char *path, st_file *out, char *err, size_t err_size);
+/* The same checks on a file already in memory (`name` stands for the path in messages). The
+ * tensors point into `data`, which must outlive *out; st_free does not free it. */
+int st_parse(const void *data, size_t size, const char *name, st_file *out, char *err,
+             size_t err_size);
 void st_free(st_file *file);
 
 /* The tensor with this exact name, or NULL. */

@@ -151,12 +151,14 @@ static int read_file(const err_ctx *c, const char *path, char **text, size_t *si
     bytes b = {0};
     int oom = 0;
     for (size_t got = 1; got > 0 && !oom;) {
-        size_t cap = grown(b.cap, b.n + 65536);
-        char *v = realloc(b.v, cap);
-        oom = !v;
-        if (oom) break;
-        b.v = v;
-        b.cap = cap;
+        if (b.n + 1 >= b.cap) { /* grown only when full: a small file takes one block */
+            size_t cap = grown(b.cap, b.n + 65536);
+            char *v = realloc(b.v, cap);
+            oom = !v;
+            if (oom) break;
+            b.v = v;
+            b.cap = cap;
+        }
         got = fread(b.v + b.n, 1, b.cap - b.n - 1, f); /* one byte kept for the NUL */
         b.n += got;
     }
@@ -435,6 +437,7 @@ static int add_word(encoder *e, const char *s, size_t n)
 
 static int add_words(encoder *e)
 {
+    if (e->clean.n == 0) return 0; /* clean.v is NULL then, and NULL + 0 is undefined */
     const char *s = e->clean.v, *end = s + e->clean.n;
     while (s < end) {
         const char *w = s;

@@ -1,0 +1,30 @@
+/* libFuzzer harness for the .npy reader (src/io/npy.c): any bytes as a file, then, when it
+ * loads, the conversion to float32 of every element. */
+#define _GNU_SOURCE /* memfd_create */
+#include "fuzz_util.h"
+#include "io/npy.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static fuzz_file file = {.fd = -1};
+    if (file.fd < 0 && fuzz_file_open(&file) != 0) {
+        fuzz_setup_failed("memfd_create");
+        return 0;
+    }
+    const char *path = fuzz_file_write(&file, data, size);
+    if (!path) {
+        fuzz_setup_failed("writing the memfd");
+        return 0;
+    }
+    npy_array a;
+    char err[256];
+    if (npy_load(path, &a, err, sizeof err) != 0) return 0;
+    /* The loader promises count * item_size bytes: ASan checks that reading them all is safe. */
+    float *f = malloc((a.count ? a.count : 1) * sizeof *f);
+    if (f) npy_to_f32(&a, f);
+    free(f);
+    npy_free(&a);
+    return 0;
+}

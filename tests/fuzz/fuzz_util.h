@@ -1,0 +1,60 @@
+/* Shared by the harnesses: the fuzz input as a file, for parsers that only take a path. */
+#ifndef VKBERT_FUZZ_UTIL_H
+#define VKBERT_FUZZ_UTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* Printed when a harness cannot set itself up; run.sh fails on it, since a harness that
+ * returns early on every input would otherwise pass while testing nothing. */
+#define FUZZ_SETUP_FAILED "vkbert fuzz setup failed"
+
+static inline void fuzz_setup_failed(const char *what)
+{
+    static int said;
+    if (!said) fprintf(stderr, FUZZ_SETUP_FAILED ": %s\n", what);
+    said = 1;
+}
+
+/* A memfd holds the input: no disk writes per run, and its /proc/self/fd path opens, reads,
+ * stats and maps like a regular file. The path is NULL when the memfd cannot be made. */
+typedef struct fuzz_file {
+    int fd;
+    char path[64];
+} fuzz_file;
+
+static inline int fuzz_file_open(fuzz_file *f)
+{
+    f->fd = memfd_create("vkbert_fuzz", MFD_CLOEXEC);
+    if (f->fd < 0) return -1;
+    snprintf(f->path, sizeof f->path, "/proc/self/fd/%d", f->fd);
+    return 0;
+}
+
+/* Replaces the file's contents with data[0..size). */
+static inline const char *fuzz_file_write(fuzz_file *f, const uint8_t *data, size_t size)
+{
+    if (f->fd < 0 || ftruncate(f->fd, 0) != 0) return NULL;
+    for (size_t done = 0; done < size;) {
+        ssize_t n = pwrite(f->fd, data + done, size - done, (off_t)done);
+        if (n <= 0) return NULL;
+        done += (size_t)n;
+    }
+    return f->path;
+}
+
+/* data[0..size) as a NUL-terminated string (cut at its first NUL); NULL when out of memory. */
+static inline char *fuzz_strndup(const uint8_t *data, size_t size)
+{
+    char *s = malloc(size + 1);
+    if (!s) return NULL;
+    memcpy(s, data, size);
+    s[size] = '\0';
+    return s;
+}
+
+#endif

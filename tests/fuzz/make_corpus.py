@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus, tests/fuzz/corpus/<harness>/: a few small valid and near-valid
+inputs per harness. Run from anywhere; it overwrites the files it writes."""
+import json
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def put(harness, name, data):
+    d = os.path.join(HERE, "corpus", harness)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode())
+
+
+def npy(header, data, major=1):
+    text = header.encode()
+    pre = 10 if major == 1 else 12
+    pad = (-(pre + len(text) + 1)) % 64
+    text += b" " * pad + b"\n"
+    size = struct.pack("<H", len(text)) if major == 1 else struct.pack("<I", len(text))
+    return b"\x93NUMPY" + bytes([major, 0]) + size + text + data
+
+
+def st(entries, data, pad=True):
+    text = json.dumps(entries, separators=(",", ":")).encode()
+    if pad:
+        text += b" " * ((-len(text)) % 8)
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def npy_corpus():
+    f4 = struct.pack("<6f", 1, -2, 0.5, 3e38, -0.0, 7)
+    put("npy", "f4_2x3", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", f4))
+    put("npy", "f2_v2", npy('{"descr":"<f2","fortran_order":False,"shape":(3,)}',
+                            struct.pack("<3H", 0x3C00, 0x7C00, 0x0001), 2))
+    put("npy", "b1_0d", npy("{'descr': '|b1', 'fortran_order': False, 'shape': (), }", b"\x01"))
+    put("npy", "i8_long", npy("{'shape': (2L,), 'fortran_order': False, 'descr': '<i8'}",
+                              struct.pack("<2q", -1, 1 << 62)))
+    put("npy", "u1_v3_empty", npy("{'descr': '|u1', 'fortran_order': False, 'shape': (0, 5)}",
+                                  b"", 3))
+    put("npy", "f8_truncated", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (4,)}",
+                                   struct.pack("<2d", 1, 2)))
+    put("npy", "i4_fortran", npy("{'descr': '<i4', 'fortran_order': True, 'shape': (1, 2)}",
+                                 struct.pack("<2i", 1, 2)))
+    put("npy", "f4_big_endian", npy("{'descr': '>f4', 'fortran_order': False, 'shape': (1,)}",
+                                    struct.pack(">f", 1)))
+
+
+def st_corpus():
+    put("safetensors", "f32_two", st({
+        "__metadata__": {"format": "pt"},
+        "a": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]},
+        "b": {"dtype": "F32", "shape": [1], "data_offsets": [16, 20]},
+    }, struct.pack("<5f", 1, 2, 3, 4, 5)))
+    put("safetensors", "mixed_dtypes", st({
+        "h": {"dtype": "F16", "shape": [2], "data_offsets": [0, 4]},
+        "bf": {"dtype": "BF16", "shape": [1], "data_offsets": [4, 6]},
+        "d": {"dtype": "F64", "shape": [], "data_offsets": [6, 14]},
+        "i": {"dtype": "I64", "shape": [1, 1], "data_offsets": [14, 22]},
+        "m": {"dtype": "BOOL", "shape": [0, 3], "data_offsets": [22, 22]},
+        "u": {"dtype": "U8", "shape": [2], "data_offsets": [22, 24]},
+    }, struct.pack("<3H", 0x3C00, 0xC000, 0x3F80) + struct.pack("<d", 2.5) +
+        struct.pack("<q", 7) + b"\x01\x02"))
+    put("safetensors", "empty_header", st({}, b""))
+    put("safetensors", "bad_offsets", st({
+        "a": {"dtype": "F32", "shape": [2], "data_offsets": [4, 8]},
+    }, struct.pack("<2f", 1, 2)))
+    put("safetensors", "header_too_long", struct.pack("<Q", 1000) + b'{"a":{}}')
+
+
+TINY = {"hidden_size": 4, "num_hidden_layers": 1, "num_attention_heads": 2,
+        "intermediate_size": 6, "max_position_embeddings": 5, "type_vocab_size": 2,
+        "vocab_size": 7}
+
+
+def config_corpus():
+    # fuzz_config picks its model folder by the input's size: even F32, odd F16 under "bert.".
+    tiny = json.dumps(dict(TINY, layer_norm_eps=1e-12, hidden_act="gelu",
+                           position_embedding_type="absolute"), indent=1)
+    put("config", "tiny_even", tiny if len(tiny) % 2 == 0 else tiny + " ")
+    put("config", "tiny_odd", tiny if len(tiny) % 2 == 1 else tiny + " ")
+    put("config", "bert_base", json.dumps({
+        "architectures": ["BertModel"], "model_type": "bert", "hidden_size": 768,
+        "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072,
+        "max_position_embeddings": 512, "type_vocab_size": 2, "vocab_size": 30522,
+        "layer_norm_eps": 1e-12, "hidden_act": "gelu", "hidden_dropout_prob": 0.1}))
+    put("config", "gelu_new", json.dumps(dict(TINY, hidden_act="gelu_new")))
+    put("config", "relative", json.dumps(dict(TINY, position_embedding_type="relative_key")))
+    put("config", "heads_mismatch", json.dumps(dict(TINY, num_attention_heads=3)))
+    put("config", "tokenizer_config", json.dumps({"do_lower_case": False,
+                                                  "tokenizer_class": "BertTokenizer"}))
+
+
+SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
+def vocab_corpus():
+    words = ["the", "a", "un", "##aff", "##able", "##s", "hello", "world", "!", ",", "\u4e2d"]
+    put("vocab", "small", "\n".join(SPECIALS + words) + "\n")
+    put("vocab", "crlf_no_final_eol", "\r\n".join(SPECIALS + words))
+    put("vocab", "empty_lines_dupes", "\n".join(SPECIALS + ["", "the", "the", "##", ""]) + "\n")
+    put("vocab", "nul_in_token", ("\n".join(SPECIALS) + "\nab\0cd\n##\0\n").encode())
+    put("vocab", "no_sep", "\n".join(["[PAD]", "[UNK]", "[CLS]", "the"]) + "\n")
+
+
+def tokenize_corpus():
+    put("tokenize", "plain", b"\x00\x40hello world")
+    put("tokenize", "lower_accents", "\x01\x40H\u00e9llo, WORLD! unaffable caf\u0065\u0301"
+        .encode())
+    put("tokenize", "pair_truncated", b"\x03\x06the cats, the hats\0a pair of texts here")
+    put("tokenize", "cjk_emoji", "\x01\x40\u4e2d\u6587\u3053\u3093\u306b\u3061\u306f "
+        "\U0001F600 \u00df \u0130\u2028x\u200bq".encode())
+    put("tokenize", "max_len_too_small", b"\x02\x02a\0b")
+    put("tokenize", "invalid_utf8", b"\x00\x40ok \xc3\x28 \xed\xa0\x80")
+    put("tokenize", "long_word", b"\x00\x20" + b"ab" * 60 + b" a")
+
+
+if __name__ == "__main__":
+    npy_corpus()
+    st_corpus()
+    config_corpus()
+    vocab_corpus()
+    tokenize_corpus()
