@@ -193,12 +193,26 @@ static cJSON *parse_json(const err_ctx *c, const uint8_t *text, size_t len)
     return json;
 }
 
-static int check_unique(const err_ctx *c, const st_file *f, const char *name)
+static int compare_names(const void *a, const void *b)
 {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted, so that a header with very many entries costs n log n, not n^2. */
+static int check_unique(const err_ctx *c, const st_file *f)
+{
+    if (f->count < 2) return 0;
+    char **names = malloc((size_t)f->count * sizeof *names);
+    if (!names) return io_fail(c, "out of memory for %d tensor names", f->count);
     for (int i = 0; i < f->count; i++)
-        if (strcmp(f->tensors[i].name, name) == 0)
-            return io_fail(c, "tensor '%s' appears twice in the header", name);
-    return 0;
+        names[i] = f->tensors[i].name;
+    qsort(names, (size_t)f->count, sizeof *names, compare_names);
+    int rc = 0;
+    for (int i = 1; i < f->count && rc == 0; i++)
+        if (strcmp(names[i - 1], names[i]) == 0)
+            rc = io_fail(c, "tensor '%s' appears twice in the header", names[i]);
+    free(names);
+    return rc;
 }
 
 static int parse_tensors(const err_ctx *c, const cJSON *json, const uint8_t *data, size_t data_size,
@@ -209,12 +223,11 @@ static int parse_tensors(const err_ctx *c, const cJSON *json, const uint8_t *dat
     if (!f->tensors) return io_fail(c, "out of memory for %d tensors", n);
     for (const cJSON *e = json->child; e; e = e->next) {
         if (strcmp(e->string, "__metadata__") == 0) continue;
-        if (check_unique(c, f, e->string) != 0) return -1;
         /* Counted before parsing so st_free releases a partly filled entry. */
         st_tensor *t = &f->tensors[f->count++];
         if (parse_entry(c, e, data, data_size, t) != 0) return -1;
     }
-    return 0;
+    return check_unique(c, f);
 }
 
 static int parse_file(const err_ctx *c, st_file *f)
