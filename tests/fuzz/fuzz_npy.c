@@ -8,16 +8,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static fuzz_file file = {.fd = -1};
-    if (file.fd < 0 && fuzz_file_open(&file) != 0) {
-        fuzz_setup_failed("memfd_create");
-        return 0;
-    }
-    const char *path = fuzz_file_write(&file, data, size);
-    if (!path) {
-        fuzz_setup_failed("writing the memfd");
-        return 0;
-    }
+    const char *path = fuzz_input_path(data, size);
+    if (!path) return 0;
     npy_array a;
     char err[256];
     if (npy_load(path, &a, err, sizeof err) != 0) return 0;

@@ -20,22 +20,14 @@ static void convert_all(const st_file *f)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static fuzz_file file = {.fd = -1};
     char err[256];
     st_file f;
     if (st_parse(data, size, "fuzz", &f, err, sizeof err) == 0) {
         convert_all(&f);
         st_free(&f);
     }
-    if (file.fd < 0 && fuzz_file_open(&file) != 0) {
-        fuzz_setup_failed("memfd_create");
-        return 0;
-    }
-    const char *path = fuzz_file_write(&file, data, size);
-    if (!path) {
-        fuzz_setup_failed("writing the memfd");
-        return 0;
-    }
+    const char *path = fuzz_input_path(data, size);
+    if (!path) return 0;
     if (st_load(path, &f, err, sizeof err) == 0) st_free(&f);
     return 0;
 }

@@ -47,6 +47,20 @@ static inline const char *fuzz_file_write(fuzz_file *f, const uint8_t *data, siz
     return f->path;
 }
 
+/* The input as a file at a path, through one memfd per process; NULL (and the setup failure
+ * said) when the memfd cannot be made or written. */
+static inline const char *fuzz_input_path(const uint8_t *data, size_t size)
+{
+    static fuzz_file file = {.fd = -1};
+    if (file.fd < 0 && fuzz_file_open(&file) != 0) {
+        fuzz_setup_failed("memfd_create");
+        return NULL;
+    }
+    const char *path = fuzz_file_write(&file, data, size);
+    if (!path) fuzz_setup_failed("writing the memfd");
+    return path;
+}
+
 /* data[0..size) as a NUL-terminated string (cut at its first NUL); NULL when out of memory. */
 static inline char *fuzz_strndup(const uint8_t *data, size_t size)
 {

@@ -35,16 +35,8 @@ static void exercise(const tokenizer *t, const char *input)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static fuzz_file file = {.fd = -1};
-    if (file.fd < 0 && fuzz_file_open(&file) != 0) {
-        fuzz_setup_failed("memfd_create");
-        return 0;
-    }
-    const char *path = fuzz_file_write(&file, data, size);
-    if (!path) {
-        fuzz_setup_failed("writing the memfd");
-        return 0;
-    }
+    const char *path = fuzz_input_path(data, size);
+    if (!path) return 0;
     tokenizer *t;
     char err[256];
     /* Lowercasing changes only encoding; the input's parity picks it, keeping the file as is. */
