@@ -4,6 +4,7 @@
  * split is refused with an error naming the limit. */
 #include "nn/attention.h"
 #include "support.h"
+#include "tune.h"
 #include "vk/vk.h"
 
 #include <stdlib.h>
