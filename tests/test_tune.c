@@ -39,12 +39,12 @@ static char *fresh_dir(void)
     return dir;
 }
 
-/* A fresh directory as VKBERT_CACHE_DIR. */
-static char *use_fresh_cache(void)
+/* A fresh directory as VKBERT_CACHE_DIR (setenv copies the string). */
+static void use_fresh_cache(void)
 {
     char *dir = fresh_dir();
     setenv("VKBERT_CACHE_DIR", dir, 1);
-    return dir;
+    free(dir);
 }
 
 static int count_entries(const char *dir)
