@@ -56,6 +56,22 @@ vkbert_status vkb_tensor_new(vkbert_context *ctx, int ndim, const int64_t *shape
     return VKBERT_OK;
 }
 
+vkbert_tensor vkb_tensor_slice(const vkbert_tensor *t, uint64_t first, uint64_t n)
+{
+    vkbert_tensor slice = *t;
+    uint64_t rows_per_entry = t->rows / (uint64_t)t->shape[0];
+    slice.id = atomic_fetch_add(&next_id, 1);
+    slice.shape[0] = (int64_t)n;
+    slice.rows = rows_per_entry * n;
+    slice.offset = t->offset + first * rows_per_entry * t->pitch * sizeof(float);
+    return slice;
+}
+
+vkb_view vkb_tensor_binding(const vkbert_tensor *t)
+{
+    return vkb_sub(&t->buffer, t->offset, t->rows * t->pitch * sizeof(float));
+}
+
 void vkb_tensor_free(vkbert_context *ctx, vkbert_tensor *t)
 {
     if (!t) return;

@@ -13,6 +13,7 @@ struct vkbert_tensor {
     uint32_t cols;  /* the last dimension */
     uint32_t pitch; /* cols rounded up to 4 */
     vkb_buffer buffer;
+    VkDeviceSize offset; /* bytes into `buffer`: non-zero for a slice (vkb_tensor_slice) */
 };
 
 uint32_t vkb_pitch(uint64_t cols);
@@ -20,6 +21,11 @@ size_t vkb_tensor_count(const vkbert_tensor *t);
 vkbert_status vkb_tensor_new(vkbert_context *ctx, int ndim, const int64_t *shape,
                              vkbert_tensor **out);
 void vkb_tensor_free(vkbert_context *ctx, vkbert_tensor *t);
+/* Entries [first, first + n) of dimension 0 of `t` (at least 2 dimensions), as a tensor that
+ * shares its buffer (never freed) and has an id of its own. */
+vkbert_tensor vkb_tensor_slice(const vkbert_tensor *t, uint64_t first, uint64_t n);
+/* What a kernel binds: the tensor's rows in its buffer. */
+vkb_view vkb_tensor_binding(const vkbert_tensor *t);
 vkbert_status vkb_tensor_write(vkbert_context *ctx, vkbert_tensor *t, const float *data);
 vkbert_status vkb_tensor_read(vkbert_context *ctx, const vkbert_tensor *t, float *data);
 /* Writes `rows` x `cols` host floats into a buffer with row pitch `pitch`. */

@@ -113,6 +113,50 @@ Test(limits, batches_over_the_storage_range_run_in_halves)
     test_context_done(ctx);
 }
 
+Test(limits, device_tensors_over_the_storage_range_run_in_halves)
+{
+    /* The same split for device tensors: x and y (2 MiB) fit, their Q, K, V rows (6 MiB) do
+     * not, nor those of a half; the halves of B 128 are [64, 64] masks, which must not be read
+     * as [S, S]. */
+    vkbert_context *ctx = limited("max_storage_buffer_range=2m");
+    int batch = 128, s = 64, e = 64, heads = 4;
+    size_t n = (size_t)batch * s * e;
+    test_weights w = test_weights_random(e, 9);
+    vkbert_attention_weights api = test_weights_api(&w);
+    vkbert_attention *layer = NULL;
+    TEST_OK(vkbert_attention_create(ctx, e, heads, &api, &layer));
+    float *x = malloc(n * sizeof *x), *y = test_poisoned(n);
+    float *keep = malloc((size_t)batch * s * sizeof *keep);
+    double *want = malloc(n * sizeof *want);
+    ref_rng rng = {9};
+    ref_fill(&rng, x, n, -1, 1);
+    for (int i = 0; i < batch * s; i++)
+        keep[i] = i % s < s - 3 * ((i / s) % 7) ? 1.0f : 0.0f;
+    vkbert_tensor *tx = NULL, *ty = NULL, *tm = NULL;
+    int64_t shape[3] = {batch, s, e}, mask_shape[2] = {batch, s};
+    TEST_OK(vkbert_tensor_create(ctx, 3, shape, &tx));
+    TEST_OK(vkbert_tensor_create(ctx, 3, shape, &ty));
+    TEST_OK(vkbert_tensor_create(ctx, 2, mask_shape, &tm));
+    TEST_OK(vkbert_tensor_write(ctx, tx, x, n));
+    TEST_OK(vkbert_tensor_write(ctx, ty, y, n)); /* poisoned */
+    TEST_OK(vkbert_tensor_write(ctx, tm, keep, (size_t)batch * s));
+    vkbert_status status = vkbert_attention_forward(layer, tx, tm, NULL, ty);
+    cr_assert_eq(status, VKBERT_OK, "forward: %s", vkbert_last_error(ctx));
+    TEST_OK(vkbert_tensor_read(ctx, ty, y, n));
+    ref_layer ref = test_weights_ref(&w, heads);
+    ref_mask rmask = {keep, {(size_t)s, 0, 0, 1}};
+    ref_options opt = {0};
+    ref_attention(&ref, batch, s, x, &rmask, &opt, want);
+    test_assert_fp32_close(y, want, n, "device tensors in halves");
+    for (uint32_t i = 0; i < layer->plan_count; i++)
+        cr_assert_lt(layer->plans[i]->batch, (uint32_t)batch, "the batch ran in one piece");
+    vkbert_tensor_destroy(ctx, tx), vkbert_tensor_destroy(ctx, ty), vkbert_tensor_destroy(ctx, tm);
+    vkbert_attention_destroy(layer);
+    test_weights_free(&w);
+    free(x), free(y), free(keep), free(want);
+    test_context_done(ctx);
+}
+
 Test(limits, small_shared_memory_and_allocations)
 {
     vkbert_context *ctx =

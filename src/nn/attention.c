@@ -223,6 +223,47 @@ static vkbert_status check_activation(vkbert_attention *layer, const vkbert_tens
     return VKBERT_OK;
 }
 
+/* Whether a mask has a batch dimension (its first, of size B, in 3 or 4 dimensions, or [B,S]
+ * when B != S, which would otherwise read as [S,S]). */
+static bool mask_per_batch(int ndim, const int64_t *shape, int64_t batch, int64_t seq_len)
+{
+    if (ndim >= 3) return shape[0] == batch;
+    return ndim == 2 && shape[0] == batch && shape[1] == seq_len && batch != seq_len;
+}
+
+/* A mask for sequences [first, first + n): a slice of a per-batch mask, else the mask. A
+ * [n,S] slice with n == S would read as [S,S], so it says [n,1,1,S], the same rows. */
+static vkbert_tensor mask_slice(const vkbert_tensor *mask, int64_t batch, int64_t seq_len,
+                                uint64_t first, uint64_t n)
+{
+    if (!mask_per_batch(mask->ndim, mask->shape, batch, seq_len) || batch == 1) return *mask;
+    vkbert_tensor slice = vkb_tensor_slice(mask, first, n);
+    if (slice.ndim == 2 && (int64_t)n == seq_len) {
+        slice.ndim = 4;
+        slice.shape[0] = (int64_t)n, slice.shape[1] = 1, slice.shape[2] = 1;
+        slice.shape[3] = seq_len;
+    }
+    return slice;
+}
+
+/* Sequences are independent: a batch whose activations exceed a limit or the memory runs as
+ * two halves of its tensors (slices sharing their buffers), each halved again as needed. */
+static vkbert_status forward_in_halves(vkbert_attention *layer, const vkbert_tensor *x,
+                                       const vkbert_tensor *mask,
+                                       const vkbert_attention_options *options, vkbert_tensor *y)
+{
+    int64_t batch = x->shape[0], seq_len = x->shape[1];
+    uint64_t first = (uint64_t)batch / 2, rest = (uint64_t)batch - first;
+    vkbert_tensor x0 = vkb_tensor_slice(x, 0, first), x1 = vkb_tensor_slice(x, first, rest);
+    vkbert_tensor y0 = vkb_tensor_slice(y, 0, first), y1 = vkb_tensor_slice(y, first, rest);
+    vkbert_tensor m0, m1;
+    if (mask) m0 = mask_slice(mask, batch, seq_len, 0, first);
+    if (mask) m1 = mask_slice(mask, batch, seq_len, first, rest);
+    vkbert_status status = vkb_attention_forward(layer, &x0, mask ? &m0 : NULL, options, &y0);
+    if (status) return status;
+    return vkb_attention_forward(layer, &x1, mask ? &m1 : NULL, options, &y1);
+}
+
 vkbert_status vkb_attention_forward(vkbert_attention *layer, const vkbert_tensor *x,
                                     const vkbert_tensor *mask,
                                     const vkbert_attention_options *options, vkbert_tensor *y)
@@ -255,8 +296,12 @@ vkbert_status vkb_attention_forward(vkbert_attention *layer, const vkbert_tensor
     }
     attention_plan *plan;
     status = attention_plan_get(layer, batch, seq_len, &plan);
-    if (status) return status;
-    return attention_plan_run(layer, plan, x, mask, &bind, y);
+    if (!status) return attention_plan_run(layer, plan, x, mask, &bind, y);
+    bool dropout = options && options->dropout > 0.0f;
+    if ((status != VKBERT_ERROR_DEVICE_LIMIT && status != VKBERT_ERROR_OUT_OF_MEMORY) ||
+        batch == 1 || dropout)
+        return status;
+    return forward_in_halves(layer, x, mask, options, y);
 }
 
 static float mask_value(const vkbert_mask *mask, size_t i)
@@ -347,10 +392,7 @@ static size_t dtype_size(vkbert_dtype dtype)
 static vkbert_mask mask_part(const vkbert_mask *mask, int batch, int seq_len, int first, int n)
 {
     vkbert_mask part = *mask;
-    bool per_batch = mask->ndim >= 3 ? mask->shape[0] == batch
-                                     : mask->ndim == 2 && mask->shape[0] == batch &&
-                                           mask->shape[1] == seq_len && batch != seq_len;
-    if (!per_batch || batch == 1) return part;
+    if (!mask_per_batch(mask->ndim, mask->shape, batch, seq_len) || batch == 1) return part;
     size_t per = 1;
     for (int i = 1; i < mask->ndim; i++)
         per *= (size_t)mask->shape[i];

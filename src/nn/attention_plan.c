@@ -391,9 +391,9 @@ static vkbert_status prepare_and_record(vkbert_attention *layer, attention_plan 
     memset(plan->dispatches, 0, sizeof plan->dispatches);
     plan->dispatch_count = 0;
     attention_sink sink = {plan->dispatches, 0, ATTENTION_DISPATCHES, plan->pool};
-    vkb_view mask_view = mask ? vkb_whole(&mask->buffer) : (vkb_view){0};
-    vkbert_status status = attention_append(layer, plan, &sink, vkb_whole(&x->buffer),
-                                            mask ? &mask_view : NULL, bind, vkb_whole(&y->buffer));
+    vkb_view mask_view = mask ? vkb_tensor_binding(mask) : (vkb_view){0};
+    vkbert_status status = attention_append(layer, plan, &sink, vkb_tensor_binding(x),
+                                            mask ? &mask_view : NULL, bind, vkb_tensor_binding(y));
     plan->dispatch_count = sink.count;
     if (status) return status;
     VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
