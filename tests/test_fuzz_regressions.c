@@ -5,6 +5,7 @@
 
 #include "support.h"
 #include "io/bert_model.h"
+#include "fuzz/tiny_model.h"
 #include "io/tokenizer.h"
 
 #include <criterion/criterion.h>
@@ -53,19 +54,6 @@ static void write_file(const char *path, const char *bytes, size_t n)
 }
 
 /* ---- config: fuzz_config's input is config.json, beside a fixed tiny model ---- */
-
-/* fuzz_config's model: every size different. */
-static const bert_config tiny = {
-    .hidden_size = 4,
-    .num_hidden_layers = 1,
-    .num_attention_heads = 2,
-    .intermediate_size = 6,
-    .max_position_embeddings = 5,
-    .type_vocab_size = 2,
-    .vocab_size = 7,
-    .layer_norm_eps = 1e-12,
-    .hidden_act = "gelu",
-};
 
 static void expect_model_error(const char *name, const char *message)
 {

@@ -19,6 +19,17 @@ static vkbert_context *limited(const char *limits)
     return ctx;
 }
 
+/* A layer with random weights (kept in *w for the reference). */
+static vkbert_attention *random_layer(vkbert_context *ctx, int e, int heads, uint64_t seed,
+                                      test_weights *w)
+{
+    *w = test_weights_random(e, seed);
+    vkbert_attention_weights api = test_weights_api(w);
+    vkbert_attention *layer = NULL;
+    TEST_OK(vkbert_attention_create(ctx, e, heads, &api, &layer));
+    return layer;
+}
+
 /* Runs a layer E = heads * 16 over B x S with key padding, against double; `whole`: whether
  * the batch must have run in one piece. */
 static void check_layer(vkbert_context *ctx, int batch, int seq_len, int heads, uint64_t seed,
@@ -26,10 +37,8 @@ static void check_layer(vkbert_context *ctx, int batch, int seq_len, int heads, 
 {
     int e = heads * 16;
     size_t n = (size_t)batch * seq_len * e;
-    test_weights w = test_weights_random(e, seed);
-    vkbert_attention_weights api = test_weights_api(&w);
-    vkbert_attention *layer = NULL;
-    TEST_OK(vkbert_attention_create(ctx, e, heads, &api, &layer));
+    test_weights w;
+    vkbert_attention *layer = random_layer(ctx, e, heads, seed, &w);
     float *x = malloc(n * sizeof *x), *y = test_poisoned(n);
     float *keep = malloc((size_t)batch * seq_len * sizeof *keep);
     double *want = malloc(n * sizeof *want);
@@ -121,10 +130,8 @@ Test(limits, device_tensors_over_the_storage_range_run_in_halves)
     vkbert_context *ctx = limited("max_storage_buffer_range=2m");
     int batch = 128, s = 64, e = 64, heads = 4;
     size_t n = (size_t)batch * s * e;
-    test_weights w = test_weights_random(e, 9);
-    vkbert_attention_weights api = test_weights_api(&w);
-    vkbert_attention *layer = NULL;
-    TEST_OK(vkbert_attention_create(ctx, e, heads, &api, &layer));
+    test_weights w;
+    vkbert_attention *layer = random_layer(ctx, e, heads, 9, &w);
     float *x = malloc(n * sizeof *x), *y = test_poisoned(n);
     float *keep = malloc((size_t)batch * s * sizeof *keep);
     double *want = malloc(n * sizeof *want);
@@ -173,10 +180,8 @@ Test(limits, small_shared_memory_and_allocations)
 Test(limits, one_sequence_over_the_range_is_refused)
 {
     vkbert_context *ctx = limited("max_storage_buffer_range=256k");
-    test_weights w = test_weights_random(64, 5);
-    vkbert_attention_weights api = test_weights_api(&w);
-    vkbert_attention *layer = NULL;
-    TEST_OK(vkbert_attention_create(ctx, 64, 4, &api, &layer));
+    test_weights w;
+    vkbert_attention *layer = random_layer(ctx, 64, 4, 5, &w);
     int s = 1024; /* one sequence's Q, K, V: 768 KiB */
     float *x = calloc((size_t)s * 64, sizeof *x), *y = calloc((size_t)s * 64, sizeof *y);
     cr_assert_eq(vkbert_attention_forward_host(layer, 2, s, x, NULL, NULL, y),
@@ -193,10 +198,8 @@ Test(limits, the_memory_budget)
 {
     /* 8 MiB: the weights fit, a large batch's activations do not even in halves of one. */
     vkbert_context *ctx = limited("device_memory_budget=8m");
-    test_weights w = test_weights_random(128, 6);
-    vkbert_attention_weights api = test_weights_api(&w);
-    vkbert_attention *layer = NULL;
-    TEST_OK(vkbert_attention_create(ctx, 128, 4, &api, &layer));
+    test_weights w;
+    vkbert_attention *layer = random_layer(ctx, 128, 4, 6, &w);
     int s = 4096; /* Q, K, V, O, x and y: 12 MiB */
     size_t n = (size_t)s * 128;
     float *x = calloc(n, sizeof *x), *y = calloc(n, sizeof *y);

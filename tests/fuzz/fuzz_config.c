@@ -5,22 +5,10 @@
 #define _GNU_SOURCE /* memfd_create, mkdtemp */
 #include "fuzz_util.h"
 #include "io/bert_model.h"
+#include "tiny_model.h"
 #include "io/tokenizer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* The fixed model: every size different, so that a config that swaps two fields fails. */
-static const bert_config tiny = {
-    .hidden_size = 4,
-    .num_hidden_layers = 1,
-    .num_attention_heads = 2,
-    .intermediate_size = 6,
-    .max_position_embeddings = 5,
-    .type_vocab_size = 2,
-    .vocab_size = 7,
-    .layer_norm_eps = 1e-12,
-    .hidden_act = "gelu",
-};
 
 static char dirs[2][512];
 static fuzz_file file = {.fd = -1};
