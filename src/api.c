@@ -59,6 +59,8 @@ vkbert_status vkbert_context_create(const vkbert_context_options *options, vkber
     double start = vkb_now_ms();
     vkbert_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return vkb_fail_global(VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    static atomic_uint_fast64_t next_serial = 1;
+    ctx->serial = atomic_fetch_add(&next_serial, 1);
     if (!vkb_lock_init(ctx)) {
         free(ctx);
         return vkb_fail_global(VKBERT_ERROR_OUT_OF_MEMORY, "cannot make the context's lock");
@@ -84,7 +86,6 @@ void vkbert_context_destroy(vkbert_context *ctx)
     if (!ctx) return;
     vkb_context_release(ctx);
     vkb_tune_cache_free(ctx);
-    vkb_forget_errors(ctx);
     pthread_mutex_destroy(&ctx->lock);
     free(ctx);
 }

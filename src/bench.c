@@ -86,6 +86,7 @@ typedef struct gpu_timer {
 
 static void gpu_timer_destroy(vkbert_context *ctx, gpu_timer *t)
 {
+    vkb_settle(ctx); /* a timed-out run may still use what is freed from here on */
     if (t->cmd) vkFreeCommandBuffers(ctx->device, ctx->command_pool, 1, &t->cmd);
     vkDestroyQueryPool(ctx->device, t->queries, NULL);
     memset(t, 0, sizeof *t);

@@ -105,11 +105,28 @@ Test(limits, caps_lower_and_never_raise)
     test_context_done(ctx);
 }
 
-Test(limits, dispatches_over_the_group_count_run_in_pieces)
+Test(limits, batches_over_the_group_count_run_in_halves)
+{
+    /* Fused attention takes B*H workgroups in y: 4 x 3 = 12 > 8, so the batch is halved;
+     * with 3 heads and one sequence of 37 every dispatch fits. */
+    vkbert_context *ctx = limited("max_compute_work_group_count=8");
+    check_layer(ctx, 4, 37, 3, 1, false);
+    check_layer(ctx, 1, 37, 3, 2, true);
+    test_context_done(ctx);
+}
+
+Test(limits, one_sequence_over_the_group_count_is_refused)
 {
     vkbert_context *ctx = limited("max_compute_work_group_count=2");
-    check_layer(ctx, 3, 37, 3, 1, true);
-    cr_assert_gt(ctx->split_dispatches, 0, "no dispatch was split");
+    test_weights w;
+    vkbert_attention *layer = random_layer(ctx, 48, 3, 3, &w);
+    float x[37 * 48] = {0}, y[37 * 48];
+    cr_assert_eq(vkbert_attention_forward_host(layer, 1, 37, x, NULL, NULL, y),
+                 VKBERT_ERROR_DEVICE_LIMIT);
+    cr_assert(strstr(vkbert_last_error(ctx), "maxComputeWorkGroupCount"), "%s",
+              vkbert_last_error(ctx));
+    vkbert_attention_destroy(layer);
+    test_weights_free(&w);
     test_context_done(ctx);
 }
 
@@ -122,12 +139,12 @@ Test(limits, batches_over_the_storage_range_run_in_halves)
     test_context_done(ctx);
 }
 
-Test(limits, device_tensors_over_the_storage_range_run_in_halves)
+/* Device tensors of B 128, S 64, E 64 with a [B,S] mask under `limits`, which B 128 exceeds:
+ * the layer runs slices of them. Its halves are [64, 64] masks, which must not be read as
+ * [S, S]. */
+static void check_device_halves(const char *limits)
 {
-    /* The same split for device tensors: x and y (2 MiB) fit, their Q, K, V rows (6 MiB) do
-     * not, nor those of a half; the halves of B 128 are [64, 64] masks, which must not be read
-     * as [S, S]. */
-    vkbert_context *ctx = limited("max_storage_buffer_range=2m");
+    vkbert_context *ctx = limited(limits);
     int batch = 128, s = 64, e = 64, heads = 4;
     size_t n = (size_t)batch * s * e;
     test_weights w;
@@ -162,6 +179,12 @@ Test(limits, device_tensors_over_the_storage_range_run_in_halves)
     test_weights_free(&w);
     free(x), free(y), free(keep), free(want);
     test_context_done(ctx);
+}
+
+Test(limits, device_tensors_over_a_limit_run_in_halves)
+{
+    check_device_halves("max_storage_buffer_range=2m");     /* x, y 2 MiB fit; Q, K, V 6 MiB not */
+    check_device_halves("max_compute_work_group_count=64"); /* B*H = 512 fused groups */
 }
 
 Test(limits, small_shared_memory_and_allocations)

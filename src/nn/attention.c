@@ -246,14 +246,44 @@ static vkbert_tensor mask_slice(const vkbert_tensor *mask, int64_t batch, int64_
     return slice;
 }
 
+/* Whether entry `first` of `t` starts where the device can bind a buffer range. */
+static bool slice_aligned(const vkbert_context *ctx, const vkbert_tensor *t, uint64_t first)
+{
+    VkDeviceSize align = ctx->props.limits.minStorageBufferOffsetAlignment;
+    if (ctx->props.limits.minTexelBufferOffsetAlignment > align)
+        align = ctx->props.limits.minTexelBufferOffsetAlignment;
+    uint64_t rows_per_entry = t->rows / (uint64_t)t->shape[0];
+    return align == 0 || (t->offset + first * rows_per_entry * t->pitch * 4) % align == 0;
+}
+
+/* The split point nearest the middle at which every tensor's slice is aligned; 0 if none. */
+static uint64_t split_point(const vkbert_context *ctx, const vkbert_tensor *x,
+                            const vkbert_tensor *mask, const vkbert_tensor *y)
+{
+    int64_t batch = x->shape[0], seq_len = x->shape[1];
+    bool mask_sliced = mask && mask_per_batch(mask->ndim, mask->shape, batch, seq_len);
+    for (uint64_t first = (uint64_t)batch / 2; first > 0; first--)
+        if (slice_aligned(ctx, x, first) && slice_aligned(ctx, y, first) &&
+            (!mask_sliced || slice_aligned(ctx, mask, first)))
+            return first;
+    return 0;
+}
+
 /* Sequences are independent: a batch whose activations exceed a limit or the memory runs as
- * two halves of its tensors (slices sharing their buffers), each halved again as needed. */
+ * two slices of its tensors (sharing their buffers), each split again as needed. */
 static vkbert_status forward_in_halves(vkbert_attention *layer, const vkbert_tensor *x,
                                        const vkbert_tensor *mask,
                                        const vkbert_attention_options *options, vkbert_tensor *y)
 {
     int64_t batch = x->shape[0], seq_len = x->shape[1];
-    uint64_t first = (uint64_t)batch / 2, rest = (uint64_t)batch - first;
+    uint64_t first = split_point(layer->ctx, x, mask, y), rest = (uint64_t)batch - first;
+    if (!first)
+        return vkb_fail(
+            layer->ctx, VKBERT_ERROR_DEVICE_LIMIT,
+            "the batch of %lld is too large for one pass and cannot be split where "
+            "the device can bind its pieces (minStorageBufferOffsetAlignment %llu)",
+            (long long)batch,
+            (unsigned long long)layer->ctx->props.limits.minStorageBufferOffsetAlignment);
     vkbert_tensor x0 = vkb_tensor_slice(x, 0, first), x1 = vkb_tensor_slice(x, first, rest);
     vkbert_tensor y0 = vkb_tensor_slice(y, 0, first), y1 = vkb_tensor_slice(y, first, rest);
     vkbert_tensor m0, m1;
@@ -264,9 +294,10 @@ static vkbert_status forward_in_halves(vkbert_attention *layer, const vkbert_ten
     return vkb_attention_forward(layer, &x1, mask ? &m1 : NULL, options, &y1);
 }
 
-vkbert_status vkb_attention_forward(vkbert_attention *layer, const vkbert_tensor *x,
-                                    const vkbert_tensor *mask,
-                                    const vkbert_attention_options *options, vkbert_tensor *y)
+/* One pass over the whole batch with the plan of its shape. */
+static vkbert_status forward_once(vkbert_attention *layer, const vkbert_tensor *x,
+                                  const vkbert_tensor *mask,
+                                  const vkbert_attention_options *options, vkbert_tensor *y)
 {
     vkbert_context *ctx = layer->ctx;
     vkbert_status status = check_activation(layer, x, "x");
@@ -296,11 +327,34 @@ vkbert_status vkb_attention_forward(vkbert_attention *layer, const vkbert_tensor
     }
     attention_plan *plan;
     status = attention_plan_get(layer, batch, seq_len, &plan);
-    if (!status) return attention_plan_run(layer, plan, x, mask, &bind, y);
+    return status ? status : attention_plan_run(layer, plan, x, mask, &bind, y);
+}
+
+static bool retry_in_halves(vkbert_status status, int64_t batch,
+                            const vkbert_attention_options *options)
+{
     bool dropout = options && options->dropout > 0.0f;
-    if ((status != VKBERT_ERROR_DEVICE_LIMIT && status != VKBERT_ERROR_OUT_OF_MEMORY) ||
-        batch == 1 || dropout)
-        return status;
+    return (status == VKBERT_ERROR_DEVICE_LIMIT || status == VKBERT_ERROR_OUT_OF_MEMORY) &&
+           batch > 1 && !dropout;
+}
+
+/* A failed shape's plan is freed, so that its memory is not held while the halves run. */
+static void drop_plan_of(vkbert_attention *layer, uint32_t batch, uint32_t seq_len)
+{
+    for (uint32_t i = 0; i < layer->plan_count; i++)
+        if (layer->plans[i]->batch == batch && layer->plans[i]->seq_len == seq_len) {
+            attention_plan_drop(layer, layer->plans[i]);
+            return;
+        }
+}
+
+vkbert_status vkb_attention_forward(vkbert_attention *layer, const vkbert_tensor *x,
+                                    const vkbert_tensor *mask,
+                                    const vkbert_attention_options *options, vkbert_tensor *y)
+{
+    vkbert_status status = forward_once(layer, x, mask, options, y);
+    if (!retry_in_halves(status, x->shape[0], options)) return status;
+    drop_plan_of(layer, (uint32_t)x->shape[0], (uint32_t)x->shape[1]);
     return forward_in_halves(layer, x, mask, options, y);
 }
 
@@ -368,9 +422,9 @@ static vkbert_status forward_host_once(vkbert_attention *layer, int batch, int s
     if (!status && mask)
         status = upload_mask(layer, plan, (uint32_t)batch, (uint32_t)seq_len, mask);
     if (!status) status = vkb_tensor_write(ctx, plan->host_x, x);
-    if (!status)
-        status = vkb_attention_forward(layer, plan->host_x, mask ? plan->host_mask : NULL, options,
-                                       plan->host_y);
+    if (!status) /* not halved here: a failure drops this plan, tensors and all */
+        status =
+            forward_once(layer, plan->host_x, mask ? plan->host_mask : NULL, options, plan->host_y);
     if (!status) status = vkb_tensor_read(ctx, plan->host_y, y);
     /* Out of memory or a limit: give back this shape's memory before the caller retries in
      * halves or gives up. */
@@ -412,10 +466,7 @@ static vkbert_status forward_host_pieces(vkbert_attention *layer, int batch, int
                                          const vkbert_attention_options *options, float *y)
 {
     vkbert_status status = forward_host_once(layer, batch, seq_len, x, mask, options, y);
-    bool dropout = options && options->dropout > 0.0f;
-    if ((status != VKBERT_ERROR_DEVICE_LIMIT && status != VKBERT_ERROR_OUT_OF_MEMORY) ||
-        batch == 1 || dropout)
-        return status;
+    if (!retry_in_halves(status, batch, options)) return status;
     int first = batch / 2;
     size_t offset = (size_t)first * (size_t)seq_len * layer->embed_dim;
     vkbert_mask head, tail;

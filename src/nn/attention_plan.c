@@ -25,6 +25,7 @@ static vkbert_status create_unfused_buffers(vkbert_attention *layer, attention_p
     uint64_t bh = (uint64_t)plan->batch * layer->heads;
     uint64_t head_bytes = bh * plan->seq_len * layer->head_pitch * 4;
     vkbert_status status = vkb_check_range(ctx, head_bytes, "the heads");
+    if (!status) status = vkb_check_range(ctx, score_bytes(layer, plan), "the attention scores");
     if (status) return status;
     plan->heads_block = align256(head_bytes);
     status = vkb_buffer_create(ctx, 3 * plan->heads_block, &plan->heads);
@@ -45,7 +46,9 @@ static vkbert_status create_buffers(vkbert_attention *layer, attention_plan *pla
     uint64_t m = (uint64_t)plan->batch * plan->seq_len;
     uint64_t rows_bytes = m * layer->heads_width * elem;
     plan->qkv_block = align256(rows_bytes);
-    vkbert_status status = vkb_check_range(ctx, 3 * plan->qkv_block, "the Q, K, V rows");
+    /* The fused kernel binds the rows with their slack (and again as the mask without one). */
+    vkbert_status status =
+        vkb_check_range(ctx, 3 * plan->qkv_block + VKB_FUSED_SLACK * elem, "the Q, K, V rows");
     if (!status) status = vkb_check_range(ctx, rows_bytes, "the attention output");
     if (status) return status;
     status = vkb_buffer_create(ctx, 3 * plan->qkv_block + VKB_FUSED_SLACK * elem, &plan->qkv);

@@ -69,11 +69,11 @@ typedef struct vkb_dispatch {
     uint8_t push[128];
     uint32_t push_size;
     uint32_t groups[3];
-    uint32_t max_groups[3]; /* maxComputeWorkGroupCount, set by vkb_check_groups */
 } vkb_dispatch;
 
 struct vkbert_context {
     pthread_mutex_t lock; /* held by every public call on the context (vk_lock.c) */
+    uint64_t serial;      /* unique in the process, never reused (vk_error.c) */
     VkInstance instance;
     VkDebugUtilsMessengerEXT messenger;
     VkPhysicalDevice physical;
@@ -112,7 +112,6 @@ struct vkbert_context {
     uint64_t timeout_ns;
     uint32_t allocation_count, fail_allocation_at;
     bool fail_next_submit;
-    uint32_t split_dispatches; /* dispatches recorded in pieces (over maxComputeWorkGroupCount) */
 
     vkb_block blocks[VKB_MAX_BLOCKS];
     uint32_t block_count;
@@ -153,7 +152,6 @@ const char *vkb_result_name(VkResult result);
 /* The message of this thread's last failure on `ctx` when it was the last context this
  * thread failed on, else the context's own last message. */
 const char *vkb_last_error(const vkbert_context *ctx);
-void vkb_forget_errors(const vkbert_context *ctx); /* the context is going away */
 /* Thread-local message for calls made without a context. */
 vkbert_status vkb_fail_global(vkbert_status status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -255,17 +253,13 @@ vkbert_status vkb_timestamp_pool(vkbert_context *ctx, uint32_t count, VkQueryPoo
 void vkb_cmd_barrier(VkCommandBuffer cmd);
 /* Makes shader writes visible to host reads after the fence. */
 void vkb_cmd_barrier_to_host(VkCommandBuffer cmd);
-/* Records the dispatch, in pieces of at most dispatch->max_groups per dimension
- * (vkCmdDispatchBase) where its group counts exceed them. */
 void vkb_cmd_dispatch(VkCommandBuffer cmd, const vkb_dispatch *dispatch);
 vkbert_status vkb_submit_wait(vkbert_context *ctx, VkCommandBuffer cmd);
 /* Group counts for `items` invocations in workgroups of `size`, spread over x and y (x is
- * capped at 65535 groups, the least every device allows, or the device's lower limit: shaders
- * that flatten x and y read gl_NumWorkGroups.x, so x is never split). */
+ * capped at 65535 groups, the least every device allows, or the device's lower limit). */
 void vkb_grid_1d(const vkbert_context *ctx, uint64_t items, uint32_t size, uint32_t groups[3]);
-/* Notes the device's group-count limits in the dispatch, which is then recorded in pieces
- * where it exceeds them (counted in ctx->split_dispatches). */
-vkbert_status vkb_check_groups(vkbert_context *ctx, vkb_dispatch *dispatch);
+/* Fails with VKBERT_ERROR_DEVICE_LIMIT when a group count exceeds maxComputeWorkGroupCount. */
+vkbert_status vkb_check_groups(vkbert_context *ctx, const vkb_dispatch *dispatch);
 /* Fails with VKBERT_ERROR_DEVICE_LIMIT when a binding range exceeds maxStorageBufferRange. */
 vkbert_status vkb_check_range(vkbert_context *ctx, VkDeviceSize bytes, const char *what);
 /* Fails with VKBERT_ERROR_VALIDATION if validation messages arrived since `before`. */

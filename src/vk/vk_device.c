@@ -457,8 +457,9 @@ static uint64_t timeout_ns(const vkbert_context_options *options)
 {
     uint64_t ms = options ? options->timeout_ms : 0;
     const char *env = getenv("VKBERT_TIMEOUT_MS");
-    if (!ms && env && *env) ms = strtoull(env, NULL, 10);
+    if (!ms && env && *env && *env != '-') ms = strtoull(env, NULL, 10);
     if (!ms) ms = 600000;
+    if (ms > UINT64_MAX / 1000000ull) return UINT64_MAX; /* no timeout */
     return ms * 1000000ull;
 }
 

@@ -9,7 +9,7 @@ static _Thread_local char global_error[VKB_ERROR_SIZE];
 /* With threads sharing a context, its message may be another thread's by the time this one
  * asks: each thread keeps its own copy of its last failure. */
 static _Thread_local char thread_error[VKB_ERROR_SIZE];
-static _Thread_local const vkbert_context *thread_error_ctx;
+static _Thread_local uint64_t thread_error_serial; /* of the context: addresses get reused */
 
 vkbert_status vkb_fail(vkbert_context *ctx, vkbert_status status, const char *fmt, ...)
 {
@@ -18,18 +18,13 @@ vkbert_status vkb_fail(vkbert_context *ctx, vkbert_status status, const char *fm
     vsnprintf(ctx->error, sizeof ctx->error, fmt, args);
     va_end(args);
     memcpy(thread_error, ctx->error, sizeof thread_error);
-    thread_error_ctx = ctx;
+    thread_error_serial = ctx->serial;
     return status;
-}
-
-void vkb_forget_errors(const vkbert_context *ctx)
-{
-    if (thread_error_ctx == ctx) thread_error_ctx = NULL;
 }
 
 const char *vkb_last_error(const vkbert_context *ctx)
 {
-    return ctx == thread_error_ctx ? thread_error : ctx->error;
+    return ctx->serial && ctx->serial == thread_error_serial ? thread_error : ctx->error;
 }
 
 vkbert_status vkb_fail_global(vkbert_status status, const char *fmt, ...)

@@ -185,7 +185,8 @@ static vkbert_status create(vkbert_context *ctx, VkDeviceSize size, VkMemoryProp
                             bool map, vkb_buffer *out)
 {
     memset(out, 0, sizeof *out);
-    if (++ctx->allocation_count == ctx->fail_allocation_at) /* test hook */
+    ctx->allocation_count++;
+    if (ctx->fail_allocation_at && ctx->allocation_count == ctx->fail_allocation_at) /* test hook */
         return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY,
                         "out of device memory (injected at buffer %u)", ctx->allocation_count);
     VkBufferCreateInfo info = {
@@ -259,6 +260,7 @@ vkbert_status vkb_buffer_create_host(vkbert_context *ctx, VkDeviceSize size, vkb
 void vkb_buffer_destroy(vkbert_context *ctx, vkb_buffer *buffer)
 {
     if (!buffer->buffer) return;
+    vkb_settle(ctx);
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(ctx->device, buffer->buffer, &req);
     vkDestroyBuffer(ctx->device, buffer->buffer, NULL);

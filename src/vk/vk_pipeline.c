@@ -64,7 +64,6 @@ static vkbert_status create_pipeline(vkbert_context *ctx, vkb_pipeline *p, const
     VkSpecializationInfo spec = {p->spec_count, entries, p->spec_count * 4, p->spec};
     VkComputePipelineCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-        .flags = VK_PIPELINE_CREATE_DISPATCH_BASE_BIT, /* pieces of large dispatches */
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
                   .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                   .module = module,
@@ -107,6 +106,15 @@ vkbert_status vkb_pipeline_get(vkbert_context *ctx, const vkb_spirv *shader,
     if (push_size > ctx->props.limits.maxPushConstantsSize)
         return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT, "%s needs %u bytes of push constants",
                         shader->name, push_size);
+    uint32_t storage = 0;
+    for (uint32_t i = 0; i < binding_count; i++)
+        storage += !types || types[i] == VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    if (storage > ctx->props.limits.maxPerStageDescriptorStorageBuffers)
+        return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT,
+                        "%s needs %u storage buffers; the device allows %u "
+                        "(maxPerStageDescriptorStorageBuffers)",
+                        shader->name, storage,
+                        ctx->props.limits.maxPerStageDescriptorStorageBuffers);
     vkb_pipeline *p = &ctx->pipelines[ctx->pipeline_count];
     memset(p, 0, sizeof *p);
     p->shader = shader->code;

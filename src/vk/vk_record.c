@@ -27,8 +27,6 @@ void vkb_cmd_barrier_to_host(VkCommandBuffer cmd)
                          VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, NULL, 0, NULL);
 }
 
-/* Pieces of at most max_groups per dimension; 0 (a dispatch never checked) means no limit.
- * The pieces write disjoint outputs, so no barrier goes between them. */
 void vkb_cmd_dispatch(VkCommandBuffer cmd, const vkb_dispatch *d)
 {
     vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline->pipeline);
@@ -37,22 +35,7 @@ void vkb_cmd_dispatch(VkCommandBuffer cmd, const vkb_dispatch *d)
     if (d->push_size)
         vkCmdPushConstants(cmd, d->pipeline->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, d->push_size,
                            d->push);
-    uint32_t step[3];
-    for (int i = 0; i < 3; i++)
-        step[i] =
-            d->max_groups[i] && d->max_groups[i] < d->groups[i] ? d->max_groups[i] : d->groups[i];
-    if (step[0] == d->groups[0] && step[1] == d->groups[1] && step[2] == d->groups[2]) {
-        vkCmdDispatch(cmd, d->groups[0], d->groups[1], d->groups[2]);
-        return;
-    }
-    for (uint32_t z = 0; z < d->groups[2]; z += step[2])
-        for (uint32_t y = 0; y < d->groups[1]; y += step[1])
-            for (uint32_t x = 0; x < d->groups[0]; x += step[0]) {
-                uint32_t nx = d->groups[0] - x < step[0] ? d->groups[0] - x : step[0];
-                uint32_t ny = d->groups[1] - y < step[1] ? d->groups[1] - y : step[1];
-                uint32_t nz = d->groups[2] - z < step[2] ? d->groups[2] - z : step[2];
-                vkCmdDispatchBase(cmd, x, y, z, nx, ny, nz);
-            }
+    vkCmdDispatch(cmd, d->groups[0], d->groups[1], d->groups[2]);
 }
 
 vkbert_status vkb_check_alive(vkbert_context *ctx)
@@ -106,14 +89,17 @@ vkbert_status vkb_submit_wait(vkbert_context *ctx, VkCommandBuffer cmd)
     return VKBERT_OK;
 }
 
-vkbert_status vkb_check_groups(vkbert_context *ctx, vkb_dispatch *d)
+vkbert_status vkb_check_groups(vkbert_context *ctx, const vkb_dispatch *d)
 {
-    bool split = false;
-    for (int i = 0; i < 3; i++) {
-        d->max_groups[i] = ctx->props.limits.maxComputeWorkGroupCount[i];
-        split = split || d->groups[i] > d->max_groups[i];
-    }
-    if (split) ctx->split_dispatches++;
+    /* vkCmdDispatchBase cannot reach past the limit either (base + count <= limit): work over
+     * it is refused here, and the layer and the encoder then run the batch in halves. */
+    for (int i = 0; i < 3; i++)
+        if (d->groups[i] > ctx->props.limits.maxComputeWorkGroupCount[i])
+            return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT,
+                            "%s needs %u workgroups in dimension %d; the device allows %u "
+                            "(maxComputeWorkGroupCount)",
+                            d->name ? d->name : "a dispatch", d->groups[i], i,
+                            ctx->props.limits.maxComputeWorkGroupCount[i]);
     return VKBERT_OK;
 }
 
