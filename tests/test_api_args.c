@@ -28,7 +28,14 @@ Test(api_args, context_calls)
     vkbert_context_destroy(NULL);
     cr_assert_str_eq(vkbert_status_name((vkbert_status)99), "VKBERT_ERROR_UNKNOWN");
     cr_assert_str_eq(vkbert_device_type_name((vkbert_device_type)99), "other");
+    /* A failed creation's message stays with it: a new context at the same address starts
+     * with none. */
+    vkbert_context_options bad = {.limits = "no_such_limit=1"};
+    vkbert_context *failed = NULL;
+    EXPECT(NULL, vkbert_context_create(&bad, &failed), BAD);
     vkbert_context *ctx = test_context(0);
+    cr_assert_str_eq(vkbert_last_error(ctx), "", "a new context says \"%s\"",
+                     vkbert_last_error(ctx));
     EXPECT(ctx, vkbert_context_device(ctx, NULL), BAD);
     EXPECT(ctx, vkbert_tune_save(ctx, NULL, NULL, 0), BAD);
     EXPECT(ctx, vkbert_tune_save(ctx, "{not json", NULL, 0), BAD);

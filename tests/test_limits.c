@@ -217,6 +217,21 @@ Test(limits, one_sequence_over_the_range_is_refused)
     test_context_done(ctx);
 }
 
+Test(limits, too_few_storage_buffers_is_refused)
+{
+    vkbert_context *ctx = limited("max_per_stage_descriptor_storage_buffers=1");
+    test_weights w;
+    vkbert_attention *layer = random_layer(ctx, 32, 2, 8, &w);
+    float x[5 * 32] = {0}, y[5 * 32];
+    cr_assert_eq(vkbert_attention_forward_host(layer, 1, 5, x, NULL, NULL, y),
+                 VKBERT_ERROR_DEVICE_LIMIT);
+    cr_assert(strstr(vkbert_last_error(ctx), "maxPerStageDescriptorStorageBuffers"), "%s",
+              vkbert_last_error(ctx));
+    vkbert_attention_destroy(layer);
+    test_weights_free(&w);
+    test_context_done(ctx);
+}
+
 Test(limits, the_memory_budget)
 {
     /* 8 MiB: the weights fit, a large batch's activations do not even in halves of one. */
