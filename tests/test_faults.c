@@ -136,3 +136,16 @@ Test(faults, timeout)
     free_case(&c);
     test_context_done(ctx);
 }
+
+Test(faults, timeout_in_a_benchmark)
+{
+    /* The benchmark frees its command buffer, pool and buffers after the timed-out wait: they
+     * must not be freed while the device still runs the pass (validation says so). */
+    vkbert_context_options options = {.validation = 1, .timestamps = 1, .timeout_ms = 1};
+    vkbert_context *ctx = NULL;
+    TEST_OK(vkbert_context_create(&options, &ctx));
+    vkbert_bench_result r;
+    vkbert_status status = vkbert_bench_matmul(ctx, 1024, 1024, 1024, VKBERT_PRECISION_FP32, 1, &r);
+    cr_assert_eq(status, VKBERT_ERROR_DEVICE_LOST, "%s", vkbert_status_name(status));
+    test_context_done(ctx);
+}
