@@ -115,21 +115,6 @@ Test(limits, batches_over_the_group_count_run_in_halves)
     test_context_done(ctx);
 }
 
-Test(limits, one_sequence_over_the_group_count_is_refused)
-{
-    vkbert_context *ctx = limited("max_compute_work_group_count=2");
-    test_weights w;
-    vkbert_attention *layer = random_layer(ctx, 48, 3, 3, &w);
-    float x[37 * 48] = {0}, y[37 * 48];
-    cr_assert_eq(vkbert_attention_forward_host(layer, 1, 37, x, NULL, NULL, y),
-                 VKBERT_ERROR_DEVICE_LIMIT);
-    cr_assert(strstr(vkbert_last_error(ctx), "maxComputeWorkGroupCount"), "%s",
-              vkbert_last_error(ctx));
-    vkbert_attention_destroy(layer);
-    test_weights_free(&w);
-    test_context_done(ctx);
-}
-
 Test(limits, batches_over_the_storage_range_run_in_halves)
 {
     /* Q, K, V of 24 x 64 tokens of E 64 are 1.1 MiB: over 1 MiB, so the batch is halved. */
@@ -200,36 +185,34 @@ Test(limits, small_shared_memory_and_allocations)
     test_context_done(ctx);
 }
 
-Test(limits, one_sequence_over_the_range_is_refused)
+/* A forward of B x S with E = 16 * heads under `limits` that cannot be split: refused with
+ * VKBERT_ERROR_DEVICE_LIMIT and a message naming `limit`, the layer left usable. */
+static void expect_refused_forward(const char *limits, int batch, int seq_len, int heads,
+                                   const char *limit)
 {
-    vkbert_context *ctx = limited("max_storage_buffer_range=256k");
+    vkbert_context *ctx = limited(limits);
     test_weights w;
-    vkbert_attention *layer = random_layer(ctx, 64, 4, 5, &w);
-    int s = 1024; /* one sequence's Q, K, V: 768 KiB */
-    float *x = calloc((size_t)s * 64, sizeof *x), *y = calloc((size_t)s * 64, sizeof *y);
-    cr_assert_eq(vkbert_attention_forward_host(layer, 2, s, x, NULL, NULL, y),
-                 VKBERT_ERROR_DEVICE_LIMIT);
-    cr_assert(strstr(vkbert_last_error(ctx), "maxStorageBufferRange"), "%s",
-              vkbert_last_error(ctx));
+    vkbert_attention *layer = random_layer(ctx, 16 * heads, heads, 5, &w);
+    size_t n = (size_t)batch * seq_len * 16 * heads;
+    float *x = calloc(n, sizeof *x), *y = calloc(n, sizeof *y);
+    cr_assert_eq(vkbert_attention_forward_host(layer, batch, seq_len, x, NULL, NULL, y),
+                 VKBERT_ERROR_DEVICE_LIMIT, "%s: not refused", limits);
+    cr_assert(strstr(vkbert_last_error(ctx), limit), "%s: %s", limits, vkbert_last_error(ctx));
     free(x), free(y);
     vkbert_attention_destroy(layer);
     test_weights_free(&w);
     test_context_done(ctx);
 }
 
-Test(limits, too_few_storage_buffers_is_refused)
+Test(limits, what_cannot_be_split_is_refused)
 {
-    vkbert_context *ctx = limited("max_per_stage_descriptor_storage_buffers=1");
-    test_weights w;
-    vkbert_attention *layer = random_layer(ctx, 32, 2, 8, &w);
-    float x[5 * 32] = {0}, y[5 * 32];
-    cr_assert_eq(vkbert_attention_forward_host(layer, 1, 5, x, NULL, NULL, y),
-                 VKBERT_ERROR_DEVICE_LIMIT);
-    cr_assert(strstr(vkbert_last_error(ctx), "maxPerStageDescriptorStorageBuffers"), "%s",
-              vkbert_last_error(ctx));
-    vkbert_attention_destroy(layer);
-    test_weights_free(&w);
-    test_context_done(ctx);
+    /* One sequence of 37 needs more than 2 workgroups somewhere. */
+    expect_refused_forward("max_compute_work_group_count=2", 1, 37, 3, "maxComputeWorkGroupCount");
+    /* One sequence's Q, K, V: 768 KiB over 256 KiB. */
+    expect_refused_forward("max_storage_buffer_range=256k", 2, 1024, 4, "maxStorageBufferRange");
+    /* Even the simd family binds two storage buffers. */
+    expect_refused_forward("max_per_stage_descriptor_storage_buffers=1", 1, 5, 2,
+                           "maxPerStageDescriptorStorageBuffers");
 }
 
 Test(limits, the_memory_budget)
