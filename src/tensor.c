@@ -75,8 +75,7 @@ vkb_view vkb_tensor_binding(const vkbert_tensor *t)
 void vkb_tensor_free(vkbert_context *ctx, vkbert_tensor *t)
 {
     if (!t) return;
-    vkb_settle(ctx);
-    vkb_buffer_destroy(ctx, &t->buffer);
+    vkb_buffer_destroy(ctx, &t->buffer); /* waits first for work a timeout left running */
     free(t);
 }
 

@@ -231,18 +231,22 @@ static bool mask_per_batch(int ndim, const int64_t *shape, int64_t batch, int64_
     return ndim == 2 && shape[0] == batch && shape[1] == seq_len && batch != seq_len;
 }
 
-/* A mask for sequences [first, first + n): a slice of a per-batch mask, else the mask. A
- * [n,S] slice with n == S would read as [S,S], so it says [n,1,1,S], the same rows. */
+/* A [n,S] piece of a [B,S] key-padding mask with n == S would read as [S,S]: it says
+ * [n,1,1,S], the same rows, instead. */
+static void keep_key_padding(int *ndim, int64_t shape[VKBERT_MAX_DIMS], int64_t seq_len)
+{
+    if (*ndim != 2 || shape[0] != seq_len) return;
+    *ndim = 4;
+    shape[1] = 1, shape[2] = 1, shape[3] = seq_len;
+}
+
+/* A mask for sequences [first, first + n): a slice of a per-batch mask, else the mask. */
 static vkbert_tensor mask_slice(const vkbert_tensor *mask, int64_t batch, int64_t seq_len,
                                 uint64_t first, uint64_t n)
 {
     if (!mask_per_batch(mask->ndim, mask->shape, batch, seq_len) || batch == 1) return *mask;
     vkbert_tensor slice = vkb_tensor_slice(mask, first, n);
-    if (slice.ndim == 2 && (int64_t)n == seq_len) {
-        slice.ndim = 4;
-        slice.shape[0] = (int64_t)n, slice.shape[1] = 1, slice.shape[2] = 1;
-        slice.shape[3] = seq_len;
-    }
+    keep_key_padding(&slice.ndim, slice.shape, seq_len);
     return slice;
 }
 
@@ -452,10 +456,7 @@ static vkbert_mask mask_part(const vkbert_mask *mask, int batch, int seq_len, in
         per *= (size_t)mask->shape[i];
     part.data = (const char *)mask->data + (size_t)first * per * dtype_size(mask->dtype);
     part.shape[0] = n;
-    if (mask->ndim == 2 && n == seq_len) { /* [n,S] would read as [S,S]: say [B,1,1,S] */
-        part.ndim = 4;
-        part.shape[0] = n, part.shape[1] = 1, part.shape[2] = 1, part.shape[3] = seq_len;
-    }
+    keep_key_padding(&part.ndim, part.shape, seq_len);
     return part;
 }
 
