@@ -313,6 +313,106 @@ VKBERT_API vkbert_status vkbert_encoder_embed_host(vkbert_encoder *encoder, int 
                                                    const int32_t *attention_mask, int normalize,
                                                    float *embeddings);
 
+/* ---------------------------------------------------------------- text: tokenizers ------- */
+
+/* The tokenizer of a model folder, as HuggingFace's fast tokenizer (AutoTokenizer) reads it:
+ * tokenizer.json when present (WordPiece with BertNormalizer, BertPreTokenizer and a
+ * TemplateProcessing or BertProcessing post-processor; any other type is refused by name), else
+ * vocab.txt with tokenizer_config.json and special_tokens_map.json. Special tokens typed in a
+ * text ("[MASK]") are matched whole first, as HuggingFace does. Needs no context: a failure's
+ * message is in vkbert_last_error(NULL). A tokenizer may be used by many threads at once. */
+typedef struct vkbert_tokenizer vkbert_tokenizer;
+
+VKBERT_API vkbert_status vkbert_tokenizer_load(const char *model_dir, vkbert_tokenizer **out);
+VKBERT_API void vkbert_tokenizer_destroy(vkbert_tokenizer *tokenizer);
+
+/* The folder's length limit: the smallest of sentence_bert_config.json's max_seq_length,
+ * tokenizer_config.json's model_max_length and config.json's max_position_embeddings that
+ * the folder states (512 when it states none). */
+VKBERT_API int vkbert_tokenizer_max_length(const vkbert_tokenizer *tokenizer);
+
+/* One encoded input: [CLS] text [SEP] (pair [SEP]) with the folder's template. */
+typedef struct vkbert_encoding {
+    int32_t *ids, *type_ids; /* `count` each, owned: vkbert_encoding_free */
+    int count;
+} vkbert_encoding;
+
+/* Encodes `text`, and `pair` unless NULL (UTF-8), truncated to `max_length` ids: 0 means the
+ * folder's limit, -1 no limit. A pair is truncated longest-first as the fast tokenizer does
+ * (README, "Lengths"). */
+VKBERT_API vkbert_status vkbert_tokenizer_encode(const vkbert_tokenizer *tokenizer,
+                                                 const char *text, const char *pair,
+                                                 int max_length, vkbert_encoding *out);
+VKBERT_API void vkbert_encoding_free(vkbert_encoding *encoding);
+/* The token of an id (NULL when out of range), and the id of a token (-1 when absent). */
+VKBERT_API const char *vkbert_tokenizer_token(const vkbert_tokenizer *tokenizer, int32_t id);
+VKBERT_API int32_t vkbert_tokenizer_token_id(const vkbert_tokenizer *tokenizer, const char *token);
+
+/* ---------------------------------------------------------------- text: models ----------- */
+
+/* A model folder from text to results, with the folder's own pipeline: a HuggingFace BertModel
+ * or BertForSequenceClassification folder, or a sentence-transformers folder (modules.json:
+ * Transformer, Pooling, Dense, Normalize; sentence_bert_config.json;
+ * config_sentence_transformers.json's prompts). A folder without modules.json mean-pools and
+ * does not normalize. Calls on a model hold its context's lock. */
+typedef struct vkbert_model vkbert_model;
+
+typedef struct vkbert_model_config {
+    vkbert_precision precision;
+    /* NULL: the folder's pooling. Else sentence-transformers' mode names, joined by ',':
+     * cls_token, mean_tokens, max_tokens, mean_sqrt_len_tokens, weightedmean_tokens,
+     * lasttoken (or cls, mean, max, mean_sqrt_len, weightedmean); concatenated in that order. */
+    const char *pooling;
+    int normalize;   /* 0: as the folder says; 1: always; -1: never */
+    int max_length;  /* 0: the folder's limit (vkbert_tokenizer_max_length) */
+    int no_truncate; /* a text over the limit is an error instead of being cut */
+} vkbert_model_config;
+
+/* Loads the folder; `config` may be NULL. A module vkbert cannot run (another type, a
+ * pytorch_model.bin without safetensors) is an error that names the file. */
+VKBERT_API vkbert_status vkbert_model_load(vkbert_context *ctx, const char *model_dir,
+                                           const vkbert_model_config *config, vkbert_model **out);
+VKBERT_API void vkbert_model_destroy(vkbert_model *model);
+/* The width of an embedding: the pooling's, or the last Dense module's out_features. */
+VKBERT_API int vkbert_model_dimension(const vkbert_model *model);
+/* The model's tokenizer, owned by the model. */
+VKBERT_API const vkbert_tokenizer *vkbert_model_tokenizer(const vkbert_model *model);
+
+typedef struct vkbert_embed_options {
+    const char *prompt_name; /* one of the folder's prompts */
+    const char *prompt;      /* a prompt's text; NULL and no name: the folder's default prompt */
+} vkbert_embed_options;
+
+/* embeddings[count][dimension] of `count` texts, as SentenceTransformer(dir).encode(texts):
+ * the prompt prepended, truncation, pooling, Dense modules, normalization. Any count works:
+ * texts run in batches sorted by length; results are in input order. `options` may be NULL. */
+VKBERT_API vkbert_status vkbert_model_embed(vkbert_model *model, const char *const *texts,
+                                            int count, const vkbert_embed_options *options,
+                                            float *embeddings);
+
+/* The number of labels of a classifier folder (BertForSequenceClassification), else 0, and
+ * the name of label i (config.json's id2label, else "LABEL_i"). */
+VKBERT_API int vkbert_model_labels(const vkbert_model *model);
+VKBERT_API const char *vkbert_model_label(const vkbert_model *model, int index);
+
+/* scores[count] of (query, document) pairs with a one-label cross-encoder: the sigmoid of the
+ * logit (sentence-transformers' CrossEncoder), or the logit with `raw_scores`. */
+VKBERT_API vkbert_status vkbert_model_rerank(vkbert_model *model, const char *query,
+                                             const char *const *documents, int count,
+                                             int raw_scores, float *scores);
+
+/* scores[count][labels]: softmax over the logits for single-label classifiers, the sigmoid of
+ * each logit for one label or multi_label_classification, the logits for regression (the
+ * rule of transformers' text-classification pipeline). */
+VKBERT_API vkbert_status vkbert_model_classify(vkbert_model *model, const char *const *texts,
+                                               int count, float *scores);
+
+/* What the model read and will do, as a JSON object (README, "vkbert info"): architecture,
+ * sizes, tokenizer, lengths, pooling, Dense modules, normalization, prompts, labels,
+ * parameters and precision. *json is allocated; free it with vkbert_free. */
+VKBERT_API vkbert_status vkbert_model_describe(vkbert_model *model, char **json);
+VKBERT_API void vkbert_free(void *memory);
+
 /* ---------------------------------------------------------------- benchmarks -------------- */
 
 /* The device's own ceilings, measured by two micro-kernels. */

@@ -171,6 +171,8 @@ vkbert_status vkb_encoder_new(vkbert_context *ctx, const bert_config *config,
     vkbert_status status = upload_tables(e, weights);
     if (!status) status = create_attention(e, weights);
     if (!status) status = upload_dense(e, weights);
+    encoder_head_spec mean_pooling = {.pool_modes = VKB_POOL_MEAN};
+    if (!status) status = vkb_encoder_set_head(e, &mean_pooling);
     if (status) {
         vkb_encoder_free(e);
         return status;
@@ -184,6 +186,7 @@ void vkb_encoder_free(vkbert_encoder *e)
     if (!e) return;
     vkb_settle(e->ctx);
     encoder_plan_free(e, e->plan);
+    encoder_head_free(e);
     for (int l = 0; e->attention && l < e->config.num_hidden_layers; l++)
         vkb_attention_free(e->attention[l]);
     free(e->attention);
@@ -191,180 +194,4 @@ void vkb_encoder_free(vkbert_encoder *e)
     vkb_buffer_destroy(e->ctx, &e->dense);
     vkb_buffer_destroy(e->ctx, &e->params);
     free(e);
-}
-
-/* ---- forward ---- */
-
-static vkbert_status check_ids(vkbert_encoder *e, const int32_t *ids, size_t n, int32_t limit,
-                               const char *name)
-{
-    for (size_t i = 0; i < n; i++)
-        if (ids[i] < 0 || ids[i] >= limit)
-            return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
-                            "%s[%zu] = %d is outside [0, %d)", name, i, ids[i], limit);
-    return VKBERT_OK;
-}
-
-static vkbert_status upload_inputs(vkbert_encoder *e, encoder_plan *p, const int32_t *ids,
-                                   const int32_t *types, const int32_t *mask)
-{
-    size_t m = (size_t)p->batch * p->seq_len, sp = vkb_pitch(p->seq_len);
-    int32_t *both = calloc(2 * m, sizeof *both); /* absent token types are 0 */
-    float *keep = calloc((size_t)p->batch * sp, sizeof *keep);
-    vkbert_status status = VKBERT_OK;
-    if (!both || !keep) status = vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
-    for (size_t i = 0; !status && i < m; i++) {
-        both[i] = ids[i];
-        if (types) both[m + i] = types[i];
-        keep[(i / p->seq_len) * sp + i % p->seq_len] = !mask || mask[i] != 0;
-    }
-    if (!status) status = vkb_buffer_upload(e->ctx, &p->ids, 0, both, 2 * m * 4);
-    if (!status) status = vkb_buffer_upload(e->ctx, &p->mask, 0, keep, (uint64_t)p->batch * sp * 4);
-    free(both);
-    free(keep);
-    return status;
-}
-
-static vkbert_status read_outputs(vkbert_encoder *e, encoder_plan *p, float *hidden, float *pooled)
-{
-    uint32_t h = (uint32_t)e->config.hidden_size;
-    size_t rows = (size_t)p->batch * p->seq_len;
-    float *padded = malloc(rows * e->hp * sizeof *padded);
-    if (!padded) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
-    vkbert_status status = vkb_buffer_download(e->ctx, &p->hidden, 0, padded, rows * e->hp * 4);
-    for (size_t r = 0; !status && r < rows; r++)
-        memcpy(hidden + r * h, padded + r * e->hp, h * 4);
-    if (!status && pooled) {
-        status = vkb_buffer_download(e->ctx, &p->pooled, 0, padded, (uint64_t)p->batch * e->hp * 4);
-        for (uint32_t b = 0; !status && b < p->batch; b++)
-            memcpy(pooled + (size_t)b * h, padded + (size_t)b * e->hp, h * 4);
-    }
-    free(padded);
-    return status;
-}
-
-static vkbert_status read_gpu_time(vkbert_encoder *e, encoder_plan *p)
-{
-    if (!p->queries) return VKBERT_OK;
-    uint64_t ticks[2];
-    VkResult result =
-        vkGetQueryPoolResults(e->ctx->device, p->queries, 0, 2, sizeof ticks, ticks,
-                              sizeof ticks[0], VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
-    if (result != VK_SUCCESS) return vkb_fail_vk(e->ctx, result, "vkGetQueryPoolResults");
-    p->gpu_ms = (double)(ticks[1] - ticks[0]) * e->ctx->timestamp_ns * 1e-6;
-    return VKBERT_OK;
-}
-
-/* Uploads the inputs and runs the pass of this shape, making its plan on first use. */
-static vkbert_status run(vkbert_encoder *e, int batch, int seq_len, const int32_t *input_ids,
-                         const int32_t *token_type_ids, const int32_t *attention_mask)
-{
-    if (batch < 1 || seq_len < 1 || !input_ids)
-        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
-                        "batch and seq_len must be positive and input_ids non-NULL");
-    if (seq_len > e->config.max_position_embeddings)
-        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
-                        "sequence of %d tokens is longer than max_position_embeddings %d", seq_len,
-                        e->config.max_position_embeddings);
-    size_t n = (size_t)batch * (size_t)seq_len;
-    vkbert_status status = check_ids(e, input_ids, n, e->config.vocab_size, "input_ids");
-    if (!status && token_type_ids)
-        status = check_ids(e, token_type_ids, n, e->config.type_vocab_size, "token_type_ids");
-    if (status) return status;
-    encoder_plan *p = e->plan;
-    if (!p || p->batch != (uint32_t)batch || p->seq_len != (uint32_t)seq_len) {
-        encoder_plan_free(e, e->plan);
-        e->plan = NULL;
-        status = encoder_plan_new(e, (uint32_t)batch, (uint32_t)seq_len, &e->plan);
-        if (status) return status;
-        p = e->plan;
-    }
-    status = upload_inputs(e, p, input_ids, token_type_ids, attention_mask);
-    if (!status) status = vkb_submit_wait(e->ctx, p->cmd);
-    if (!status) status = read_gpu_time(e, p);
-    return status;
-}
-
-/* The outputs of one call, for running it in pieces of the batch. */
-typedef struct encoder_call {
-    int seq_len;
-    const int32_t *ids, *types, *mask;
-    float *hidden, *pooled, *embeddings; /* embeddings: vkbert_encoder_embed_host */
-    int normalize;
-} encoder_call;
-
-static vkbert_status forward_once(vkbert_encoder *e, int batch, const encoder_call *c)
-{
-    vkbert_status status = run(e, batch, c->seq_len, c->ids, c->types, c->mask);
-    if (status || c->embeddings) return status;
-    return read_outputs(e, e->plan, c->hidden, c->pooled);
-}
-
-static vkbert_status embed_once(vkbert_encoder *e, int batch, const encoder_call *c)
-{
-    vkbert_status status = run(e, batch, c->seq_len, c->ids, c->types, c->mask);
-    if (status) return status;
-    uint32_t h = (uint32_t)e->config.hidden_size;
-    float *padded = malloc((size_t)batch * e->hp * sizeof *padded);
-    if (!padded) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
-    status = vkb_buffer_download(e->ctx, c->normalize ? &e->plan->unit : &e->plan->mean, 0, padded,
-                                 (uint64_t)batch * e->hp * 4);
-    for (int b = 0; !status && b < batch; b++)
-        memcpy(c->embeddings + (size_t)b * h, padded + (size_t)b * e->hp, h * 4);
-    free(padded);
-    return status;
-}
-
-/* The call for sequences [first, first + n) of `c`. */
-static encoder_call call_part(const vkbert_encoder *e, const encoder_call *c, int first)
-{
-    size_t tokens = (size_t)first * (size_t)c->seq_len, h = (size_t)e->config.hidden_size;
-    encoder_call part = *c;
-    part.ids = c->ids + tokens;
-    part.types = c->types ? c->types + tokens : NULL;
-    part.mask = c->mask ? c->mask + tokens : NULL;
-    part.hidden = c->hidden ? c->hidden + tokens * h : NULL;
-    part.pooled = c->pooled ? c->pooled + (size_t)first * h : NULL;
-    part.embeddings = c->embeddings ? c->embeddings + (size_t)first * h : NULL;
-    return part;
-}
-
-/* Sequences are independent: a batch over a device limit or the memory runs in halves. */
-static vkbert_status run_in_pieces(vkbert_encoder *e, int batch, const encoder_call *c)
-{
-    vkbert_status status = c->embeddings ? embed_once(e, batch, c) : forward_once(e, batch, c);
-    if ((status != VKBERT_ERROR_DEVICE_LIMIT && status != VKBERT_ERROR_OUT_OF_MEMORY) || batch == 1)
-        return status;
-    int first = batch / 2;
-    encoder_call rest = call_part(e, c, first);
-    status = run_in_pieces(e, first, c);
-    return status ? status : run_in_pieces(e, batch - first, &rest);
-}
-
-vkbert_status vkb_encoder_forward_host(vkbert_encoder *e, int batch, int seq_len,
-                                       const int32_t *input_ids, const int32_t *token_type_ids,
-                                       const int32_t *attention_mask, float *hidden, float *pooled)
-{
-    if (!hidden) return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "hidden is NULL");
-    if (pooled && !e->has_pooler)
-        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "the model has no pooler");
-    if (batch < 1 || seq_len < 1 || !input_ids)
-        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
-                        "batch and seq_len must be positive and input_ids non-NULL");
-    encoder_call c = {seq_len, input_ids, token_type_ids, attention_mask, hidden, pooled, NULL, 0};
-    return run_in_pieces(e, batch, &c);
-}
-
-vkbert_status vkb_encoder_embed_host(vkbert_encoder *e, int batch, int seq_len,
-                                     const int32_t *input_ids, const int32_t *token_type_ids,
-                                     const int32_t *attention_mask, int normalize,
-                                     float *embeddings)
-{
-    if (!embeddings) return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "embeddings is NULL");
-    if (batch < 1 || seq_len < 1 || !input_ids)
-        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
-                        "batch and seq_len must be positive and input_ids non-NULL");
-    encoder_call c = {seq_len, input_ids, token_type_ids, attention_mask,
-                      NULL,    NULL,      embeddings,     normalize};
-    return run_in_pieces(e, batch, &c);
 }

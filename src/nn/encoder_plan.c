@@ -17,9 +17,8 @@ static vkbert_status create_buffers(vkbert_encoder *e, encoder_plan *p)
     for (int i = 0; i < 4 && !status; i++)
         status = vkb_buffer_create(ctx, rows, hp_rows[i]);
     if (!status) status = vkb_buffer_create(ctx, m * e->ip * 4, &p->inter);
-    vkb_buffer *per_sequence[] = {&p->pooled, &p->mean, &p->unit};
-    for (int i = 0; i < 3 && !status; i++)
-        status = vkb_buffer_create(ctx, (uint64_t)p->batch * e->hp * 4, per_sequence[i]);
+    if (!status) status = vkb_buffer_create(ctx, (uint64_t)p->batch * e->hp * 4, &p->pooled);
+    if (!status) status = encoder_head_buffers(e, p);
     if (!status) status = attention_scratch_new(e->attention[0], p->batch, p->seq_len, &p->scratch);
     return status;
 }
@@ -35,10 +34,11 @@ void encoder_plan_free(vkbert_encoder *e, encoder_plan *p)
     vkDestroyQueryPool(ctx->device, p->queries, NULL);
     vkDestroyDescriptorPool(ctx->device, p->pool, NULL);
     if (p->scratch) attention_plan_free(e->attention[0], p->scratch);
-    vkb_buffer *buffers[] = {&p->ids,   &p->mask, &p->hidden, &p->attn_y, &p->h1,
-                             &p->inter, &p->o2,   &p->pooled, &p->mean,   &p->unit};
+    vkb_buffer *buffers[] = {&p->ids,   &p->mask, &p->hidden, &p->attn_y,
+                             &p->h1,    &p->inter, &p->o2,    &p->pooled};
     for (size_t i = 0; i < sizeof buffers / sizeof *buffers; i++)
         vkb_buffer_destroy(ctx, buffers[i]);
+    encoder_head_buffers_free(e, p);
     free(p);
 }
 
@@ -160,18 +160,6 @@ static vkbert_status prepare_pooler(vkbert_encoder *e, encoder_plan *p, attentio
                          (uint64_t)layers * e->layer_params, vkb_whole(&p->pooled), "pooler");
 }
 
-static vkbert_status prepare_mean_pool(vkbert_encoder *e, encoder_plan *p, attention_sink *sink)
-{
-    vkb_dispatch *d;
-    vkbert_status status = next(e, sink, &d);
-    if (status) return status;
-    d->name = "mean_pool";
-    vkb_mean_pool_desc desc = {p->batch, p->seq_len, (uint32_t)e->config.hidden_size, e->hp,
-                               vkb_pitch(p->seq_len)};
-    return vkb_op_mean_pool(e->ctx, sink->pool, &desc, vkb_whole(&p->hidden), vkb_whole(&p->mask),
-                            vkb_whole(&p->mean), vkb_whole(&p->unit), d);
-}
-
 static vkbert_status record(vkbert_encoder *e, encoder_plan *p)
 {
     VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
@@ -196,7 +184,7 @@ static vkbert_status record(vkbert_encoder *e, encoder_plan *p)
 static vkbert_status prepare_all(vkbert_encoder *e, encoder_plan *p)
 {
     uint32_t layers = (uint32_t)e->config.num_hidden_layers;
-    p->capacity = 3 + layers * (ATTENTION_DISPATCHES + 4);
+    p->capacity = 2 + layers * (ATTENTION_DISPATCHES + 4) + encoder_head_dispatches(e);
     p->dispatches = calloc(p->capacity, sizeof *p->dispatches);
     if (!p->dispatches) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     vkbert_status status = vkb_descriptor_pool(e->ctx, p->capacity, &p->pool);
@@ -207,7 +195,7 @@ static vkbert_status prepare_all(vkbert_encoder *e, encoder_plan *p)
     for (uint32_t l = 0; l < layers && !status; l++)
         status = prepare_layer(e, p, &sink, (int)l);
     if (!status && e->has_pooler) status = prepare_pooler(e, p, &sink);
-    if (!status) status = prepare_mean_pool(e, p, &sink);
+    if (!status) status = encoder_head_prepare(e, p, &sink);
     p->dispatch_count = sink.count;
     return status ? status : record(e, p);
 }

@@ -1,0 +1,218 @@
+/* Forward passes of the encoder: inputs uploaded, the plan of the shape made on first use and
+ * replayed, the outputs read back. A batch over a device limit runs in halves. */
+#include "nn/encoder.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static vkbert_status check_ids(vkbert_encoder *e, const int32_t *ids, size_t n, int32_t limit,
+                               const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= limit)
+            return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                            "%s[%zu] = %d is outside [0, %d)", name, i, ids[i], limit);
+    return VKBERT_OK;
+}
+
+/* The attention mask, and the pooling's: the same without the first prompt_tokens tokens
+ * (sentence-transformers' include_prompt = false zeroes attention_mask[:, :prompt_length] for
+ * the Pooling module only). */
+static void fill_masks(const encoder_plan *p, const encoder_batch *in, float *keep, float *pool)
+{
+    size_t sp = vkb_pitch(p->seq_len);
+    for (uint32_t b = 0; b < p->batch; b++)
+        for (uint32_t s = 0; s < p->seq_len; s++) {
+            size_t i = (size_t)b * p->seq_len + s, at = b * sp + s;
+            keep[at] = !in->mask || in->mask[i] != 0;
+            pool[at] = (int)s < in->prompt_tokens ? 0.0f : keep[at];
+        }
+}
+
+static vkbert_status upload_inputs(vkbert_encoder *e, encoder_plan *p, const encoder_batch *in)
+{
+    size_t m = (size_t)p->batch * p->seq_len, masks = (size_t)p->batch * vkb_pitch(p->seq_len);
+    int32_t *both = calloc(2 * m, sizeof *both); /* absent token types are 0 */
+    float *keep = calloc(2 * masks, sizeof *keep);
+    vkbert_status status = VKBERT_OK;
+    if (!both || !keep) status = vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (!status) {
+        memcpy(both, in->ids, m * sizeof *both);
+        if (in->types) memcpy(both + m, in->types, m * sizeof *both);
+        fill_masks(p, in, keep, keep + masks);
+        status = vkb_buffer_upload(e->ctx, &p->ids, 0, both, 2 * m * 4);
+    }
+    if (!status) status = vkb_buffer_upload(e->ctx, &p->mask, 0, keep, masks * 4);
+    if (!status) status = vkb_buffer_upload(e->ctx, &p->pool_mask, 0, keep + masks, masks * 4);
+    free(both);
+    free(keep);
+    return status;
+}
+
+/* rows [n][width] from a device buffer of rows [n][pitch(width)]. */
+static vkbert_status read_rows(vkbert_encoder *e, const vkb_buffer *src, size_t n, uint32_t width,
+                               float *out)
+{
+    uint32_t pitch = vkb_pitch(width);
+    float *padded = malloc(n * pitch * sizeof *padded);
+    if (!padded) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    vkbert_status status = vkb_buffer_download(e->ctx, src, 0, padded, n * pitch * 4);
+    for (size_t r = 0; !status && r < n; r++)
+        memcpy(out + r * width, padded + r * pitch, (size_t)width * 4);
+    free(padded);
+    return status;
+}
+
+static vkbert_status read_gpu_time(vkbert_encoder *e, encoder_plan *p)
+{
+    if (!p->queries) return VKBERT_OK;
+    uint64_t ticks[2];
+    VkResult result =
+        vkGetQueryPoolResults(e->ctx->device, p->queries, 0, 2, sizeof ticks, ticks,
+                              sizeof ticks[0], VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+    if (result != VK_SUCCESS) return vkb_fail_vk(e->ctx, result, "vkGetQueryPoolResults");
+    p->gpu_ms = (double)(ticks[1] - ticks[0]) * e->ctx->timestamp_ns * 1e-6;
+    return VKBERT_OK;
+}
+
+static vkbert_status check_batch(vkbert_encoder *e, const encoder_batch *in)
+{
+    if (in->batch < 1 || in->seq_len < 1 || !in->ids)
+        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "batch and seq_len must be positive and input_ids non-NULL");
+    if (in->seq_len > e->config.max_position_embeddings)
+        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "sequence of %d tokens is longer than max_position_embeddings %d",
+                        in->seq_len, e->config.max_position_embeddings);
+    size_t n = (size_t)in->batch * (size_t)in->seq_len;
+    vkbert_status status = check_ids(e, in->ids, n, e->config.vocab_size, "input_ids");
+    if (!status && in->types)
+        status = check_ids(e, in->types, n, e->config.type_vocab_size, "token_type_ids");
+    return status;
+}
+
+/* Uploads the inputs and runs the pass of this shape, making its plan on first use. */
+static vkbert_status run(vkbert_encoder *e, const encoder_batch *in)
+{
+    vkbert_status status = check_batch(e, in);
+    if (status) return status;
+    uint32_t batch = (uint32_t)in->batch, seq_len = (uint32_t)in->seq_len;
+    encoder_plan *p = e->plan;
+    if (!p || p->batch != batch || p->seq_len != seq_len) {
+        encoder_plan_free(e, e->plan);
+        e->plan = NULL;
+        status = encoder_plan_new(e, batch, seq_len, &e->plan);
+        if (status) return status;
+        p = e->plan;
+    }
+    status = upload_inputs(e, p, in);
+    if (!status) status = vkb_submit_wait(e->ctx, p->cmd);
+    if (!status) status = read_gpu_time(e, p);
+    return status;
+}
+
+typedef enum output_kind { OUT_HIDDEN, OUT_SENTENCES, OUT_LOGITS } output_kind;
+
+/* The outputs of one call, for running it in pieces of the batch. */
+typedef struct encoder_call {
+    encoder_batch in;
+    output_kind kind;
+    float *out, *pooled; /* pooled: with OUT_HIDDEN, may be NULL */
+    int normalize;       /* OUT_SENTENCES */
+} encoder_call;
+
+static uint32_t row_width(const vkbert_encoder *e, const encoder_call *c)
+{
+    if (c->kind == OUT_SENTENCES) return vkb_encoder_embedding_width(e);
+    if (c->kind == OUT_LOGITS) return e->head.labels;
+    return (uint32_t)e->config.hidden_size * (uint32_t)c->in.seq_len; /* a sequence's rows */
+}
+
+static vkbert_status read_outputs(vkbert_encoder *e, const encoder_call *c)
+{
+    encoder_plan *p = e->plan;
+    size_t n = (size_t)c->in.batch;
+    uint32_t h = (uint32_t)e->config.hidden_size;
+    if (c->kind == OUT_SENTENCES)
+        return read_rows(e, c->normalize ? &p->unit : &p->stage[e->head.dense_count], n,
+                         row_width(e, c), c->out);
+    if (c->kind == OUT_LOGITS) return read_rows(e, &p->logits, n, e->head.labels, c->out);
+    vkbert_status status = read_rows(e, &p->hidden, n * (size_t)c->in.seq_len, h, c->out);
+    if (!status && c->pooled) status = read_rows(e, &p->pooled, n, h, c->pooled);
+    return status;
+}
+
+/* The call for sequences [first, batch) of `c`. */
+static encoder_call call_part(const vkbert_encoder *e, const encoder_call *c, int first)
+{
+    size_t tokens = (size_t)first * (size_t)c->in.seq_len;
+    encoder_call part = *c;
+    part.in.batch = c->in.batch - first;
+    part.in.ids = c->in.ids + tokens;
+    part.in.types = c->in.types ? c->in.types + tokens : NULL;
+    part.in.mask = c->in.mask ? c->in.mask + tokens : NULL;
+    part.out = c->out + (size_t)first * row_width(e, c);
+    part.pooled = c->pooled ? c->pooled + (size_t)first * (size_t)e->config.hidden_size : NULL;
+    return part;
+}
+
+/* Sequences are independent: a batch over a device limit or the memory runs in halves. */
+static vkbert_status run_in_pieces(vkbert_encoder *e, const encoder_call *c)
+{
+    vkbert_status status = run(e, &c->in);
+    if (!status) return read_outputs(e, c);
+    if ((status != VKBERT_ERROR_DEVICE_LIMIT && status != VKBERT_ERROR_OUT_OF_MEMORY) ||
+        c->in.batch == 1)
+        return status;
+    encoder_call first = *c;
+    first.in.batch = c->in.batch / 2;
+    encoder_call rest = call_part(e, c, first.in.batch);
+    status = run_in_pieces(e, &first);
+    return status ? status : run_in_pieces(e, &rest);
+}
+
+vkbert_status vkb_encoder_forward_host(vkbert_encoder *e, int batch, int seq_len,
+                                       const int32_t *input_ids, const int32_t *token_type_ids,
+                                       const int32_t *attention_mask, float *hidden, float *pooled)
+{
+    if (!hidden) return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "hidden is NULL");
+    if (pooled && !e->has_pooler)
+        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "the model has no pooler");
+    encoder_call c = {{batch, seq_len, input_ids, token_type_ids, attention_mask, 0},
+                      OUT_HIDDEN,
+                      hidden,
+                      pooled,
+                      0};
+    vkbert_status status = check_batch(e, &c.in);
+    return status ? status : run_in_pieces(e, &c);
+}
+
+vkbert_status vkb_encoder_sentences(vkbert_encoder *e, const encoder_batch *in, int normalize,
+                                    float *embeddings)
+{
+    if (!embeddings) return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "embeddings is NULL");
+    if (in->prompt_tokens < 0)
+        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "prompt_tokens is negative");
+    encoder_call c = {*in, OUT_SENTENCES, embeddings, NULL, normalize};
+    vkbert_status status = check_batch(e, &c.in);
+    return status ? status : run_in_pieces(e, &c);
+}
+
+vkbert_status vkb_encoder_logits(vkbert_encoder *e, const encoder_batch *in, float *logits)
+{
+    if (!logits) return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "logits is NULL");
+    if (!e->head.labels)
+        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "the model has no classifier");
+    encoder_call c = {*in, OUT_LOGITS, logits, NULL, 0};
+    vkbert_status status = check_batch(e, &c.in);
+    return status ? status : run_in_pieces(e, &c);
+}
+
+vkbert_status vkb_encoder_embed_host(vkbert_encoder *e, int batch, int seq_len,
+                                     const int32_t *input_ids, const int32_t *token_type_ids,
+                                     const int32_t *attention_mask, int normalize,
+                                     float *embeddings)
+{
+    encoder_batch in = {batch, seq_len, input_ids, token_type_ids, attention_mask, 0};
+    return vkb_encoder_sentences(e, &in, normalize, embeddings);
+}
