@@ -167,18 +167,17 @@ static vkbert_status build_head(vkbert_model *m, const bert_weights *w)
 static vkbert_status copy_labels(vkbert_model *m, const bert_model *bm)
 {
     m->labels = bm->weights.has_classifier ? bm->config.num_labels : 0;
+    m->problem = bm->config.problem_type;
     if (!m->labels) return VKBERT_OK;
     m->label_names = calloc((size_t)m->labels, sizeof *m->label_names);
     if (!m->label_names) return vkb_fail(m->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     for (int i = 0; i < m->labels; i++) {
         char fallback[32];
         snprintf(fallback, sizeof fallback, "LABEL_%d", i);
-        const char *name = bm->config.id2label && bm->config.id2label[i] ? bm->config.id2label[i]
-                                                                          : fallback;
+        const char *name = bm->labels && bm->labels[i] ? bm->labels[i] : fallback;
         if (!(m->label_names[i] = strdup(name)))
             return vkb_fail(m->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     }
-    snprintf(m->problem_type, sizeof m->problem_type, "%s", bm->config.problem_type);
     return VKBERT_OK;
 }
 

@@ -25,7 +25,7 @@ struct vkbert_model {
     int has_pooler;
     int labels; /* the classifier's, 0 without one */
     char **label_names;
-    char problem_type[64];
+    bert_problem problem;
     char architecture[128];
     uint32_t pool_modes;
     int normalize, truncate, max_length;

@@ -82,8 +82,12 @@ static void add_labels(cJSON *root, const vkbert_model *m)
     cJSON *labels = cJSON_AddArrayToObject(root, "labels");
     for (int i = 0; i < m->labels; i++)
         cJSON_AddItemToArray(labels, cJSON_CreateString(m->label_names[i]));
-    if (m->labels && m->problem_type[0])
-        cJSON_AddStringToObject(root, "problem_type", m->problem_type);
+    static const char *const problems[] = {NULL, "regression", "single_label_classification",
+                                           "multi_label_classification"};
+    if (m->labels && m->problem > BERT_PROBLEM_NONE && m->problem <= BERT_PROBLEM_MULTI_LABEL)
+        cJSON_AddStringToObject(root, "problem_type", problems[m->problem]);
+    else if (m->labels)
+        cJSON_AddNullToObject(root, "problem_type");
 }
 
 vkbert_status vkb_model_describe(vkbert_model *m, char **json)

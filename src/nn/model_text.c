@@ -230,8 +230,8 @@ vkbert_status vkb_model_classify(vkbert_model *m, const char *const *texts, int 
                         "the model has no classifier (no classifier.weight in its safetensors)");
     text_job job = {m, NULL, count, 0, RUN_LOGITS, (uint32_t)m->labels, scores};
     status = run_texts(&job, NULL, texts, NULL);
-    if (status || strcmp(m->problem_type, "regression") == 0) return status;
-    int sigmoids = m->labels == 1 || strcmp(m->problem_type, "multi_label_classification") == 0;
+    if (status || m->problem == BERT_PROBLEM_REGRESSION) return status;
+    int sigmoids = m->labels == 1 || m->problem == BERT_PROBLEM_MULTI_LABEL;
     for (int i = 0; i < count; i++) {
         float *row = scores + (size_t)i * m->labels;
         if (!sigmoids) softmax(row, m->labels);

@@ -44,6 +44,20 @@ int cli_api_error(const vkbert_context *ctx, const char *what)
     return cli_error("%s", vkbert_last_error(ctx));
 }
 
+void cli_print_json_string(const char *text)
+{
+    putchar('"');
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            printf("\\%c", *c);
+        else if (*c < 0x20)
+            printf("\\u%04x", *c);
+        else
+            putchar(*c);
+    }
+    putchar('"');
+}
+
 void cli_format_shape(char *out, size_t size, int ndim, const int64_t *shape)
 {
     size_t n = 0;

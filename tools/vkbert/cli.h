@@ -29,6 +29,9 @@ int cli_tune(int argc, char **argv);
 int cli_encode(int argc, char **argv);
 int cli_tokenize(int argc, char **argv);
 int cli_embed(int argc, char **argv);
+int cli_rerank(int argc, char **argv);
+int cli_classify(int argc, char **argv);
+int cli_info(int argc, char **argv);
 
 /* ---- options ---- */
 
@@ -62,20 +65,29 @@ int cli_usage_error(const char *usage, const char *fmt, ...) CLI_PRINTF(2, 3);
 /* "fp32" or "fp16" (NULL: fp32) into *out; returns CLI_CONTINUE, or a usage error. */
 int cli_precision(const char *usage, const char *name, vkbert_precision *out);
 
-/* ---- BERT text, shared by tokenize and embed (tokenize.c) ---- */
-
-struct tokenizer;
-struct tok_ids;
+/* ---- texts, shared by the text commands (texts.c) ---- */
 
 /* cli_parse with positional TEXT arguments (anything not an option or its value; all after a
  * lone "--"): *texts (free() it) points into argv. */
 int cli_parse_texts(const char *usage, int argc, char **argv, const cli_option *options, int count,
                     char ***texts, int *text_count);
-/* Loads DIR/vocab.txt, lowercasing per DIR/tokenizer_config.json (default on). */
-int cli_tokenizer_load(const char *model_dir, struct tokenizer **out);
-/* Encodes each text into out[i] (tok_ids_free each, even on failure). */
-int cli_tokenize_all(const struct tokenizer *t, char *const *texts, int count, int max_len,
-                     struct tok_ids *out);
+
+/* The texts of a command: those given, or else each non-empty line of stdin. */
+typedef struct cli_texts {
+    char **texts; /* `count`; the given ones point into argv */
+    int count;
+    char **lines; /* owned, read from stdin */
+    int line_count;
+} cli_texts;
+
+/* Takes `given` (from cli_parse_texts; owned from now on) or reads stdin when count is 0;
+ * prints the problem and returns CLI_EXIT_FAILURE when there is no text. */
+int cli_texts_load(cli_texts *t, char **given, int count, const char *what);
+void cli_texts_free(cli_texts *t);
+
+/* Loads a model folder on a new context; prints the problem on failure. */
+int cli_model_open(const char *device, const char *model_dir, const vkbert_model_config *config,
+                   vkbert_context **ctx, vkbert_model **model);
 
 /* ---- start-up (startup.c) ---- */
 
@@ -95,6 +107,9 @@ int cli_error(const char *fmt, ...) CLI_PRINTF(1, 2);
 /* Prints "vkbert: <what>: <vkbert_last_error(ctx)>" (no "<what>: " when what is NULL);
  * returns CLI_EXIT_FAILURE. */
 int cli_api_error(const vkbert_context *ctx, const char *what);
+
+/* Prints `text` to stdout as a JSON string, quoted and escaped. */
+void cli_print_json_string(const char *text);
 
 /* Writes "[d0, d1, ...]" into out. */
 void cli_format_shape(char *out, size_t size, int ndim, const int64_t *shape);

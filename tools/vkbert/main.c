@@ -20,7 +20,11 @@ static const command commands[] = {
      cli_tune},
     {"encode", "run a BERT encoder on token ids (npy in, hidden states npy out)", cli_encode},
     {"tokenize", "print a BERT model's WordPiece token ids for texts, as JSON", cli_tokenize},
-    {"embed", "sentence embeddings of texts with a BERT model (mean or CLS pooling)", cli_embed},
+    {"embed", "sentence embeddings of texts, as the folder's sentence-transformers pipeline",
+     cli_embed},
+    {"rerank", "score documents against a query with a cross-encoder", cli_rerank},
+    {"classify", "label texts with a sequence classifier", cli_classify},
+    {"info", "what vkbert reads in a model folder and will do with it", cli_info},
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof *commands)

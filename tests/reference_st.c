@@ -1,0 +1,111 @@
+/* See reference_st.h. Each rule names the line of sentence-transformers it follows. */
+#include "reference_st.h"
+
+#include "io/st_model.h"
+
+#include <math.h>
+#include <string.h>
+
+static void pool_cls(const double *x, int seq, int h, const int32_t *keep, double *out)
+{
+    (void)seq, (void)keep;
+    memcpy(out, x, (size_t)h * sizeof *out); /* token_embeddings[:, 0] */
+}
+
+/* Padding is set to -1e9 before the max, so a sequence without tokens gives -1e9. */
+static void pool_max(const double *x, int seq, int h, const int32_t *keep, double *out)
+{
+    for (int j = 0; j < h; j++) {
+        double m = -INFINITY;
+        for (int s = 0; s < seq; s++) {
+            double v = keep[s] ? x[(size_t)s * h + j] : -1e9;
+            m = v > m ? v : m;
+        }
+        out[j] = m;
+    }
+}
+
+/* sum(w * x) / clamp(sum(w), 1e-9); weights 1 (mean) or the 1-based position (weightedmean);
+ * with sqrt_len the divisor is sqrt(clamp(count, 1e-9)). */
+static void pool_weighted(const double *x, int seq, int h, const int32_t *keep, int positions,
+                          int sqrt_len, double *out)
+{
+    double total = 0;
+    for (int s = 0; s < seq; s++)
+        total += keep[s] ? (positions ? s + 1.0 : 1.0) : 0.0;
+    total = total > 1e-9 ? total : 1e-9;
+    double divisor = sqrt_len ? sqrt(total) : total;
+    for (int j = 0; j < h; j++) {
+        double sum = 0;
+        for (int s = 0; s < seq; s++)
+            sum += keep[s] ? (positions ? s + 1.0 : 1.0) * x[(size_t)s * h + j] : 0.0;
+        out[j] = sum / divisor;
+    }
+}
+
+/* The last position whose mask is 1; position 0 when there is none. */
+static void pool_last(const double *x, int seq, int h, const int32_t *keep, double *out)
+{
+    int last = 0;
+    for (int s = 0; s < seq; s++)
+        if (keep[s]) last = s;
+    memcpy(out, x + (size_t)last * h, (size_t)h * sizeof *out);
+}
+
+int ref_st_pool(const double *hidden, const int32_t *mask, int seq, int h, unsigned modes,
+                int prompt_tokens, double *out)
+{
+    int32_t keep[4096];
+    for (int s = 0; s < seq && s < 4096; s++)
+        keep[s] = s < prompt_tokens ? 0 : mask[s] != 0;
+    int width = 0;
+    for (unsigned bit = 1; bit <= ST_POOL_LASTTOKEN; bit <<= 1) {
+        if (!(modes & bit)) continue;
+        double *o = out + width;
+        if (bit == ST_POOL_CLS) pool_cls(hidden, seq, h, keep, o);
+        if (bit == ST_POOL_MAX) pool_max(hidden, seq, h, keep, o);
+        if (bit == ST_POOL_MEAN) pool_weighted(hidden, seq, h, keep, 0, 0, o);
+        if (bit == ST_POOL_MEAN_SQRT_LEN) pool_weighted(hidden, seq, h, keep, 0, 1, o);
+        if (bit == ST_POOL_WEIGHTEDMEAN) pool_weighted(hidden, seq, h, keep, 1, 0, o);
+        if (bit == ST_POOL_LASTTOKEN) pool_last(hidden, seq, h, keep, o);
+        width += h;
+    }
+    return width;
+}
+
+static double activate(int act, double v)
+{
+    switch (act) {
+    case ST_ACT_TANH:
+        return tanh(v);
+    case ST_ACT_RELU:
+        return v > 0 ? v : 0;
+    case ST_ACT_GELU:
+        return 0.5 * v * (1.0 + erf(v / sqrt(2.0)));
+    case ST_ACT_SIGMOID:
+        return 1.0 / (1.0 + exp(-v));
+    default:
+        return v;
+    }
+}
+
+void ref_st_dense(const float *w, const float *b, int in, int out, int act, const double *x,
+                  double *y)
+{
+    for (int o = 0; o < out; o++) {
+        double sum = b ? b[o] : 0.0;
+        for (int i = 0; i < in; i++)
+            sum += (double)w[(size_t)o * in + i] * x[i];
+        y[o] = activate(act, sum);
+    }
+}
+
+void ref_st_normalize(double *v, int n)
+{
+    double sq = 0;
+    for (int i = 0; i < n; i++)
+        sq += v[i] * v[i];
+    double norm = sqrt(sq) > 1e-12 ? sqrt(sq) : 1e-12;
+    for (int i = 0; i < n; i++)
+        v[i] /= norm;
+}

@@ -1,0 +1,132 @@
+/* vkbert classify: each text's labels with their probabilities, from a sequence classifier
+ * folder (BertForSequenceClassification). */
+#define _POSIX_C_SOURCE 200809L
+
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: vkbert classify --model DIR [--json] [--max-length N] [--no-truncate]\n"
+    "                       [--device N] [--precision fp32|fp16] [TEXT...]\n"
+    "\n"
+    "Classifies each TEXT (without TEXT: each non-empty line of stdin) and prints its labels,\n"
+    "highest score first: the softmax of the logits for a single-label classifier, the sigmoid of\n"
+    "each for one label or problem_type multi_label_classification, the logits for regression\n"
+    "(the rule of transformers' text-classification pipeline).\n"
+    "  --model DIR      a BertForSequenceClassification folder\n"
+    "  --json           one list per text of {\"label\": name, \"score\": p}, highest first\n"
+    "                   (text-embeddings-inference's /predict)\n"
+    "  --max-length N   truncate each text to N ids (default: the folder's limit)\n"
+    "  --no-truncate    a text over the limit is an error instead\n"
+    "  --device N       device index or name substring\n"
+    "  --precision P    fp32 (default) or fp16\n";
+
+typedef struct classify_args {
+    const char *model, *device, *precision_name;
+    int json, max_length, no_truncate;
+    vkbert_model_config config;
+    char **texts;
+    int text_count;
+} classify_args;
+
+static int parse_args(int argc, char **argv, classify_args *a)
+{
+    memset(a, 0, sizeof *a);
+    const cli_option options[] = {
+        {"model", CLI_STRING, &a->model, 1, 0, 0},
+        {"json", CLI_FLAG, &a->json, 0, 0, 0},
+        {"max-length", CLI_INT, &a->max_length, 0, 2, 1 << 20},
+        {"no-truncate", CLI_FLAG, &a->no_truncate, 0, 0, 0},
+        {"device", CLI_STRING, &a->device, 0, 0, 0},
+        {"precision", CLI_STRING, &a->precision_name, 0, 0, 0},
+    };
+    int code = cli_parse_texts(usage, argc, argv, options, (int)(sizeof options / sizeof *options),
+                               &a->texts, &a->text_count);
+    if (code == CLI_CONTINUE) code = cli_precision(usage, a->precision_name, &a->config.precision);
+    a->config.max_length = a->max_length;
+    a->config.no_truncate = a->no_truncate;
+    return code;
+}
+
+typedef struct label_score {
+    const char *label;
+    float score;
+    int index;
+} label_score;
+
+static int higher_first(const void *x, const void *y)
+{
+    const label_score *a = x, *b = y;
+    if (a->score != b->score) return a->score < b->score ? 1 : -1;
+    return a->index - b->index;
+}
+
+/* One text's labels, sorted in place. */
+static void print_text(const classify_args *a, const char *text, label_score *row, int labels,
+                       int first)
+{
+    qsort(row, (size_t)labels, sizeof *row, higher_first);
+    if (!a->json) printf("%s\n", text);
+    if (a->json) printf("%s[", first ? "" : ", ");
+    for (int j = 0; j < labels; j++) {
+        if (a->json)
+        {
+            printf("%s{\"label\": ", j ? ", " : "");
+            cli_print_json_string(row[j].label);
+            printf(", \"score\": %.7g}", row[j].score);
+        }
+        else
+            printf("  %-20s %.7g\n", row[j].label, row[j].score);
+    }
+    if (a->json) putchar(']');
+}
+
+static int classify(const classify_args *a, const cli_texts *t, vkbert_context **ctx,
+                    label_score **out, int *labels)
+{
+    vkbert_model *model = NULL;
+    float *scores = NULL;
+    int code = cli_model_open(a->device, a->model, &a->config, ctx, &model);
+    if (!code && (*labels = vkbert_model_labels(model)) == 0)
+        code = cli_error("%s: not a sequence classifier (no classifier weights)", a->model);
+    size_t n = (size_t)t->count * (size_t)*labels;
+    if (!code && (!(scores = malloc(n * sizeof *scores)) || !(*out = calloc(n, sizeof **out))))
+        code = cli_error("out of host memory");
+    if (!code && vkbert_model_classify(model, (const char *const *)t->texts, t->count, scores))
+        code = cli_api_error(*ctx, a->model);
+    for (size_t i = 0; !code && i < n; i++) {
+        int j = (int)(i % (size_t)*labels);
+        /* Label names live in the model: copied before it goes. */
+        (*out)[i] = (label_score){strdup(vkbert_model_label(model, j)), scores[i], j};
+        if (!(*out)[i].label) code = cli_error("out of host memory");
+    }
+    vkbert_model_destroy(model);
+    free(scores);
+    return code;
+}
+
+int cli_classify(int argc, char **argv)
+{
+    classify_args a;
+    int code = parse_args(argc, argv, &a);
+    if (code != CLI_CONTINUE) return free(a.texts), code;
+    cli_texts t;
+    vkbert_context *ctx = NULL;
+    label_score *scores = NULL;
+    int labels = 0;
+    code = cli_texts_load(&t, a.texts, a.text_count, "text to classify");
+    if (!code) code = classify(&a, &t, &ctx, &scores, &labels);
+    if (ctx) code = cli_close(ctx, code);
+    if (!code && a.json) putchar('[');
+    for (int i = 0; !code && i < t.count; i++)
+        print_text(&a, t.texts[i], scores + (size_t)i * labels, labels, i == 0);
+    if (!code && a.json) puts("]");
+    for (size_t i = 0; scores && i < (size_t)t.count * (size_t)labels; i++)
+        free((char *)scores[i].label);
+    free(scores);
+    cli_texts_free(&t);
+    return code;
+}

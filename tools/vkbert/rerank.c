@@ -1,0 +1,112 @@
+/* vkbert rerank: scores documents against a query with a cross-encoder folder
+ * (BertForSequenceClassification, one label), highest first. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: vkbert rerank --model DIR --query Q [--raw-scores] [--json] [--max-length N]\n"
+    "                     [--no-truncate] [--device N] [--precision fp32|fp16] [DOC...]\n"
+    "\n"
+    "Scores each (Q, DOC) pair in one batch (without DOC: each non-empty line of stdin) and\n"
+    "prints the documents sorted by score, highest first, one \"score<TAB>index<TAB>DOC\" line\n"
+    "each. The score is the sigmoid of the logit, as sentence-transformers' CrossEncoder gives.\n"
+    "  --model DIR      a BertForSequenceClassification folder with one label\n"
+    "  --query Q        the query, the first text of every pair\n"
+    "  --raw-scores     print the logits instead\n"
+    "  --json           print [{\"index\": i, \"score\": s}, ...] (text-embeddings-inference's\n"
+    "                   /rerank), highest first\n"
+    "  --max-length N   truncate each pair to N ids, longest first (default: the folder's limit)\n"
+    "  --no-truncate    a pair over the limit is an error instead\n"
+    "  --device N       device index or name substring\n"
+    "  --precision P    fp32 (default) or fp16\n";
+
+typedef struct rerank_args {
+    const char *model, *query, *device, *precision_name;
+    int raw_scores, json, max_length, no_truncate;
+    vkbert_model_config config;
+    char **texts;
+    int text_count;
+} rerank_args;
+
+static int parse_args(int argc, char **argv, rerank_args *a)
+{
+    memset(a, 0, sizeof *a);
+    const cli_option options[] = {
+        {"model", CLI_STRING, &a->model, 1, 0, 0},
+        {"query", CLI_STRING, &a->query, 1, 0, 0},
+        {"raw-scores", CLI_FLAG, &a->raw_scores, 0, 0, 0},
+        {"json", CLI_FLAG, &a->json, 0, 0, 0},
+        {"max-length", CLI_INT, &a->max_length, 0, 3, 1 << 20},
+        {"no-truncate", CLI_FLAG, &a->no_truncate, 0, 0, 0},
+        {"device", CLI_STRING, &a->device, 0, 0, 0},
+        {"precision", CLI_STRING, &a->precision_name, 0, 0, 0},
+    };
+    int code = cli_parse_texts(usage, argc, argv, options, (int)(sizeof options / sizeof *options),
+                               &a->texts, &a->text_count);
+    if (code == CLI_CONTINUE) code = cli_precision(usage, a->precision_name, &a->config.precision);
+    a->config.max_length = a->max_length;
+    a->config.no_truncate = a->no_truncate;
+    return code;
+}
+
+typedef struct ranked {
+    float score;
+    int index;
+} ranked;
+
+static int higher_first(const void *x, const void *y)
+{
+    const ranked *a = x, *b = y;
+    if (a->score != b->score) return a->score < b->score ? 1 : -1;
+    return a->index - b->index;
+}
+
+static void print_ranked(const rerank_args *a, const cli_texts *t, const ranked *r)
+{
+    if (a->json) putchar('[');
+    for (int i = 0; i < t->count; i++) {
+        if (a->json)
+            printf("%s{\"index\": %d, \"score\": %.7g}", i ? ", " : "", r[i].index, r[i].score);
+        else
+            printf("%.7g\t%d\t%s\n", r[i].score, r[i].index, t->texts[r[i].index]);
+    }
+    if (a->json) puts("]");
+}
+
+static int rerank(const rerank_args *a, const cli_texts *t, vkbert_context **ctx, ranked *r)
+{
+    vkbert_model *model = NULL;
+    float *scores = malloc((size_t)t->count * sizeof *scores);
+    int code = scores ? 0 : cli_error("out of host memory");
+    if (!code) code = cli_model_open(a->device, a->model, &a->config, ctx, &model);
+    if (!code && vkbert_model_rerank(model, a->query, (const char *const *)t->texts, t->count,
+                                     a->raw_scores, scores))
+        code = cli_api_error(*ctx, a->model);
+    for (int i = 0; !code && i < t->count; i++)
+        r[i] = (ranked){scores[i], i};
+    if (!code) qsort(r, (size_t)t->count, sizeof *r, higher_first);
+    vkbert_model_destroy(model);
+    free(scores);
+    return code;
+}
+
+int cli_rerank(int argc, char **argv)
+{
+    rerank_args a;
+    int code = parse_args(argc, argv, &a);
+    if (code != CLI_CONTINUE) return free(a.texts), code;
+    cli_texts t;
+    vkbert_context *ctx = NULL;
+    ranked *r = NULL;
+    code = cli_texts_load(&t, a.texts, a.text_count, "document to rank");
+    if (!code && !(r = malloc((size_t)t.count * sizeof *r))) code = cli_error("out of host memory");
+    if (!code) code = rerank(&a, &t, &ctx, r);
+    if (ctx) code = cli_close(ctx, code);
+    if (!code) print_ranked(&a, &t, r);
+    free(r);
+    cli_texts_free(&t);
+    return code;
+}

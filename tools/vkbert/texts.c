@@ -1,0 +1,108 @@
+/* What the text commands share: TEXT arguments or stdin lines, and a model on a new context. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Whether argv[i] is an option whose value is the next argument. */
+static int takes_value(const char *arg, const cli_option *options, int count)
+{
+    if (strncmp(arg, "--", 2) != 0 || strchr(arg, '=')) return 0;
+    for (int i = 0; i < count; i++)
+        if (strcmp(arg + 2, options[i].name) == 0) return options[i].kind != CLI_FLAG;
+    return 0;
+}
+
+static int is_option(const char *arg)
+{
+    return (strncmp(arg, "--", 2) == 0 && arg[2]) || strcmp(arg, "-h") == 0;
+}
+
+int cli_parse_texts(const char *usage_text, int argc, char **argv, const cli_option *options,
+                    int count, char ***texts, int *text_count)
+{
+    char **opts = calloc((size_t)argc + 1, sizeof *opts);
+    *texts = calloc((size_t)argc + 1, sizeof **texts);
+    *text_count = 0;
+    if (!opts || !*texts) {
+        free(opts);
+        return cli_error("out of host memory");
+    }
+    int n = 0, i = 1;
+    opts[n++] = argv[0];
+    for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (!is_option(argv[i])) {
+            (*texts)[(*text_count)++] = argv[i];
+            continue;
+        }
+        opts[n++] = argv[i];
+        if (takes_value(argv[i], options, count) && i + 1 < argc) opts[n++] = argv[++i];
+    }
+    for (i++; i < argc; i++)
+        (*texts)[(*text_count)++] = argv[i];
+    int code = cli_parse(usage_text, n, opts, options, count);
+    free(opts);
+    return code;
+}
+
+static int add_line(cli_texts *t, char *line, size_t *capacity)
+{
+    if ((size_t)t->line_count == *capacity) {
+        size_t n = *capacity ? 2 * *capacity : 16;
+        char **grown = realloc(t->lines, n * sizeof *grown);
+        if (!grown) return -1;
+        t->lines = grown;
+        *capacity = n;
+    }
+    t->lines[t->line_count++] = line;
+    return 0;
+}
+
+static int read_stdin(cli_texts *t)
+{
+    char *line = NULL;
+    size_t size = 0, capacity = 0;
+    for (ssize_t n; (n = getline(&line, &size, stdin)) >= 0;) {
+        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+            line[--n] = 0;
+        if (n == 0) continue;
+        char *copy = strdup(line);
+        if (!copy || add_line(t, copy, &capacity)) return free(copy), free(line), -1;
+    }
+    free(line);
+    free(t->texts);
+    t->texts = t->lines;
+    t->count = t->line_count;
+    return 0;
+}
+
+int cli_texts_load(cli_texts *t, char **given, int count, const char *what)
+{
+    memset(t, 0, sizeof *t);
+    t->texts = given;
+    t->count = count;
+    if (t->count == 0 && read_stdin(t)) return cli_error("out of host memory reading stdin");
+    if (t->count == 0) return cli_error("no %s (none given, stdin empty)", what);
+    return 0;
+}
+
+void cli_texts_free(cli_texts *t)
+{
+    for (int i = 0; i < t->line_count; i++)
+        free(t->lines[i]);
+    if (t->texts != t->lines) free(t->texts);
+    free(t->lines);
+    memset(t, 0, sizeof *t);
+}
+
+int cli_model_open(const char *device, const char *model_dir, const vkbert_model_config *config,
+                   vkbert_context **ctx, vkbert_model **model)
+{
+    *model = NULL;
+    if (cli_open(device, ctx)) return CLI_EXIT_FAILURE;
+    if (vkbert_model_load(*ctx, model_dir, config, model)) return cli_api_error(*ctx, model_dir);
+    return 0;
+}
