@@ -71,7 +71,7 @@ struct tok_ids;
  * lone "--"): *texts (free() it) points into argv. */
 int cli_parse_texts(const char *usage, int argc, char **argv, const cli_option *options, int count,
                     char ***texts, int *text_count);
-/* Loads DIR/vocab.txt, lowercasing per DIR/tokenizer_config.json (default on). */
+/* Loads DIR's tokenizer.json, or its vocab.txt (see tok_load_dir). */
 int cli_tokenizer_load(const char *model_dir, struct tokenizer **out);
 /* Encodes each text into out[i] (tok_ids_free each, even on failure). */
 int cli_tokenize_all(const struct tokenizer *t, char *const *texts, int count, int max_len,

@@ -17,8 +17,8 @@ static const char usage[] =
     "\n"
     "Tokenizes each TEXT (without TEXT: each non-empty line of stdin), pads the batch to the\n"
     "longest, runs the encoder and pools its hidden states into one embedding per text.\n"
-    "  --model DIR      a BertModel folder: config.json, model.safetensors, vocab.txt\n"
-    "                   (and optionally tokenizer_config.json)\n"
+    "  --model DIR      a BertModel folder: config.json, model.safetensors, tokenizer.json\n"
+    "                   or vocab.txt (and optionally tokenizer_config.json)\n"
     "  --pooling P      mean (default): the mean over the text's tokens, padding excluded;\n"
     "                   cls: the hidden state of the first token, [CLS]\n"
     "  --normalize      divide each embedding by its L2 norm\n"
@@ -139,7 +139,7 @@ static int tokenize(const embed_args *a, embed_run *run)
     if (!(run->tokens = calloc((size_t)run->count, sizeof *run->tokens)))
         code = cli_error("out of host memory");
     if (!code) code = cli_tokenize_all(t, run->texts, run->count, a->max_length, run->tokens);
-    if (!code) code = pad_batch(run, tok_id(t, "[PAD]"));
+    if (!code) code = pad_batch(run, tok_pad_id(t));
     tok_free(t);
     return code;
 }

@@ -10,11 +10,11 @@
 static const char usage[] =
     "usage: vkbert tokenize --model DIR [--max-length N] TEXT...\n"
     "\n"
-    "Prints the ids BertTokenizer gives each TEXT ([CLS] TEXT [SEP], no padding) as JSON:\n"
+    "Prints the ids BertTokenizerFast gives each TEXT ([CLS] TEXT [SEP], no padding) as JSON:\n"
     "{\"input_ids\": [[...], ...], \"token_type_ids\": [[...], ...], \"attention_mask\": [[...], "
     "...]}\n"
-    "  --model DIR      folder with vocab.txt (and optionally tokenizer_config.json, whose\n"
-    "                   do_lower_case defaults to true)\n"
+    "  --model DIR      folder with tokenizer.json or vocab.txt (and optionally\n"
+    "                   tokenizer_config.json, whose do_lower_case defaults to true)\n"
     "  --max-length N   truncate each text to N ids, 2 <= N (default 512)\n"
     "  TEXT             UTF-8 texts, one row each; '--' ends the options\n";
 
@@ -63,14 +63,9 @@ int cli_parse_texts(const char *usage_text, int argc, char **argv, const cli_opt
 
 int cli_tokenizer_load(const char *model_dir, struct tokenizer **out)
 {
-    char path[4096], err[1024];
-    int lower = 1;
+    char err[1024];
     *out = NULL;
-    snprintf(path, sizeof path, "%s/tokenizer_config.json", model_dir);
-    if (tok_load_config(path, &lower) < 0)
-        return cli_error("%s: cannot read a boolean do_lower_case", path);
-    snprintf(path, sizeof path, "%s/vocab.txt", model_dir);
-    if (tok_load(path, lower, out, err, sizeof err)) return cli_error("%s", err);
+    if (tok_load_dir(model_dir, out, err, sizeof err)) return cli_error("%s", err);
     return 0;
 }
 
