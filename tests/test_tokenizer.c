@@ -319,26 +319,47 @@ Test(tokenizer, truncate_single)
     EXPECT_PAIR(lower, "unaffable", NULL, 4, L(CLS, UN, AFF, SEP), L(0, 0, 0, 0));
 }
 
+/* tokenizers' truncation.rs as its comment states it, with s the shorter text (the first on
+ * a tie) and l the longer: nothing when both fit; the shorter whole and the longer the rest
+ * when the shorter fits in half the room; else half each, the longer the odd one. */
+static void expected_lengths(int n1, int n2, int room, int *k1, int *k2)
+{
+    int first_shorter = n1 <= n2, s = first_shorter ? n1 : n2, l = first_shorter ? n2 : n1;
+    if (s + l > room && 2 * s <= room) {
+        l = room - s;
+    } else if (s + l > room) {
+        s = room / 2;
+        l = room - s;
+    }
+    *k1 = first_shorter ? s : l;
+    *k2 = first_shorter ? l : s;
+}
+
+/* Pairs of "hello" x n1 and "hi" x n2 at every max_len from 3 to the untruncated length. */
 Test(tokenizer, truncate_longest_first)
 {
-    /* 5 + 2 tokens, room for 5: both removals from the longer first text */
-    EXPECT_PAIR(lower, "hello world hello world hello", "hi hi", 8,
-                L(CLS, HELLO, WORLD, HELLO, SEP, HI, HI, SEP), L(0, 0, 0, 0, 0, 1, 1, 1));
-    /* 1 + 4, room for 3: the second text loses two */
-    EXPECT_PAIR(lower, "hi", "hello world hello world", 6, L(CLS, HI, SEP, HELLO, WORLD, SEP),
-                L(0, 0, 0, 1, 1, 1));
-    /* 3 + 3, room for 5: a tie takes from the second text */
-    EXPECT_PAIR(lower, "hello world hello", "hi ! ?", 8,
-                L(CLS, HELLO, WORLD, HELLO, SEP, HI, BANG, SEP), L(0, 0, 0, 0, 0, 1, 1, 1));
-    /* 3 + 3, room for 4: the second (tie), then the first (3 > 2) */
-    EXPECT_PAIR(lower, "hello world hello", "hi ! ?", 7, L(CLS, HELLO, WORLD, SEP, HI, BANG, SEP),
-                L(0, 0, 0, 0, 1, 1, 1));
-    /* 3 + 3, room for 9: nothing removed */
-    EXPECT_PAIR(lower, "hello world hello", "hi ! ?", 9,
-                L(CLS, HELLO, WORLD, HELLO, SEP, HI, BANG, QMARK, SEP),
-                L(0, 0, 0, 0, 0, 1, 1, 1, 1));
-    /* room for nothing */
-    EXPECT_PAIR(lower, "hello world", "hi", 3, L(CLS, SEP, SEP), L(0, 0, 1));
+    const int sizes[][2] = {{5, 2}, {1, 4}, {3, 3}, {4, 4}, {8, 4}, {4, 8}, {0, 6}, {7, 1}};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        int n1 = sizes[k][0], n2 = sizes[k][1];
+        char a[128] = "", b[128] = "";
+        for (int i = 0; i < n1; i++)
+            strcat(a, "hello ");
+        for (int i = 0; i < n2; i++)
+            strcat(b, "hi ");
+        for (int max_len = 3; max_len <= n1 + n2 + 4; max_len++) {
+            int k1, k2, count = 0;
+            int32_t ids[32], types[32];
+            expected_lengths(n1, n2, max_len - 3, &k1, &k2);
+            ids[count] = CLS, types[count++] = 0;
+            for (int i = 0; i < k1; i++)
+                ids[count] = HELLO, types[count++] = 0;
+            ids[count] = SEP, types[count++] = 0;
+            for (int i = 0; i < k2; i++)
+                ids[count] = HI, types[count++] = 1;
+            ids[count] = SEP, types[count++] = 1;
+            check(lower, a, b, max_len, ids, types, count);
+        }
+    }
 }
 
 Test(tokenizer, max_len_too_small)

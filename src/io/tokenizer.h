@@ -1,6 +1,10 @@
-/* BERT's WordPiece tokenizer (vocab.txt), with HuggingFace BertTokenizer's semantics: clean the
- * text, space out CJK ideographs, split on whitespace, optionally lowercase and strip accents,
- * split off punctuation, then greedy longest-match WordPiece. Plain C, no Vulkan. */
+/* BERT's WordPiece tokenizer with the semantics of HuggingFace's fast tokenizer (the Rust
+ * `tokenizers` that AutoTokenizer gives): strings kept whole (special and added tokens), then
+ * BertNormalizer (clean the text, space out CJK ideographs, strip accents, lowercase),
+ * BertPreTokenizer (split on whitespace and punctuation), greedy longest-match WordPiece,
+ * longest_first truncation and the post-processor's template. Read from a model folder's
+ * tokenizer.json, or from its vocab.txt and tokenizer_config.json. Plain C, no Vulkan.
+ * A loaded tokenizer is read-only: any number of threads may encode with it at once. */
 #ifndef VKBERT_IO_TOKENIZER_H
 #define VKBERT_IO_TOKENIZER_H
 
@@ -9,17 +13,27 @@
 
 typedef struct tokenizer tokenizer;
 
-/* One encoded input: [CLS] A [SEP] (B [SEP]), `count` entries in each array (owned). */
+/* One encoded input, `count` entries in each array (owned). */
 typedef struct tok_ids {
     int32_t *ids;
-    int32_t *type_ids; /* 0 for [CLS] A [SEP], 1 for B [SEP] */
+    int32_t *type_ids; /* from the template: for BERT 0 for [CLS] A [SEP], 1 for B [SEP] */
     int32_t *mask;     /* all 1: no padding is added */
     int count;
 } tok_ids;
 
-/* Reads vocab.txt: one token per line, its id the line number from 0 (a trailing \r is
- * stripped; empty lines are tokens too, as in HuggingFace). [UNK], [CLS], [SEP] and [PAD] must
- * be present. On failure returns -1, sets *out to NULL and writes "<path>: <problem>" to err. */
+/* Loads a model folder: DIR/tokenizer.json when present, else DIR/vocab.txt; either way
+ * DIR/tokenizer_config.json and DIR/special_tokens_map.json when present (model_max_length,
+ * special tokens, do_lower_case and the like; see tokenizer_json.c for what each path reads).
+ * A tokenizer.json piece other than BERT's (model WordPiece, normalizer BertNormalizer,
+ * pre-tokenizer BertPreTokenizer, post-processor TemplateProcessing or BertProcessing, each
+ * also null) is refused by name. On failure returns -1, sets *out to NULL and writes
+ * "<file>: <problem>" to err. */
+int tok_load_dir(const char *dir, tokenizer **out, char *err, size_t err_size);
+
+/* Reads vocab.txt alone: one token per line, its id the line number from 0 (a trailing \r is
+ * stripped; empty lines are tokens too, as in HuggingFace), with BertTokenizerFast's settings
+ * and lowercasing (and accent stripping) when do_lower_case. [UNK], [CLS], [SEP] and [PAD]
+ * must be present. On failure returns -1, sets *out to NULL and writes "<path>: <problem>". */
 int tok_load(const char *vocab_path, int do_lower_case, tokenizer **out, char *err,
              size_t err_size);
 void tok_free(tokenizer *t);
@@ -29,16 +43,44 @@ void tok_free(tokenizer *t);
  * want 1), -1 when the file cannot be read or parsed or the key is not a boolean (unchanged). */
 int tok_load_config(const char *tokenizer_config_json_path, int *do_lower_case);
 
-/* The id of `token`, or -1 when it is not in the vocabulary. */
+/* The id of `token` (an added token's first, then the vocabulary's), or -1 when unknown. */
 int32_t tok_id(const tokenizer *t, const char *token);
-/* The token of `id`, or NULL when out of range. */
+/* The token of `id`, or NULL when no token has it. */
 const char *tok_token(const tokenizer *t, int32_t id);
+/* The padding token's id (tokenizer_config.json's pad_token, "[PAD]" by default). */
+int32_t tok_pad_id(const tokenizer *t);
+
+/* A special token: its text (NULL when unset) and id (-1 when not in the vocabulary). */
+typedef struct tok_special {
+    const char *text;
+    int32_t id;
+} tok_special;
+
+/* What a loaded tokenizer does, for `vkbert info`. Strings belong to the tokenizer. */
+typedef struct tok_info {
+    const char *source; /* "tokenizer.json" or "vocab.txt" */
+    int32_t vocab_size; /* one past the largest id, added tokens included */
+    int normalizer;     /* 0 when there is none: the flags below are all 0 then */
+    int lowercase, strip_accents, handle_chinese_chars, clean_text;
+    int pre_tokenizer; /* 1: BertPreTokenizer; 0: none, the whole text is one word */
+    const char *continuing_subword_prefix;
+    size_t max_input_chars_per_word;
+    int model_max_length; /* 0 when the folder gives none */
+    tok_special unk, sep, pad, cls, mask;
+    int added_tokens; /* strings kept whole when they appear in text */
+    int added_single; /* special tokens the template adds to one text */
+    int added_pair;   /* and to a pair */
+} tok_info;
+
+void tok_describe(const tokenizer *t, tok_info *out);
 
 /* Encodes `text` (and `text_pair`, which may be NULL), both UTF-8, into at most `max_len` ids,
- * truncating like HuggingFace's "longest_first": one token at a time from the end of the longer
- * sequence (of the pair when they tie). max_len must be at least 2, or 3 with a pair. On failure
- * returns -1, leaves *out zeroed and writes the problem (e.g. "text: invalid UTF-8 at byte 7")
- * to err. */
+ * truncating like HuggingFace's fast "longest_first" (tokenizers' truncation.rs): the room
+ * left by the template's special tokens is shared so that the shorter text keeps its length
+ * when it fits in half, else each gets half and the longer (the second on a tie) the odd one.
+ * A single text is cut at the room. max_len must leave room for the special tokens (2, or 3
+ * with a pair, for BERT); pass INT_MAX for no truncation. On failure returns -1, leaves *out
+ * zeroed and writes the problem (e.g. "text: invalid UTF-8 at byte 7") to err. */
 int tok_encode(const tokenizer *t, const char *text, const char *text_pair, int max_len,
                tok_ids *out, char *err, size_t err_size);
 void tok_ids_free(tok_ids *ids);
