@@ -28,24 +28,31 @@ static void add_tokenizer(cJSON *root, const vkbert_model *m)
     cJSON *t = cJSON_AddObjectToObject(root, "tokenizer");
     cJSON_AddStringToObject(t, "source", info.source);
     cJSON_AddNumberToObject(t, "vocab_size", info.vocab_size);
+    cJSON_AddBoolToObject(t, "normalizer", info.normalizer);
     cJSON_AddBoolToObject(t, "lowercase", info.lowercase);
     cJSON_AddBoolToObject(t, "strip_accents", info.strip_accents);
     cJSON_AddBoolToObject(t, "handle_chinese_chars", info.handle_chinese_chars);
     cJSON_AddBoolToObject(t, "clean_text", info.clean_text);
+    cJSON_AddBoolToObject(t, "bert_pre_tokenizer", info.pre_tokenizer);
     cJSON_AddStringToObject(t, "continuing_subword_prefix", info.continuing_subword_prefix);
-    cJSON_AddNumberToObject(t, "max_input_chars_per_word", info.max_input_chars_per_word);
+    cJSON_AddNumberToObject(t, "max_input_chars_per_word", (double)info.max_input_chars_per_word);
     cJSON_AddBoolToObject(t, "lowercase_texts_first", m->tokenizer.lower_text);
     if (info.model_max_length > 0)
         cJSON_AddNumberToObject(t, "model_max_length", info.model_max_length);
     else
         cJSON_AddNullToObject(t, "model_max_length");
-    cJSON *specials = cJSON_AddArrayToObject(t, "special_tokens");
-    for (int i = 0; i < info.special_count; i++) {
-        cJSON *s = cJSON_CreateObject();
-        cJSON_AddStringToObject(s, "token", info.specials[i].text);
-        cJSON_AddNumberToObject(s, "id", info.specials[i].id);
-        cJSON_AddItemToArray(specials, s);
+    cJSON *specials = cJSON_AddObjectToObject(t, "special_tokens");
+    const tok_special *named[] = {&info.cls, &info.sep, &info.pad, &info.unk, &info.mask};
+    const char *const keys[] = {"cls", "sep", "pad", "unk", "mask"};
+    for (int i = 0; i < 5; i++) {
+        if (!named[i]->text) continue;
+        cJSON *s = cJSON_AddObjectToObject(specials, keys[i]);
+        cJSON_AddStringToObject(s, "token", named[i]->text);
+        cJSON_AddNumberToObject(s, "id", named[i]->id);
     }
+    cJSON_AddNumberToObject(t, "added_tokens", info.added_tokens);
+    cJSON_AddNumberToObject(t, "specials_per_text", info.added_single);
+    cJSON_AddNumberToObject(t, "specials_per_pair", info.added_pair);
 }
 
 static void add_head(cJSON *root, const vkbert_model *m)

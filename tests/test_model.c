@@ -1,0 +1,506 @@
+/* Model folders from text to results through the public API (vkbert_model_*), against a
+ * double-precision reference of sentence-transformers' and transformers' semantics: every
+ * pooling mode alone and combined, Dense modules with each activation, Normalize, prompts with
+ * include_prompt, max_seq_length, plain folders, many texts in sorted batches, cross-encoders
+ * and classifiers, and the errors of bad folders and calls. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "io/bert_model.h"
+#include "io/st_model.h"
+#include "reference_bert.h"
+#include "reference_st.h"
+#include "st_folder.h"
+#include "support.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char *const vocab[] = {
+    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the",    "cat",  "sat",  "on",   "mat",
+    "a",     "dog",   "ran",   "far",   "away",   "query",  ":",    "passage", "hello", "world",
+    "!",     ".",     ",",     "big",   "small",  "red",    "blue", "##s",  "##ing", "run",
+    "fast",  "slow",  "and",   "or",    "is",     "was",    "it",   "good", "bad",  "very"};
+#define VOCAB_SIZE ((int)(sizeof vocab / sizeof *vocab))
+
+static const char *const texts[] = {
+    "the cat sat on the mat.",
+    "a dog ran far away!",
+    "hello",
+    "the big red dog and the small blue cat were running very fast , or slow .",
+    "it was good",
+    "cats",
+    "hello world hello world hello world hello world hello world hello world hello world",
+};
+#define TEXT_COUNT ((int)(sizeof texts / sizeof *texts))
+
+static char tmp[64];
+
+static void setup(void)
+{
+    strcpy(tmp, "/tmp/vkbert_model_XXXXXX");
+    cr_assert_not_null(mkdtemp(tmp));
+}
+
+static void teardown(void)
+{
+    st_folder_remove(tmp);
+}
+
+TestSuite(model, .init = setup, .fini = teardown, .timeout = 300);
+
+/* ---- folders ---- */
+
+/* H 22 (not a multiple of 4), 2 layers; a classifier when labels > 0. */
+static bert_config small_config(int labels)
+{
+    bert_config c = {22, 2, 2, 36, 64, 2, VOCAB_SIZE, 1e-12, "gelu"};
+    if (labels) {
+        snprintf(c.architecture, sizeof c.architecture, "BertForSequenceClassification");
+        c.num_labels = labels;
+    }
+    return c;
+}
+
+static void write_vocab(const char *dir)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/vocab.txt", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    for (int i = 0; i < VOCAB_SIZE; i++)
+        fprintf(f, "%s\n", vocab[i]);
+    fclose(f);
+}
+
+/* A BERT folder at dir (random weights kept in *w for the reference). */
+static void write_bert(const char *dir, const bert_config *c, bert_weights *w, uint64_t seed)
+{
+    char err[512];
+    mkdir(dir, 0700);
+    cr_assert_eq(bert_weights_random(c, seed, w), 0);
+    const char *prefix = c->num_labels ? "bert." : NULL;
+    cr_assert_eq(bert_model_save(dir, c, w, 0, prefix, err, sizeof err), 0, "%s", err);
+    write_vocab(dir);
+}
+
+/* A sentence-transformers folder in tmp/name around a random BERT. */
+static void write_st(const char *name, const st_folder_spec *spec, const bert_config *c,
+                     bert_weights *w, char *dir)
+{
+    char bert_dir[512], err[512];
+    snprintf(dir, 256, "%s/%s", tmp, name);
+    mkdir(dir, 0700);
+    st_folder_transformer_dir(dir, spec, bert_dir, sizeof bert_dir);
+    write_bert(bert_dir, c, w, 11);
+    cr_assert_eq(st_folder_write(dir, spec, err, sizeof err), 0, "%s", err);
+}
+
+/* ---- the reference ---- */
+
+typedef struct pipeline {
+    unsigned modes;
+    int prompt_tokens;
+    int dense_count;
+    const st_dense *dense;
+    int normalize;
+} pipeline;
+
+/* The embedding of one tokenized text, alone and unpadded: BertModel, Pooling, Dense...,
+ * Normalize. Returns its width. */
+static int reference_embedding(const bert_config *c, const bert_weights *w, const pipeline *p,
+                               const vkbert_encoding *e, double *out)
+{
+    int h = c->hidden_size, seq = e->count;
+    double *hidden = malloc((size_t)seq * h * sizeof *hidden);
+    double *a = malloc(4096 * sizeof *a), *b = malloc(4096 * sizeof *b);
+    int32_t *mask = malloc((size_t)seq * sizeof *mask);
+    for (int s = 0; s < seq; s++)
+        mask[s] = 1;
+    ref_bert(c, w, 1, seq, e->ids, e->type_ids, NULL, hidden, NULL);
+    int width = ref_st_pool(hidden, mask, seq, h, p->modes, p->prompt_tokens, a);
+    for (int i = 0; i < p->dense_count; i++) {
+        const st_dense *d = &p->dense[i];
+        ref_st_dense(d->weight, d->has_bias ? d->bias : NULL, d->in_features, d->out_features,
+                     d->activation, a, b);
+        width = d->out_features;
+        memcpy(a, b, (size_t)width * sizeof *a);
+    }
+    if (p->normalize) ref_st_normalize(a, width);
+    memcpy(out, a, (size_t)width * sizeof *out);
+    free(hidden), free(a), free(b), free(mask);
+    return width;
+}
+
+/* Embeds `count` texts with the model at dir and checks each against the reference of the
+ * text with `prefix` prepended, truncated to max_len. */
+static void check_embed(const char *dir, const vkbert_model_config *config,
+                        const vkbert_embed_options *options, const bert_config *c,
+                        const bert_weights *w, const pipeline *p, const char *prefix,
+                        const char *const *in, int count, int max_len)
+{
+    vkbert_context *ctx = test_context(0);
+    vkbert_model *m = NULL;
+    vkbert_status status = vkbert_model_load(ctx, dir, config, &m);
+    cr_assert_eq(status, VKBERT_OK, "load %s: %s", dir, vkbert_last_error(ctx));
+    int dim = vkbert_model_dimension(m);
+    float *got = test_poisoned((size_t)count * dim);
+    status = vkbert_model_embed(m, in, count, options, got);
+    cr_assert_eq(status, VKBERT_OK, "embed: %s", vkbert_last_error(ctx));
+    double *want = malloc(4096 * sizeof *want);
+    for (int i = 0; i < count; i++) {
+        char text[1024];
+        snprintf(text, sizeof text, "%s%s", prefix ? prefix : "", in[i]);
+        vkbert_encoding e;
+        TEST_OK(vkbert_tokenizer_encode(vkbert_model_tokenizer(m), text, NULL, max_len, &e));
+        int width = reference_embedding(c, w, p, &e, want);
+        cr_assert_eq(width, dim, "width %d, dimension %d", width, dim);
+        char what[64];
+        snprintf(what, sizeof what, "%s text %d", dir, i);
+        test_assert_close(got + (size_t)i * dim, want, (size_t)dim, 1e-4, what);
+        vkbert_encoding_free(&e);
+    }
+    free(want), free(got);
+    vkbert_model_destroy(m);
+    test_context_done(ctx);
+}
+
+/* ---- pooling ---- */
+
+static void check_pooling(unsigned modes, int normalize)
+{
+    bert_config c = small_config(0);
+    bert_weights w;
+    st_folder_spec spec = {.pool_modes = modes,
+                           .word_embedding_dimension = c.hidden_size,
+                           .include_prompt = 1,
+                           .normalize = normalize,
+                           .do_lower_case = -1};
+    char dir[256], name[32];
+    snprintf(name, sizeof name, "pool%u", modes);
+    write_st(name, &spec, &c, &w, dir);
+    pipeline p = {modes, 0, 0, NULL, normalize};
+    check_embed(dir, NULL, NULL, &c, &w, &p, NULL, texts, TEXT_COUNT, 0);
+    bert_weights_free(&w);
+}
+
+Test(model, each_pooling_mode_alone)
+{
+    for (unsigned bit = ST_POOL_CLS; bit <= ST_POOL_LASTTOKEN; bit <<= 1)
+        check_pooling(bit, 0);
+}
+
+Test(model, pooling_modes_combined_and_normalized)
+{
+    check_pooling(ST_POOL_CLS | ST_POOL_MEAN | ST_POOL_MAX, 1);
+    check_pooling(ST_POOL_ALL, 0);
+    check_pooling(ST_POOL_MEAN_SQRT_LEN | ST_POOL_LASTTOKEN, 1);
+}
+
+/* ---- Dense, Normalize ---- */
+
+Test(model, dense_modules_with_every_activation)
+{
+    bert_config c = small_config(0);
+    static const int acts[][2] = {{ST_ACT_TANH, ST_ACT_IDENTITY},
+                                  {ST_ACT_RELU, ST_ACT_GELU},
+                                  {ST_ACT_SIGMOID, ST_ACT_TANH}};
+    for (int k = 0; k < 3; k++) {
+        st_dense dense[2] = {{2 * c.hidden_size, 30, 1, acts[k][0], NULL, NULL},
+                             {30, 13, k != 1, acts[k][1], NULL, NULL}};
+        st_folder_dense_random(&dense[0], 100 + k);
+        st_folder_dense_random(&dense[1], 200 + k);
+        st_folder_spec spec = {.pool_modes = ST_POOL_CLS | ST_POOL_MEAN,
+                               .word_embedding_dimension = c.hidden_size,
+                               .include_prompt = 1,
+                               .dense_count = 2,
+                               .dense = dense,
+                               .normalize = k != 0,
+                               .do_lower_case = -1};
+        char dir[256], name[32];
+        bert_weights w;
+        snprintf(name, sizeof name, "dense%d", k);
+        write_st(name, &spec, &c, &w, dir);
+        pipeline p = {spec.pool_modes, 0, 2, dense, spec.normalize};
+        check_embed(dir, NULL, NULL, &c, &w, &p, NULL, texts, TEXT_COUNT, 0);
+        bert_weights_free(&w);
+        st_folder_dense_free(&dense[0]), st_folder_dense_free(&dense[1]);
+    }
+}
+
+/* ---- prompts, lengths, plain folders, many texts ---- */
+
+static const st_prompt prompts[] = {{"query", "query: "}, {"passage", "passage : "}};
+
+/* prompt_length as sentence-transformers computes it: the prompt's ids less the last [SEP]. */
+static int prompt_tokens(const char *dir, const char *prompt)
+{
+    vkbert_tokenizer *t;
+    vkbert_encoding e;
+    TEST_OK(vkbert_tokenizer_load(dir, &t));
+    TEST_OK(vkbert_tokenizer_encode(t, prompt, NULL, 0, &e));
+    int n = e.count - 1;
+    vkbert_encoding_free(&e);
+    vkbert_tokenizer_destroy(t);
+    return n;
+}
+
+Test(model, prompts_default_named_given_and_left_out_of_pooling)
+{
+    bert_config c = small_config(0);
+    bert_weights w;
+    st_folder_spec spec = {.pool_modes = ST_POOL_MEAN | ST_POOL_WEIGHTEDMEAN,
+                           .word_embedding_dimension = c.hidden_size,
+                           .include_prompt = 0,
+                           .normalize = 1,
+                           .do_lower_case = -1,
+                           .prompt_count = 2,
+                           .prompts = prompts,
+                           .default_prompt_name = "query"};
+    char dir[256];
+    write_st("prompts", &spec, &c, &w, dir);
+    pipeline p = {spec.pool_modes, prompt_tokens(dir, "query: "), 0, NULL, 1};
+    cr_assert_eq(p.prompt_tokens, 3, "[CLS] query : is 3 tokens, not %d", p.prompt_tokens);
+    check_embed(dir, NULL, NULL, &c, &w, &p, "query: ", texts, TEXT_COUNT, 0);
+    vkbert_embed_options named = {"passage", NULL};
+    p.prompt_tokens = prompt_tokens(dir, "passage : ");
+    check_embed(dir, NULL, &named, &c, &w, &p, "passage : ", texts, TEXT_COUNT, 0);
+    vkbert_embed_options given = {NULL, "hello world "};
+    p.prompt_tokens = prompt_tokens(dir, "hello world ");
+    check_embed(dir, NULL, &given, &c, &w, &p, "hello world ", texts, TEXT_COUNT, 0);
+    bert_weights_free(&w);
+}
+
+Test(model, max_seq_length_truncates_and_no_truncate_refuses)
+{
+    bert_config c = small_config(0);
+    bert_weights w;
+    st_folder_spec spec = {.pool_modes = ST_POOL_MAX,
+                           .word_embedding_dimension = c.hidden_size,
+                           .include_prompt = 1,
+                           .max_seq_length = 9,
+                           .do_lower_case = -1};
+    char dir[256];
+    write_st("short", &spec, &c, &w, dir);
+    pipeline p = {ST_POOL_MAX, 0, 0, NULL, 0};
+    check_embed(dir, NULL, NULL, &c, &w, &p, NULL, texts, TEXT_COUNT, 9);
+
+    vkbert_context *ctx = test_context(0);
+    vkbert_model *m;
+    vkbert_model_config strict = {.no_truncate = 1};
+    TEST_OK(vkbert_model_load(ctx, dir, &strict, &m));
+    float out[64];
+    cr_assert_eq(vkbert_model_embed(m, &texts[3], 1, NULL, out), VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert_not_null(strstr(vkbert_last_error(ctx), "limit of 9"), "%s", vkbert_last_error(ctx));
+    TEST_OK(vkbert_model_embed(m, &texts[2], 1, NULL, out)); /* "hello" fits */
+    vkbert_model_destroy(m);
+    test_context_done(ctx);
+    bert_weights_free(&w);
+}
+
+/* A BertModel folder without modules.json mean-pools and does not normalize; --pooling and
+ * --normalize override it. */
+Test(model, plain_folder_mean_pools_and_overrides_apply)
+{
+    bert_config c = small_config(0);
+    bert_weights w;
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/plain", tmp);
+    write_bert(dir, &c, &w, 5);
+    pipeline p = {ST_POOL_MEAN, 0, 0, NULL, 0};
+    check_embed(dir, NULL, NULL, &c, &w, &p, NULL, texts, TEXT_COUNT, 0);
+    vkbert_model_config over = {.pooling = "cls,lasttoken", .normalize = 1};
+    pipeline q = {ST_POOL_CLS | ST_POOL_LASTTOKEN, 0, 0, NULL, 1};
+    check_embed(dir, &over, NULL, &c, &w, &q, NULL, texts, TEXT_COUNT, 0);
+    bert_weights_free(&w);
+}
+
+/* 75 texts of many lengths: batches of 32 sorted by length, results in input order. */
+Test(model, many_texts_in_sorted_batches_keep_their_order)
+{
+    bert_config c = small_config(0);
+    bert_weights w;
+    st_folder_spec spec = {.pool_modes = ST_POOL_MEAN,
+                           .word_embedding_dimension = c.hidden_size,
+                           .include_prompt = 1,
+                           .normalize = 1,
+                           .do_lower_case = -1};
+    char dir[256];
+    write_st("many", &spec, &c, &w, dir);
+    enum { N = 75 };
+    char *many[N];
+    ref_rng rng = {99};
+    for (int i = 0; i < N; i++) {
+        many[i] = calloc(512, 1);
+        int words = 1 + (int)ref_uniform(&rng, 0, 40);
+        for (int k = 0; k < words; k++) {
+            strcat(many[i], vocab[5 + (int)ref_uniform(&rng, 0, VOCAB_SIZE - 5 - 1e-9)]);
+            strcat(many[i], " ");
+        }
+    }
+    pipeline p = {ST_POOL_MEAN, 0, 0, NULL, 1};
+    check_embed(dir, NULL, NULL, &c, &w, &p, NULL, (const char *const *)many, N, 0);
+    for (int i = 0; i < N; i++)
+        free(many[i]);
+    bert_weights_free(&w);
+}
+
+/* ---- cross-encoders and classifiers ---- */
+
+/* logits[labels] of BertForSequenceClassification on one input: classifier(pooler(hidden)). */
+static void reference_logits(const bert_config *c, const bert_weights *w, const vkbert_encoding *e,
+                             double *logits)
+{
+    int h = c->hidden_size;
+    double *hidden = malloc((size_t)e->count * h * sizeof *hidden);
+    double *pooled = malloc((size_t)h * sizeof *pooled);
+    ref_bert(c, w, 1, e->count, e->ids, e->type_ids, NULL, hidden, pooled);
+    ref_st_dense(w->classifier_w, w->classifier_b, h, c->num_labels, ST_ACT_IDENTITY, pooled,
+                 logits);
+    free(hidden), free(pooled);
+}
+
+static vkbert_model *load(vkbert_context *ctx, const char *dir)
+{
+    vkbert_model *m = NULL;
+    vkbert_status status = vkbert_model_load(ctx, dir, NULL, &m);
+    cr_assert_eq(status, VKBERT_OK, "load %s: %s", dir, vkbert_last_error(ctx));
+    return m;
+}
+
+Test(model, rerank_scores_pairs_as_a_cross_encoder)
+{
+    bert_config c = small_config(1);
+    bert_weights w;
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/reranker", tmp);
+    write_bert(dir, &c, &w, 21);
+    vkbert_context *ctx = test_context(0);
+    vkbert_model *m = load(ctx, dir);
+    cr_assert_eq(vkbert_model_labels(m), 1);
+    float scores[TEXT_COUNT], raw[TEXT_COUNT];
+    const char *query = "the dog ran";
+    TEST_OK(vkbert_model_rerank(m, query, texts, TEXT_COUNT, 0, scores));
+    TEST_OK(vkbert_model_rerank(m, query, texts, TEXT_COUNT, 1, raw));
+    for (int i = 0; i < TEXT_COUNT; i++) {
+        vkbert_encoding e;
+        TEST_OK(vkbert_tokenizer_encode(vkbert_model_tokenizer(m), query, texts[i], 0, &e));
+        double logit;
+        reference_logits(&c, &w, &e, &logit);
+        double sig = 1.0 / (1.0 + exp(-logit));
+        cr_assert(fabs(raw[i] - logit) <= 1e-4 * (1 + fabs(logit)), "raw %d: %g vs %g", i, raw[i],
+                  logit);
+        cr_assert(fabs(scores[i] - sig) <= 1e-5, "score %d: %g vs %g", i, scores[i], sig);
+        vkbert_encoding_free(&e);
+    }
+    vkbert_model_destroy(m);
+    test_context_done(ctx);
+    bert_weights_free(&w);
+}
+
+/* Softmax for single-label classifiers, sigmoid per label for multi-label ones. */
+static void check_classify(int multi_label)
+{
+    bert_config c = small_config(3);
+    c.problem_type = multi_label ? BERT_PROBLEM_MULTI_LABEL : BERT_PROBLEM_NONE;
+    bert_weights w;
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/classifier%d", tmp, multi_label);
+    write_bert(dir, &c, &w, 31);
+    vkbert_context *ctx = test_context(0);
+    vkbert_model *m = load(ctx, dir);
+    cr_assert_eq(vkbert_model_labels(m), 3);
+    cr_assert_str_eq(vkbert_model_label(m, 2), "LABEL_2");
+    float *scores = test_poisoned(3 * TEXT_COUNT);
+    TEST_OK(vkbert_model_classify(m, texts, TEXT_COUNT, scores));
+    for (int i = 0; i < TEXT_COUNT; i++) {
+        vkbert_encoding e;
+        TEST_OK(vkbert_tokenizer_encode(vkbert_model_tokenizer(m), texts[i], NULL, 0, &e));
+        double logits[3], want[3], sum = 0;
+        reference_logits(&c, &w, &e, logits);
+        for (int j = 0; j < 3; j++)
+            sum += want[j] = multi_label ? 1.0 / (1.0 + exp(-logits[j])) : exp(logits[j]);
+        for (int j = 0; j < 3; j++) {
+            double p = multi_label ? want[j] : want[j] / sum;
+            cr_assert(fabs(scores[3 * i + j] - p) <= 1e-5, "text %d label %d: %g vs %g", i, j,
+                      scores[3 * i + j], p);
+        }
+        vkbert_encoding_free(&e);
+    }
+    float one;
+    cr_assert_eq(vkbert_model_rerank(m, "q", texts, 1, 0, &one), VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert_not_null(strstr(vkbert_last_error(ctx), "one label"), "%s", vkbert_last_error(ctx));
+    free(scores);
+    vkbert_model_destroy(m);
+    test_context_done(ctx);
+    bert_weights_free(&w);
+}
+
+Test(model, classify_gives_softmax_or_sigmoid_scores)
+{
+    check_classify(0);
+    check_classify(1);
+}
+
+/* A classifier folder still embeds, mean-pooling its encoder's hidden states. */
+Test(model, a_classifier_folder_still_embeds)
+{
+    bert_config c = small_config(2);
+    bert_weights w;
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/cls_embed", tmp);
+    write_bert(dir, &c, &w, 41);
+    pipeline p = {ST_POOL_MEAN, 0, 0, NULL, 0};
+    check_embed(dir, NULL, NULL, &c, &w, &p, NULL, texts, 3, 0);
+    bert_weights_free(&w);
+}
+
+/* ---- errors ---- */
+
+static void expect_load_error(const char *dir, const vkbert_model_config *config,
+                              const char *needle)
+{
+    vkbert_context *ctx = test_context(0);
+    vkbert_model *m = (vkbert_model *)1;
+    cr_assert_neq(vkbert_model_load(ctx, dir, config, &m), VKBERT_OK, "%s loaded", dir);
+    cr_assert_null(m);
+    cr_assert_not_null(strstr(vkbert_last_error(ctx), needle), "'%s' not in: %s", needle,
+                       vkbert_last_error(ctx));
+    test_context_done(ctx);
+}
+
+Test(model, bad_folders_and_calls_are_clear_errors)
+{
+    bert_config c = small_config(0);
+    bert_weights w;
+    st_folder_spec spec = {.pool_modes = ST_POOL_MEAN,
+                           .word_embedding_dimension = c.hidden_size,
+                           .include_prompt = 1,
+                           .do_lower_case = -1,
+                           .prompt_count = 1,
+                           .prompts = prompts};
+    char dir[256];
+    write_st("errors", &spec, &c, &w, dir);
+    vkbert_model_config bad_pool = {.pooling = "mean,median"};
+    expect_load_error(dir, &bad_pool, "median");
+    vkbert_model_config bad_length = {.max_length = 1};
+    expect_load_error(dir, &bad_length, "max_length");
+    char missing[300];
+    snprintf(missing, sizeof missing, "%s/nothing_here", tmp);
+    expect_load_error(missing, NULL, "nothing_here");
+
+    vkbert_context *ctx = test_context(0);
+    vkbert_model *m = load(ctx, dir);
+    float out[64];
+    vkbert_embed_options unknown = {"nope", NULL};
+    cr_assert_eq(vkbert_model_embed(m, texts, 1, &unknown, out), VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert_not_null(strstr(vkbert_last_error(ctx), "nope"), "%s", vkbert_last_error(ctx));
+    const char *holes[] = {"fine", NULL};
+    cr_assert_eq(vkbert_model_embed(m, holes, 2, NULL, out), VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(vkbert_model_embed(m, texts, 0, NULL, out), VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(vkbert_model_classify(m, texts, 1, out), VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(vkbert_model_labels(m), 0);
+    vkbert_model_destroy(m);
+    test_context_done(ctx);
+    bert_weights_free(&w);
+}
