@@ -6,7 +6,6 @@
 #include "json_file.h"
 
 #include <cjson/cJSON.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,22 +31,6 @@ static const char *const problem_names[] = {NULL, "regression", "single_label_cl
                                             "multi_label_classification"};
 
 #define N_PROBLEMS ((int)(sizeof problem_names / sizeof problem_names[0]))
-
-static int positive_int(const cJSON *v, int *out)
-{
-    double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
-    if (!(d >= 1.0 && d <= INT_MAX && d == floor(d))) return -1;
-    *out = (int)d;
-    return 0;
-}
-
-static int read_int(const err_ctx *e, const cJSON *root, const char *key, int *out)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-    if (!v) return io_fail(e, "field '%s' is missing", key);
-    if (positive_int(v, out) != 0) return io_fail(e, "field '%s' must be a positive integer", key);
-    return 0;
-}
 
 static int read_eps(const err_ctx *e, const cJSON *root, double *out)
 {
@@ -147,12 +130,8 @@ static int read_num_labels(const err_ctx *e, const cJSON *root, int *out)
     if (label2id && !cJSON_IsNull(label2id) && !cJSON_IsObject(label2id))
         return io_fail(e, "field 'label2id' is not an object");
     if (*out > 0) return 0;
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "num_labels");
     *out = 2;
-    if (!v || cJSON_IsNull(v)) return 0;
-    if (positive_int(v, out) != 0)
-        return io_fail(e, "field 'num_labels' must be a positive integer");
-    return 0;
+    return io_json_positive_int(e, root, "num_labels", 0, out);
 }
 
 static int read_problem(const err_ctx *e, const cJSON *root, bert_problem *out)
@@ -173,7 +152,8 @@ static int parse_config(const err_ctx *e, const cJSON *root, bert_config *c)
 {
     if (!cJSON_IsObject(root)) return io_fail(e, "not a JSON object");
     for (size_t i = 0; i < N_INT_FIELDS; i++)
-        if (read_int(e, root, int_fields[i].key, (int *)((char *)c + int_fields[i].offset)) != 0)
+        if (io_json_positive_int(e, root, int_fields[i].key, 1,
+                                 (int *)((char *)c + int_fields[i].offset)) != 0)
             return -1;
     if (c->hidden_size % c->num_attention_heads != 0)
         return io_fail(e, "field 'hidden_size' (%d) is not a multiple of num_attention_heads (%d)",

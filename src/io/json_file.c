@@ -4,6 +4,8 @@
 #include "json_file.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,4 +91,48 @@ int io_json_save(const err_ctx *e, const cJSON *root)
     free(text);
     if (rc != 0 && f) return io_fail(e, "write failed: %s", strerror(errno));
     return rc;
+}
+
+/* The field, or NULL when absent or null; -1 in *rc when required and not there. */
+static const cJSON *field(const err_ctx *e, const cJSON *obj, const char *key, int required,
+                          int *rc)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (cJSON_IsNull(v)) v = NULL;
+    *rc = !v && required ? io_fail(e, "field '%s' is missing", key) : 0;
+    return v;
+}
+
+int io_json_positive_int(const err_ctx *e, const cJSON *obj, const char *key, int required,
+                         int *out)
+{
+    int rc;
+    const cJSON *v = field(e, obj, key, required, &rc);
+    if (!v) return rc;
+    double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    if (!(d >= 1.0 && d <= INT_MAX && d == floor(d)))
+        return io_fail(e, "field '%s' must be a positive integer", key);
+    *out = (int)d;
+    return 0;
+}
+
+int io_json_bool(const err_ctx *e, const cJSON *obj, const char *key, int required, int *out)
+{
+    int rc;
+    const cJSON *v = field(e, obj, key, required, &rc);
+    if (!v) return rc;
+    if (!cJSON_IsBool(v)) return io_fail(e, "field '%s' must be true or false", key);
+    *out = cJSON_IsTrue(v);
+    return 0;
+}
+
+int io_json_string(const err_ctx *e, const cJSON *obj, const char *key, const char **out)
+{
+    int rc;
+    const cJSON *v = field(e, obj, key, 0, &rc);
+    *out = NULL;
+    if (!v) return 0;
+    if (!cJSON_IsString(v)) return io_fail(e, "field '%s' is not a string", key);
+    *out = v->valuestring;
+    return 0;
 }

@@ -25,6 +25,14 @@ char *io_read_text(const err_ctx *e);
  * or is not valid JSON. */
 cJSON *io_json_load(const err_ctx *e);
 
+/* The fields of a parsed object, messages "field '<key>' ...". A missing or null optional
+ * field leaves *out as it is. */
+int io_json_positive_int(const err_ctx *e, const cJSON *obj, const char *key, int required,
+                         int *out);
+int io_json_bool(const err_ctx *e, const cJSON *obj, const char *key, int required, int *out);
+/* A string field's value, pointing into obj; NULL when absent or null. -1 when not a string. */
+int io_json_string(const err_ctx *e, const cJSON *obj, const char *key, const char **out);
+
 /* Writes `root` as indented JSON and a newline. */
 int io_json_save(const err_ctx *e, const cJSON *root);
 
