@@ -107,8 +107,9 @@ static int slot_count(int num_layers, int has_pooler, int has_classifier)
            (has_classifier ? N_CLASSIFIER : 0);
 }
 
-/* The i-th slot of a model with (pooler, classifier) or without them, whatever w says. */
-static slot slot_of(const bert_weights *w, int i, int pooler, int classifier)
+/* The i-th slot of a model with or without a pooler, whatever w says; the classifier, when
+ * there, ends the list. */
+static slot slot_of(const bert_weights *w, int i, int pooler)
 {
     if (i < N_EMBEDDING)
         return (slot){&embedding_fields[i], -1, member(w, embedding_fields[i].offset)};
@@ -121,13 +122,12 @@ static slot slot_of(const bert_weights *w, int i, int pooler, int classifier)
     if (pooler && i < N_POOLER)
         return (slot){&pooler_fields[i], -1, member(w, pooler_fields[i].offset)};
     i -= pooler ? N_POOLER : 0;
-    (void)classifier; /* the classifier ends the list */
     return (slot){&classifier_fields[i], -1, member(w, classifier_fields[i].offset)};
 }
 
 static slot slot_at(const bert_weights *w, int i)
 {
-    return slot_of(w, i, w->has_pooler, w->has_classifier);
+    return slot_of(w, i, w->has_pooler);
 }
 
 static int64_t dim_size(const bert_config *c, dim d)
@@ -182,7 +182,7 @@ void bert_weights_free(bert_weights *w)
     /* The pointers of an absent pooler or classifier are NULL, so walking them is safe. */
     int n = slot_count(w->num_layers, 1, 1);
     for (int i = 0; i < n; i++)
-        free(*slot_of(w, i, 1, 1).data);
+        free(*slot_of(w, i, 1).data);
     free(w->layers);
     memset(w, 0, sizeof *w);
 }
