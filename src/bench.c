@@ -595,9 +595,15 @@ vkbert_status vkbert_bench_encoder(vkbert_context *ctx, const vkbert_bench_encod
     if (!shape) return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "shape is NULL");
     vkbert_status status = check_bench_args(ctx, precision, runs, result);
     if (status) return status;
-    bert_config c = {shape->hidden,       shape->layers,  shape->heads,
-                     shape->intermediate, shape->seq_len, 2,
-                     shape->vocab,        1e-12,          "gelu"};
+    bert_config c = {.hidden_size = shape->hidden,
+                     .num_hidden_layers = shape->layers,
+                     .num_attention_heads = shape->heads,
+                     .intermediate_size = shape->intermediate,
+                     .max_position_embeddings = shape->seq_len,
+                     .type_vocab_size = 2,
+                     .vocab_size = shape->vocab,
+                     .layer_norm_eps = 1e-12,
+                     .hidden_act = "gelu"};
     bert_weights w;
     if (shape->batch < 1 || shape->seq_len < 1 || bert_weights_random(&c, 77, &w))
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "bad encoder shape or out of memory");

@@ -1,17 +1,17 @@
-/* HuggingFace BertModel folders: config.json (cJSON) and model.safetensors (safetensors.c).
- * One table per part of the model (embeddings, an encoder layer, the pooler) names each tensor,
- * its shape and where it lives in bert_weights, so that loading, saving, random filling and
- * freeing all walk the same list and cannot disagree on a name or a shape. */
+/* HuggingFace BertModel folders: config.json (bert_config.c) and model.safetensors
+ * (safetensors.c). One table per part of the model (embeddings, an encoder layer, the pooler,
+ * the classifier) names each tensor, its shape and where it lives in bert_weights, so that
+ * loading, saving, random filling and freeing all walk the same list and cannot disagree on a
+ * name or a shape. */
 #define _POSIX_C_SOURCE 200809L /* mkdir */
 
 #include "bert_model.h"
 
 #include "io_error.h"
+#include "json_file.h"
 #include "safetensors.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +21,7 @@
 /* ---- the tensor tables ---- */
 
 /* A dimension, named by the config field that sets it; D_NONE ends a vector's shape. */
-typedef enum dim { D_NONE, D_H, D_I, D_V, D_P, D_T } dim;
+typedef enum dim { D_NONE, D_H, D_I, D_V, D_P, D_T, D_L } dim;
 typedef enum init { INIT_EMBED, INIT_LINEAR, INIT_GAMMA, INIT_BETA } init;
 
 typedef struct field {
@@ -29,16 +29,17 @@ typedef struct field {
     size_t offset; /* of the float * in bert_weights or bert_layer_weights */
     dim rows, cols;
     init init;
-    dim fan_in; /* for INIT_LINEAR: the input size of the layer the weight or bias belongs to */
+    dim fan_in;    /* for INIT_LINEAR: the input size of the layer the weight or bias belongs to */
+    int top_level; /* outside the encoder's prefix */
 } field;
 
 #define EMB(name, member, rows, cols, init, fan)                                                   \
     {                                                                                              \
-        name, offsetof(bert_weights, member), rows, cols, init, fan                                \
+        name, offsetof(bert_weights, member), rows, cols, init, fan, 0                             \
     }
 #define LAY(name, member, rows, cols, init, fan)                                                   \
     {                                                                                              \
-        name, offsetof(bert_layer_weights, member), rows, cols, init, fan                          \
+        name, offsetof(bert_layer_weights, member), rows, cols, init, fan, 0                       \
     }
 
 static const field embedding_fields[] = {
@@ -73,9 +74,17 @@ static const field pooler_fields[] = {
     EMB("pooler.dense.bias", pooler_b, D_H, D_NONE, INIT_LINEAR, D_H),
 };
 
+/* BertForSequenceClassification keeps its head beside "bert.", not under it (modeling_bert.py:
+ * self.bert, self.classifier). */
+static const field classifier_fields[] = {
+    {"classifier.weight", offsetof(bert_weights, classifier_w), D_L, D_H, INIT_LINEAR, D_H, 1},
+    {"classifier.bias", offsetof(bert_weights, classifier_b), D_L, D_NONE, INIT_LINEAR, D_H, 1},
+};
+
 #define N_EMBEDDING ((int)(sizeof embedding_fields / sizeof embedding_fields[0]))
 #define N_LAYER ((int)(sizeof layer_fields / sizeof layer_fields[0]))
 #define N_POOLER ((int)(sizeof pooler_fields / sizeof pooler_fields[0]))
+#define N_CLASSIFIER ((int)(sizeof classifier_fields / sizeof classifier_fields[0]))
 
 /* Long enough for any prefix save accepts followed by any table name. */
 #define NAME_SIZE 160
@@ -92,12 +101,15 @@ static float **member(const void *base, size_t offset)
     return (float **)((char *)base + offset);
 }
 
-static int slot_count(int num_layers, int has_pooler)
+static int slot_count(int num_layers, int has_pooler, int has_classifier)
 {
-    return N_EMBEDDING + N_LAYER * num_layers + (has_pooler ? N_POOLER : 0);
+    return N_EMBEDDING + N_LAYER * num_layers + (has_pooler ? N_POOLER : 0) +
+           (has_classifier ? N_CLASSIFIER : 0);
 }
 
-static slot slot_at(const bert_weights *w, int i)
+/* The i-th slot of a model with or without a pooler, whatever w says; the classifier, when
+ * there, ends the list. */
+static slot slot_of(const bert_weights *w, int i, int pooler)
 {
     if (i < N_EMBEDDING)
         return (slot){&embedding_fields[i], -1, member(w, embedding_fields[i].offset)};
@@ -107,7 +119,15 @@ static slot slot_at(const bert_weights *w, int i)
         return (slot){f, i / N_LAYER, member(&w->layers[i / N_LAYER], f->offset)};
     }
     i -= N_LAYER * w->num_layers;
-    return (slot){&pooler_fields[i], -1, member(w, pooler_fields[i].offset)};
+    if (pooler && i < N_POOLER)
+        return (slot){&pooler_fields[i], -1, member(w, pooler_fields[i].offset)};
+    i -= pooler ? N_POOLER : 0;
+    return (slot){&classifier_fields[i], -1, member(w, classifier_fields[i].offset)};
+}
+
+static slot slot_at(const bert_weights *w, int i)
+{
+    return slot_of(w, i, w->has_pooler);
 }
 
 static int64_t dim_size(const bert_config *c, dim d)
@@ -117,13 +137,14 @@ static int64_t dim_size(const bert_config *c, dim d)
                          c->intermediate_size,
                          c->vocab_size,
                          c->max_position_embeddings,
-                         c->type_vocab_size};
+                         c->type_vocab_size,
+                         c->num_labels};
     return sizes[d];
 }
 
 int bert_tensor_count(const bert_weights *w)
 {
-    return slot_count(w->num_layers, w->has_pooler);
+    return slot_count(w->num_layers, w->has_pooler, w->has_classifier);
 }
 
 /* The name and shape of field f (of encoder layer `layer`, or -1 outside the encoder) with c's
@@ -134,6 +155,7 @@ static void field_tensor(const bert_config *c, const field *f, int layer, bert_t
         snprintf(out->name, sizeof out->name, "encoder.layer.%d.%s", layer, f->name);
     else
         snprintf(out->name, sizeof out->name, "%s", f->name);
+    out->top_level = f->top_level;
     out->ndim = f->cols == D_NONE ? 1 : 2;
     out->shape[0] = dim_size(c, f->rows);
     out->shape[1] = f->cols == D_NONE ? 0 : dim_size(c, f->cols);
@@ -157,10 +179,10 @@ static size_t tensor_elements(const bert_tensor *t)
 void bert_weights_free(bert_weights *w)
 {
     if (!w) return;
-    /* The pooler's pointers are NULL when it is absent, so walking them too is safe. */
-    int n = slot_count(w->num_layers, 1);
+    /* The pointers of an absent pooler or classifier are NULL, so walking them is safe. */
+    int n = slot_count(w->num_layers, 1, 1);
     for (int i = 0; i < n; i++)
-        free(*slot_at(w, i).data);
+        free(*slot_of(w, i, 1).data);
     free(w->layers);
     memset(w, 0, sizeof *w);
 }
@@ -172,13 +194,14 @@ static int dims_valid(const bert_config *c)
            c->vocab_size > 0;
 }
 
-static int weights_alloc(const bert_config *c, int has_pooler, bert_weights *w)
+static int weights_alloc(const bert_config *c, int has_pooler, int has_classifier, bert_weights *w)
 {
     memset(w, 0, sizeof *w);
     w->layers = calloc((size_t)c->num_hidden_layers, sizeof *w->layers);
     if (!w->layers) return -1;
     w->num_layers = c->num_hidden_layers;
     w->has_pooler = has_pooler;
+    w->has_classifier = has_classifier;
     for (int i = 0; i < bert_tensor_count(w); i++) {
         bert_tensor t;
         bert_tensor_at(c, w, i, &t);
@@ -221,7 +244,8 @@ static void fill_random(const bert_config *c, const field *f, float *data, size_
 int bert_weights_random(const bert_config *c, uint64_t seed, bert_weights *out)
 {
     memset(out, 0, sizeof *out);
-    if (!dims_valid(c) || weights_alloc(c, 1, out) != 0) return -1;
+    if (!dims_valid(c) || c->num_labels < 0 || weights_alloc(c, 1, c->num_labels > 0, out) != 0)
+        return -1;
     uint64_t state = seed;
     for (int i = 0; i < bert_tensor_count(out); i++) {
         bert_tensor t;
@@ -229,133 +253,6 @@ int bert_weights_random(const bert_config *c, uint64_t seed, bert_weights *out)
         fill_random(c, slot_at(out, i).f, t.data, tensor_elements(&t), &state);
     }
     return 0;
-}
-
-/* ---- config.json ---- */
-
-static const struct {
-    const char *key;
-    size_t offset;
-} int_fields[] = {
-    {"hidden_size", offsetof(bert_config, hidden_size)},
-    {"num_hidden_layers", offsetof(bert_config, num_hidden_layers)},
-    {"num_attention_heads", offsetof(bert_config, num_attention_heads)},
-    {"intermediate_size", offsetof(bert_config, intermediate_size)},
-    {"max_position_embeddings", offsetof(bert_config, max_position_embeddings)},
-    {"type_vocab_size", offsetof(bert_config, type_vocab_size)},
-    {"vocab_size", offsetof(bert_config, vocab_size)},
-};
-
-#define N_INT_FIELDS (sizeof int_fields / sizeof int_fields[0])
-
-/* The whole file, NUL-terminated. Read in chunks, so a directory fails on read, not on size. */
-static char *read_text(const err_ctx *e)
-{
-    FILE *f = fopen(e->path, "rb");
-    if (!f) return io_fail(e, "cannot open: %s", strerror(errno)), NULL;
-    size_t len = 0, cap = 4096;
-    char *text = malloc(cap);
-    while (text) {
-        len += fread(text + len, 1, cap - 1 - len, f);
-        if (len < cap - 1) break;
-        char *bigger = realloc(text, cap * 2);
-        if (!bigger) free(text);
-        text = bigger;
-        cap *= 2;
-    }
-    const char *problem = !text ? "out of memory" : ferror(f) ? strerror(errno) : NULL;
-    fclose(f);
-    if (problem) {
-        io_fail(e, "cannot read: %s", problem);
-        free(text);
-        return NULL;
-    }
-    text[len] = '\0';
-    return text;
-}
-
-static int read_int(const err_ctx *e, const cJSON *root, const char *key, int *out)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, key);
-    if (!v) return io_fail(e, "field '%s' is missing", key);
-    double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
-    if (!(d >= 1.0 && d <= INT_MAX && d == floor(d)))
-        return io_fail(e, "field '%s' must be a positive integer", key);
-    *out = (int)d;
-    return 0;
-}
-
-static int read_eps(const err_ctx *e, const cJSON *root, double *out)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "layer_norm_eps");
-    *out = 1e-12;
-    if (!v) return 0;
-    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0.0) || !isfinite(v->valuedouble))
-        return io_fail(e, "field 'layer_norm_eps' must be a positive number");
-    *out = v->valuedouble;
-    return 0;
-}
-
-/* The encoder's GELU is the exact erf form; the tanh approximations ("gelu_new",
- * "gelu_pytorch_tanh") differ by up to ~1e-3, far outside the accuracy bound, so they are
- * refused rather than silently computed differently. */
-static int read_act(const err_ctx *e, const cJSON *root, char *out, size_t size)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "hidden_act");
-    snprintf(out, size, "gelu");
-    if (!v) return 0;
-    if (!cJSON_IsString(v)) return io_fail(e, "field 'hidden_act' is not a string");
-    if (strcmp(v->valuestring, "gelu") != 0)
-        return io_fail(e,
-                       "field 'hidden_act' is \"%.40s\": only \"gelu\" (exact erf GELU) is "
-                       "supported",
-                       v->valuestring);
-    return 0;
-}
-
-/* Relative position embeddings add terms to the scores that this encoder does not compute. */
-static int check_position_type(const err_ctx *e, const cJSON *root)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "position_embedding_type");
-    if (!v || (cJSON_IsString(v) && strcmp(v->valuestring, "absolute") == 0)) return 0;
-    return io_fail(e, "field 'position_embedding_type' must be \"absolute\", the only kind "
-                      "supported");
-}
-
-static int parse_config(const err_ctx *e, const cJSON *root, bert_config *c)
-{
-    if (!cJSON_IsObject(root)) return io_fail(e, "not a JSON object");
-    for (size_t i = 0; i < N_INT_FIELDS; i++)
-        if (read_int(e, root, int_fields[i].key, (int *)((char *)c + int_fields[i].offset)) != 0)
-            return -1;
-    if (c->hidden_size % c->num_attention_heads != 0)
-        return io_fail(e, "field 'hidden_size' (%d) is not a multiple of num_attention_heads (%d)",
-                       c->hidden_size, c->num_attention_heads);
-    if (read_eps(e, root, &c->layer_norm_eps) != 0 ||
-        read_act(e, root, c->hidden_act, sizeof c->hidden_act) != 0)
-        return -1;
-    return check_position_type(e, root);
-}
-
-int bert_config_load(const char *path, bert_config *out, char *err, size_t err_size)
-{
-    err_ctx e = {path, err, err_size};
-    if (!out) return io_fail(&e, "no output given");
-    memset(out, 0, sizeof *out);
-    if (!path) return io_fail(&e, "no path given");
-    char *text = read_text(&e);
-    if (!text) return -1;
-    const char *stop = NULL;
-    cJSON *root = cJSON_ParseWithOpts(text, &stop, 1);
-    int rc = root ? 0
-                  : io_fail(&e, "not valid JSON (error near byte %zu)",
-                            stop ? (size_t)(stop - text) : (size_t)0);
-    free(text);
-    bert_config c = {0};
-    if (rc == 0) rc = parse_config(&e, root, &c);
-    cJSON_Delete(root);
-    if (rc == 0) *out = c;
-    return rc;
 }
 
 /* ---- model.safetensors ---- */
@@ -405,7 +302,7 @@ static const st_tensor *matching_tensor(const err_ctx *e, const st_file *f, cons
                                         const bert_tensor *t)
 {
     char name[NAME_SIZE], want[64], got[256];
-    snprintf(name, sizeof name, "%s%s", prefix, t->name);
+    snprintf(name, sizeof name, "%s%s", t->top_level ? "" : prefix, t->name);
     shape_text(want, sizeof want, t->ndim, t->shape);
     const st_tensor *s = find_tensor(f, name);
     if (!s) return io_fail(e, "missing tensor '%s' (expected shape %s)", name, want), NULL;
@@ -435,12 +332,13 @@ static int check_fields(const err_ctx *e, const st_file *f, const char *prefix,
  * count) for weights the file does not hold. Once all match, the arrays are bounded by the
  * file's size. */
 static int check_tensors(const err_ctx *e, const st_file *f, const char *prefix,
-                         const bert_config *c, int has_pooler)
+                         const bert_config *c, int has_pooler, int has_classifier)
 {
     if (check_fields(e, f, prefix, c, embedding_fields, N_EMBEDDING, -1) != 0) return -1;
     for (int l = 0; l < c->num_hidden_layers; l++)
         if (check_fields(e, f, prefix, c, layer_fields, N_LAYER, l) != 0) return -1;
-    return has_pooler ? check_fields(e, f, prefix, c, pooler_fields, N_POOLER, -1) : 0;
+    if (has_pooler && check_fields(e, f, prefix, c, pooler_fields, N_POOLER, -1) != 0) return -1;
+    return has_classifier ? check_fields(e, f, prefix, c, classifier_fields, N_CLASSIFIER, -1) : 0;
 }
 
 static int load_tensor(const err_ctx *e, const st_file *f, const char *prefix, const bert_tensor *t)
@@ -455,14 +353,25 @@ static const char *name_prefix(const st_file *f)
     return st_find(f, "bert.embeddings.word_embeddings.weight") ? "bert." : "";
 }
 
+/* Only a sequence classifier's head reads the pooler's output; the same tensor names in a
+ * BertForTokenClassification or BertForMultipleChoice mean another head, left out. */
+static int has_sequence_classifier(const st_file *f, const bert_config *c)
+{
+    return strcmp(c->architecture, "BertForSequenceClassification") == 0 &&
+           st_find(f, classifier_fields[0].name) != NULL;
+}
+
 static int load_weights(const err_ctx *e, const st_file *f, const bert_config *c, bert_weights *w)
 {
     const char *prefix = name_prefix(f);
     char pooler[NAME_SIZE];
     snprintf(pooler, sizeof pooler, "%s%s", prefix, pooler_fields[0].name);
-    int has_pooler = st_find(f, pooler) != NULL;
-    if (check_tensors(e, f, prefix, c, has_pooler) != 0) return -1;
-    if (weights_alloc(c, has_pooler, w) != 0) return io_fail(e, "out of memory for the weights");
+    int has_classifier = has_sequence_classifier(f, c);
+    /* BertForSequenceClassification classifies the pooler's output, so it must be there. */
+    int has_pooler = has_classifier || st_find(f, pooler) != NULL;
+    if (check_tensors(e, f, prefix, c, has_pooler, has_classifier) != 0) return -1;
+    if (weights_alloc(c, has_pooler, has_classifier, w) != 0)
+        return io_fail(e, "out of memory for the weights");
     for (int i = 0; i < bert_tensor_count(w); i++) {
         bert_tensor t;
         bert_tensor_at(c, w, i, &t);
@@ -474,13 +383,19 @@ static int load_weights(const err_ctx *e, const st_file *f, const bert_config *c
     return 0;
 }
 
-/* dir/name in a new string, or NULL. */
-static char *join_path(const char *dir, const char *name)
+/* How a pytorch_model.bin-only folder becomes one this reads. */
+#define HF_CONVERT                                                                                 \
+    "load the folder with transformers' AutoModel.from_pretrained and save it again with "         \
+    "save_pretrained(folder, safe_serialization=True)"
+
+/* The classifier's label names, once its weights are in. */
+static int load_labels(const char *config_path, bert_model *m, char *err, size_t err_size)
 {
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    if (p) snprintf(p, n, "%s/%s", dir, name);
-    return p;
+    if (!m->weights.has_classifier) return 0;
+    if (bert_labels_load(config_path, m->config.num_labels, &m->labels, err, err_size) == 0)
+        return 0;
+    bert_weights_free(&m->weights);
+    return -1;
 }
 
 int bert_model_load(const char *dir, bert_model *out, char *err, size_t err_size)
@@ -489,17 +404,19 @@ int bert_model_load(const char *dir, bert_model *out, char *err, size_t err_size
     if (!out) return io_fail(&e, "no output given");
     memset(out, 0, sizeof *out);
     if (!dir) return io_fail(&e, "no directory given");
-    char *config_path = join_path(dir, "config.json");
-    char *weights_path = join_path(dir, "model.safetensors");
+    char *config_path = io_path_join(dir, "config.json");
+    char *weights_path = NULL;
     bert_model m = {0};
     st_file f = {0};
-    int rc = config_path && weights_path ? 0 : io_fail(&e, "out of memory");
+    int rc = config_path ? 0 : io_fail(&e, "out of memory");
     if (rc == 0) rc = bert_config_load(config_path, &m.config, err, err_size);
+    if (rc == 0 && !(weights_path = io_safetensors_path(&e, dir, HF_CONVERT))) rc = -1;
     if (rc == 0) rc = st_load(weights_path, &f, err, err_size);
     if (rc == 0)
         rc = load_weights(&(err_ctx){weights_path, err, err_size}, &f, &m.config, &m.weights);
     /* The float32 arrays are all that is kept; the file's buffer goes now. */
     st_free(&f);
+    if (rc == 0) rc = load_labels(config_path, &m, err, err_size);
     free(config_path);
     free(weights_path);
     if (rc == 0) *out = m;
@@ -509,47 +426,12 @@ int bert_model_load(const char *dir, bert_model *out, char *err, size_t err_size
 void bert_model_free(bert_model *model)
 {
     if (!model) return;
+    bert_labels_free(model->labels, model->config.num_labels);
     bert_weights_free(&model->weights);
     memset(model, 0, sizeof *model);
 }
 
 /* ---- writing ---- */
-
-static cJSON *config_json(const bert_config *c)
-{
-    cJSON *root = cJSON_CreateObject();
-    cJSON *arch = cJSON_AddArrayToObject(root, "architectures");
-    int ok = arch && cJSON_AddItemToArray(arch, cJSON_CreateString("BertModel")) &&
-             cJSON_AddStringToObject(root, "model_type", "bert");
-    for (size_t i = 0; ok && i < N_INT_FIELDS; i++)
-        ok =
-            cJSON_AddNumberToObject(root, int_fields[i].key,
-                                    *(const int *)((const char *)c + int_fields[i].offset)) != NULL;
-    ok = ok && cJSON_AddNumberToObject(root, "layer_norm_eps", c->layer_norm_eps) &&
-         cJSON_AddStringToObject(root, "hidden_act", c->hidden_act[0] ? c->hidden_act : "gelu") &&
-         cJSON_AddStringToObject(root, "position_embedding_type", "absolute");
-    if (!ok) {
-        cJSON_Delete(root);
-        return NULL;
-    }
-    return root;
-}
-
-static int save_config(const char *path, const bert_config *c, char *err, size_t err_size)
-{
-    err_ctx e = {path, err, err_size};
-    cJSON *root = config_json(c);
-    char *text = root ? cJSON_Print(root) : NULL;
-    cJSON_Delete(root);
-    if (!text) return io_fail(&e, "out of memory");
-    FILE *f = fopen(path, "wb");
-    int rc = f ? 0 : io_fail(&e, "cannot create: %s", strerror(errno));
-    if (f && (fputs(text, f) == EOF || fputc('\n', f) == EOF)) rc = -1;
-    if (f && fclose(f) != 0) rc = -1;
-    free(text);
-    if (rc != 0 && f) return io_fail(&e, "write failed: %s", strerror(errno));
-    return rc;
-}
 
 /* The parallel arrays st_save takes, for every tensor under its full name. */
 typedef struct save_lists {
@@ -586,7 +468,7 @@ static int save_lists_fill(save_lists *l, const bert_config *c, const bert_weigh
     for (size_t i = 0; i < n; i++) {
         bert_tensor t;
         bert_tensor_at(c, w, (int)i, &t);
-        snprintf(l->full[i], NAME_SIZE, "%s%s", prefix, t.name);
+        snprintf(l->full[i], NAME_SIZE, "%s%s", t.top_level ? "" : prefix, t.name);
         l->names[i] = l->full[i];
         l->dtypes[i] = f16 ? ST_F16 : ST_F32;
         l->ndims[i] = t.ndim;
@@ -620,6 +502,8 @@ static int check_save_args(const err_ctx *e, const bert_config *c, const bert_we
     if (w->num_layers != c->num_hidden_layers || !w->layers)
         return io_fail(e, "the weights have %d layers, the config %d", w->num_layers,
                        c->num_hidden_layers);
+    if (w->has_classifier && c->num_labels < 1)
+        return io_fail(e, "the weights have a classifier, the config no labels");
     if (strlen(prefix) > MAX_PREFIX)
         return io_fail(e, "prefix longer than %d characters", MAX_PREFIX);
     return 0;
@@ -634,10 +518,14 @@ int bert_model_save(const char *dir, const bert_config *c, const bert_weights *w
     if (check_save_args(&e, c, w, prefix) != 0) return -1;
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         return io_fail(&e, "cannot create the directory: %s", strerror(errno));
-    char *config_path = join_path(dir, "config.json");
-    char *weights_path = join_path(dir, "model.safetensors");
+    char *config_path = io_path_join(dir, "config.json");
+    char *weights_path = io_path_join(dir, "model.safetensors");
     int rc = config_path && weights_path ? 0 : io_fail(&e, "out of memory");
-    if (rc == 0) rc = save_config(config_path, c, err, err_size);
+    bert_config named = *c;
+    /* A classifier without an architecture would not load back as one. */
+    if (w->has_classifier && !named.architecture[0])
+        snprintf(named.architecture, sizeof named.architecture, "BertForSequenceClassification");
+    if (rc == 0) rc = bert_config_save(config_path, &named, NULL, err, err_size);
     if (rc == 0) rc = save_weights(weights_path, c, w, f16, prefix, err, err_size);
     free(config_path);
     free(weights_path);

@@ -8,6 +8,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* config.json's "problem_type": what the logits are trained for (null: HF infers it). */
+typedef enum bert_problem {
+    BERT_PROBLEM_NONE,
+    BERT_PROBLEM_REGRESSION,
+    BERT_PROBLEM_SINGLE_LABEL, /* "single_label_classification" */
+    BERT_PROBLEM_MULTI_LABEL,  /* "multi_label_classification" */
+} bert_problem;
+
 typedef struct bert_config {
     int hidden_size; /* H */
     int num_hidden_layers;
@@ -18,6 +26,10 @@ typedef struct bert_config {
     int vocab_size;
     double layer_norm_eps; /* 1e-12 when config.json has none, as in HF's BertConfig */
     char hidden_act[32];   /* only "gelu" (exact erf GELU) loads */
+    /* Sequence classification, read as transformers' PretrainedConfig reads config.json. */
+    char architecture[64];     /* "architectures"[0]; "" when absent */
+    int num_labels;            /* len(id2label), else "num_labels", else 2; 0: no classifier */
+    bert_problem problem_type; /* "problem_type" */
 } bert_config;
 
 /* One encoder layer; shapes with H = hidden_size, I = intermediate_size. */
@@ -39,41 +51,68 @@ typedef struct bert_weights {
     bert_layer_weights *layers; /* [num_layers] */
     int has_pooler;             /* 0 when the file has no pooler.dense.* (pooler arrays NULL) */
     float *pooler_w, *pooler_b; /* [H][H], [H] */
+    /* BertForSequenceClassification's head on the pooler's output: top-level tensors
+     * classifier.weight and classifier.bias, outside the encoder's "bert." prefix. */
+    int has_classifier;                 /* 0: arrays NULL */
+    float *classifier_w, *classifier_b; /* [num_labels][H], [num_labels] */
 } bert_weights;
 
 typedef struct bert_model {
     bert_config config;
     bert_weights weights;
+    char **labels; /* id2label, [config.num_labels] when weights.has_classifier, else NULL */
 } bert_model;
 
 /* Reads config.json. Every integer field above must be present and positive, hidden_size a
  * multiple of num_attention_heads, hidden_act "gelu" (the default when absent), and
- * position_embedding_type, when present, "absolute". On failure returns -1 and writes a message
- * naming the file and the field into err. */
+ * position_embedding_type, when present, "absolute". The classifier fields follow
+ * PretrainedConfig: "id2label", when given, is an object with the keys "0".."n-1" and sets
+ * num_labels (a "num_labels" beside it is ignored); "label2id" must be an object when given;
+ * "problem_type" is null or one of HF's three strings. On failure returns -1 and writes a
+ * message naming the file and the field into err. */
 int bert_config_load(const char *path, bert_config *out, char *err, size_t err_size);
 
+/* The label names of config.json, [num_labels] (the config's count): id2label's values, or
+ * "LABEL_i" when it has none. Free with bert_labels_free. */
+int bert_labels_load(const char *path, int num_labels, char ***out, char *err, size_t err_size);
+void bert_labels_free(char **labels, int num_labels);
+
+/* Writes config.json for c: "architectures" [c->architecture, or BertModel when empty], the
+ * sizes, and when num_labels > 0, id2label and label2id with the names in `labels` (NULL:
+ * "LABEL_i"), and problem_type. For tests and tools; unchecked. */
+int bert_config_save(const char *path, const bert_config *c, const char *const *labels, char *err,
+                     size_t err_size);
+
 /* Reads dir/config.json and dir/model.safetensors (F32, F16, BF16 or F64 tensors, HF names,
- * optionally all under "bert."; tensors it does not use are ignored). On failure returns -1,
- * leaves *out zeroed and writes a message naming the file and the field or tensor, with the
- * tensor's shape and the one expected. */
+ * optionally all under "bert."; tensors it does not use are ignored). The classifier loads
+ * when config.json's architecture is BertForSequenceClassification and the file holds
+ * classifier.weight; then the pooler and classifier.bias must be there too. Any other BertFor*
+ * head is ignored, as AutoModel does. A folder with pytorch_model.bin and no
+ * model.safetensors is refused with a message saying how to convert it. On failure returns
+ * -1, leaves *out zeroed and writes a message naming the file and the field or tensor, with
+ * the tensor's shape and the one expected. */
 int bert_model_load(const char *dir, bert_model *out, char *err, size_t err_size);
 void bert_model_free(bert_model *model);
 void bert_weights_free(bert_weights *w);
 
 /* Allocates every array of *out and fills it with deterministic uniform values: linear
  * weights and biases in +-1/sqrt(fan_in), LayerNorm gamma 1 + U(-0.1, 0.1), beta U(-0.1, 0.1),
- * embeddings U(-1, 1). With a pooler. Returns -1 when out of memory. */
+ * embeddings U(-1, 1). With a pooler, and a classifier when c->num_labels > 0. Returns -1
+ * when out of memory. */
 int bert_weights_random(const bert_config *c, uint64_t seed, bert_weights *out);
 
-/* Writes dir/config.json and dir/model.safetensors (creating dir if needed) with HF names,
- * each under `prefix` (NULL or "" for none, "bert." for a BertFor* checkpoint), as F16 when
- * `f16` is set, else F32. For tests and tools; the config is written as given, unchecked. */
+/* Writes dir/config.json (bert_config_save, default label names) and dir/model.safetensors
+ * (creating dir if needed) with HF names, each under `prefix` (NULL or "" for none, "bert."
+ * for a BertFor* checkpoint) but the classifier's, as F16 when `f16` is set, else F32. With a
+ * classifier and no architecture in c, config.json names BertForSequenceClassification. For
+ * tests and tools; the config is written as given, unchecked. */
 int bert_model_save(const char *dir, const bert_config *c, const bert_weights *w, int f16,
                     const char *prefix, char *err, size_t err_size);
 
 /* Every tensor of a model, in file order: for code that walks them all (the writer, uploads). */
 typedef struct bert_tensor {
     char name[96]; /* the HF name, without prefix */
+    int top_level; /* never under the prefix (the classifier) */
     int ndim;      /* 1 or 2 */
     int64_t shape[2];
     float *data;

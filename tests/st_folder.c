@@ -1,0 +1,215 @@
+/* See st_folder.h. The JSON goes through the library's writer (io/json_file.h), the weights
+ * through st_save; the names and layout are sentence-transformers' own (SentenceTransformer.save,
+ * Pooling/Dense get_config_dict, Module.save_torch_weights). */
+#define _XOPEN_SOURCE 700 /* mkdir, nftw */
+
+#include "st_folder.h"
+
+#include "io/json_file.h"
+#include "io/safetensors.h"
+#include "reference.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void st_folder_dense_random(st_dense *d, uint64_t seed)
+{
+    ref_rng rng = {seed};
+    size_t n = (size_t)d->out_features * (size_t)d->in_features;
+    double bound = 1.0 / sqrt((double)d->in_features);
+    d->weight = malloc(n * sizeof *d->weight);
+    d->bias = d->has_bias ? malloc((size_t)d->out_features * sizeof *d->bias) : NULL;
+    ref_fill(&rng, d->weight, n, -bound, bound);
+    if (d->bias) ref_fill(&rng, d->bias, (size_t)d->out_features, -bound, bound);
+}
+
+void st_folder_dense_free(st_dense *d)
+{
+    free(d->weight);
+    free(d->bias);
+    d->weight = d->bias = NULL;
+}
+
+void st_folder_transformer_dir(const char *dir, const st_folder_spec *spec, char *out, size_t size)
+{
+    if (!spec->transformer_in_subfolder) {
+        snprintf(out, size, "%s", dir);
+        return;
+    }
+    snprintf(out, size, "%s/0_Transformer", dir);
+    mkdir(out, 0777);
+}
+
+/* ---- the files ---- */
+
+static int save_json(const char *dir, const char *name, cJSON *root, char *err, size_t size)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int rc = root ? io_json_save(&(err_ctx){path, err, size}, root) : -1;
+    cJSON_Delete(root);
+    return rc;
+}
+
+static cJSON *module_entry(int idx, const char *path, const char *type)
+{
+    char name[16], full[96];
+    cJSON *e = cJSON_CreateObject();
+    snprintf(name, sizeof name, "%d", idx);
+    snprintf(full, sizeof full, "sentence_transformers.models.%s", type);
+    cJSON_AddNumberToObject(e, "idx", idx);
+    cJSON_AddStringToObject(e, "name", name);
+    cJSON_AddStringToObject(e, "path", path);
+    cJSON_AddStringToObject(e, "type", full);
+    return e;
+}
+
+/* The module's folder <idx>_<type>, created; its name into out. */
+static int make_module_dir(const char *dir, int idx, const char *type, char *out, size_t size)
+{
+    char path[1024];
+    snprintf(out, size, "%d_%s", idx, type);
+    snprintf(path, sizeof path, "%s/%s", dir, out);
+    return mkdir(path, 0777) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+static cJSON *pooling_json(const st_folder_spec *s)
+{
+    static const struct {
+        const char *key;
+        unsigned bit;
+    } keys[] = {{"pooling_mode_cls_token", ST_POOL_CLS},
+                {"pooling_mode_mean_tokens", ST_POOL_MEAN},
+                {"pooling_mode_max_tokens", ST_POOL_MAX},
+                {"pooling_mode_mean_sqrt_len_tokens", ST_POOL_MEAN_SQRT_LEN},
+                {"pooling_mode_weightedmean_tokens", ST_POOL_WEIGHTEDMEAN},
+                {"pooling_mode_lasttoken", ST_POOL_LASTTOKEN}};
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "word_embedding_dimension", s->word_embedding_dimension);
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        cJSON_AddBoolToObject(root, keys[i].key, (s->pool_modes & keys[i].bit) != 0);
+    cJSON_AddBoolToObject(root, "include_prompt", s->include_prompt);
+    return root;
+}
+
+static cJSON *dense_json(const st_dense *d)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "in_features", d->in_features);
+    cJSON_AddNumberToObject(root, "out_features", d->out_features);
+    cJSON_AddBoolToObject(root, "bias", d->has_bias);
+    cJSON_AddStringToObject(root, "activation_function", st_activation_name(d->activation));
+    cJSON_AddStringToObject(root, "module_input_name", "sentence_embedding");
+    cJSON_AddStringToObject(root, "module_output_name", "sentence_embedding");
+    return root;
+}
+
+static int dense_weights(const char *mdir, const st_dense *d, int f16, char *err, size_t size)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/model.safetensors", mdir);
+    const char *names[] = {"linear.weight", "linear.bias"};
+    st_dtype dtype = f16 ? ST_F16 : ST_F32;
+    const st_dtype dtypes[] = {dtype, dtype};
+    const int ndims[] = {2, 1};
+    const int64_t wshape[] = {d->out_features, d->in_features}, bshape[] = {d->out_features};
+    const int64_t *const shapes[] = {wshape, bshape};
+    const float *const data[] = {d->weight, d->bias};
+    return st_save(path, d->has_bias ? 2 : 1, names, dtypes, ndims, shapes, data, err, size);
+}
+
+static int write_dense(const char *dir, int idx, const st_dense *d, int f16, cJSON *modules,
+                       char *err, size_t size)
+{
+    char name[32], mdir[1024];
+    if (make_module_dir(dir, idx, "Dense", name, sizeof name) != 0) return -1;
+    cJSON_AddItemToArray(modules, module_entry(idx, name, "Dense"));
+    snprintf(mdir, sizeof mdir, "%s/%s", dir, name);
+    if (save_json(mdir, "config.json", dense_json(d), err, size) != 0) return -1;
+    return dense_weights(mdir, d, f16, err, size);
+}
+
+static cJSON *sbert_json(const st_folder_spec *s)
+{
+    cJSON *root = cJSON_CreateObject();
+    if (s->max_seq_length > 0)
+        cJSON_AddNumberToObject(root, "max_seq_length", s->max_seq_length);
+    else
+        cJSON_AddNullToObject(root, "max_seq_length");
+    if (s->do_lower_case >= 0) cJSON_AddBoolToObject(root, "do_lower_case", s->do_lower_case);
+    return root;
+}
+
+/* SentenceTransformer._get_model_config, keys sorted as json.dump(sort_keys=True) writes them. */
+static cJSON *model_config_json(const st_folder_spec *s)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *version = cJSON_AddObjectToObject(root, "__version__");
+    cJSON_AddStringToObject(version, "pytorch", "2.5.1");
+    cJSON_AddStringToObject(version, "sentence_transformers", "5.1.0");
+    cJSON_AddStringToObject(version, "transformers", "4.56.0");
+    if (s->default_prompt_name)
+        cJSON_AddStringToObject(root, "default_prompt_name", s->default_prompt_name);
+    else
+        cJSON_AddNullToObject(root, "default_prompt_name");
+    cJSON_AddStringToObject(root, "model_type", "SentenceTransformer");
+    cJSON *prompts = cJSON_AddObjectToObject(root, "prompts");
+    for (int i = 0; i < s->prompt_count; i++)
+        cJSON_AddStringToObject(prompts, s->prompts[i].name, s->prompts[i].text);
+    cJSON_AddStringToObject(root, "similarity_fn_name", "cosine");
+    return root;
+}
+
+static int write_modules(const char *dir, const st_folder_spec *s, cJSON *modules, char *err,
+                         size_t size)
+{
+    char name[32], mdir[1024];
+    int idx = 0;
+    cJSON_AddItemToArray(
+        modules,
+        module_entry(idx++, s->transformer_in_subfolder ? "0_Transformer" : "", "Transformer"));
+    if (make_module_dir(dir, idx, "Pooling", name, sizeof name) != 0) return -1;
+    cJSON_AddItemToArray(modules, module_entry(idx++, name, "Pooling"));
+    snprintf(mdir, sizeof mdir, "%s/%s", dir, name);
+    if (save_json(mdir, "config.json", pooling_json(s), err, size) != 0) return -1;
+    for (int i = 0; i < s->dense_count; i++)
+        if (write_dense(dir, idx++, &s->dense[i], s->dense_f16, modules, err, size) != 0) return -1;
+    if (!s->normalize) return 0;
+    if (make_module_dir(dir, idx, "Normalize", name, sizeof name) != 0) return -1;
+    cJSON_AddItemToArray(modules, module_entry(idx, name, "Normalize"));
+    return 0;
+}
+
+int st_folder_write(const char *dir, const st_folder_spec *spec, char *err, size_t err_size)
+{
+    char tdir[1024];
+    cJSON *modules = cJSON_CreateArray();
+    st_folder_transformer_dir(dir, spec, tdir, sizeof tdir);
+    int rc = write_modules(dir, spec, modules, err, err_size);
+    if (rc == 0)
+        rc = save_json(dir, "modules.json", modules, err, err_size);
+    else
+        cJSON_Delete(modules);
+    if (rc == 0) rc = save_json(tdir, "sentence_bert_config.json", sbert_json(spec), err, err_size);
+    if (rc == 0)
+        rc = save_json(dir, "config_sentence_transformers.json", model_config_json(spec), err,
+                       err_size);
+    return rc;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+void st_folder_remove(const char *dir)
+{
+    nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+}

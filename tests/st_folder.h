@@ -1,0 +1,46 @@
+/* Writes sentence-transformers folders for the tests, file by file as
+ * SentenceTransformer.save lays them out (v5): modules.json; the Transformer at the root (or
+ * in 0_Transformer) with sentence_bert_config.json; <i>_Pooling/config.json;
+ * <i>_Dense/{config.json, model.safetensors}; an empty <i>_Normalize folder;
+ * config_sentence_transformers.json. The BERT folder itself is the caller's, written with
+ * bert_model_save into st_folder_transformer_dir(). */
+#ifndef VKBERT_TEST_ST_FOLDER_H
+#define VKBERT_TEST_ST_FOLDER_H
+
+#include "io/st_model.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct st_folder_spec {
+    int transformer_in_subfolder; /* 1: modules.json puts the BERT folder in 0_Transformer */
+    unsigned pool_modes;          /* ST_POOL_* bits */
+    int word_embedding_dimension;
+    int include_prompt;
+    int dense_count;
+    const st_dense *dense; /* [dense_count], weights set (st_folder_dense_random) */
+    int dense_f16;         /* the Dense weights stored as F16 */
+    int normalize;
+    int max_seq_length; /* 0: written as null */
+    int do_lower_case;  /* -1: left out */
+    int prompt_count;
+    const st_prompt *prompts;
+    const char *default_prompt_name; /* NULL: written as null */
+} st_folder_spec;
+
+/* Allocates d->weight [out][in] and, with has_bias, d->bias, uniform in +-1/sqrt(in) (nn.Linear's
+ * init) from the tests' generator; free with st_folder_dense_free. */
+void st_folder_dense_random(st_dense *d, uint64_t seed);
+void st_folder_dense_free(st_dense *d);
+
+/* Where the caller saves the BERT folder: dir, or dir/0_Transformer (created). Into out. */
+void st_folder_transformer_dir(const char *dir, const st_folder_spec *spec, char *out, size_t size);
+
+/* Writes every sentence-transformers file of the spec into dir (which must exist). Returns -1
+ * with a message on failure. */
+int st_folder_write(const char *dir, const st_folder_spec *spec, char *err, size_t err_size);
+
+/* Removes dir and everything under it (the tests' folders are two levels deep at most). */
+void st_folder_remove(const char *dir);
+
+#endif
