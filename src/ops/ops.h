@@ -76,18 +76,23 @@ vkbert_status vkb_op_layer_norm(vkbert_context *ctx, VkDescriptorPool pool,
                                 const vkb_layer_norm_desc *d, vkb_view x, const vkb_view *residual,
                                 vkb_view params, vkb_view out, vkb_dispatch *dispatch);
 
-/* BERT embeddings, then LayerNorm: `tables` holds word [vocab][ld], position, token type,
- * gamma, beta at the given float offsets (word at 0); `ids` holds the input ids [tokens] then
- * the token type ids [tokens], int32, already checked against the tables. */
+/* BERT embeddings, then LayerNorm. The word table [vocab][ld] may exceed one binding, so it
+ * comes in chunks: `word` holds rows [first_row, first_row + rows), fp32 or, with word_half,
+ * fp16 (packed pairs, no 16-bit storage feature needed); one dispatch per chunk, each writing
+ * only the tokens whose id is in its rows. `tables` holds position, token type, gamma and
+ * beta (fp32) at the given float offsets; `ids` holds the input ids [tokens] then the token
+ * type ids [tokens], int32, already checked against the tables. */
 typedef struct vkb_embedding_desc {
     uint32_t tokens, seq_len, hidden, ld;
-    uint64_t position_off, type_off, gamma_off, beta_off;
+    uint64_t position_off, type_off, gamma_off, beta_off; /* within `tables` */
+    uint32_t first_row, rows;                             /* the word chunk's */
+    bool word_half;
     float eps;
 } vkb_embedding_desc;
 
 vkbert_status vkb_op_embedding(vkbert_context *ctx, VkDescriptorPool pool,
-                               const vkb_embedding_desc *d, vkb_view tables, vkb_view ids,
-                               vkb_view out, vkb_dispatch *dispatch);
+                               const vkb_embedding_desc *d, vkb_view word, vkb_view tables,
+                               vkb_view ids, vkb_view out, vkb_dispatch *dispatch);
 
 /* sentence-transformers' Pooling over hidden [B*S][ld] and a mask [B][mask_ld] (1 keep, 0
  * padding; shaders/pool.comp has each mode's exact rule): the modes set in `modes`, in the
