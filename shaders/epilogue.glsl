@@ -1,12 +1,13 @@
 // The matmul epilogue, shared by the three matmul kernels: the bias, then an activation
-// chosen by a specialization constant (id 7), so the BERT intermediate layer's GELU and the
-// pooler's tanh cost no extra pass over memory, then the store to C in fp32 or fp16 (id 8).
+// chosen by a specialization constant (id 7), so the BERT intermediate layer's GELU, the
+// pooler's tanh and sentence-transformers' Dense activations (Tanh, ReLU, GELU, Sigmoid) cost
+// no extra pass over memory, then the store to C in fp32 or fp16 (id 8).
 // Include it after the push constants `p` and HAS_BIAS; it declares bindings 2 and 3.
 #ifndef VKBERT_EPILOGUE_GLSL
 #define VKBERT_EPILOGUE_GLSL
 #include "half_io.glsl"
 
-layout(constant_id = 7) const uint ACTIVATION = 0; // 0 none, 1 exact GELU, 2 tanh
+layout(constant_id = 7) const uint ACTIVATION = 0; // 0 none, 1 exact GELU, 2 tanh, 3 ReLU, 4 sigmoid
 layout(constant_id = 8) const bool C_HALF = false; // C stored as fp16 (packed pairs)
 
 layout(std430, binding = 2) readonly buffer BiasBuffer { vec4 bias[]; };
@@ -32,6 +33,9 @@ vec4 activate(vec4 v)
         return 0.5 * v * (1.0 + e);
     }
     if (ACTIVATION == 2u) return tanh(v);
+    if (ACTIVATION == 3u) return max(v, vec4(0.0));
+    // exp of a large -v overflows to inf and gives 0, the limit, rather than NaN.
+    if (ACTIVATION == 4u) return 1.0 / (1.0 + exp(-v));
     return v;
 }
 

@@ -29,6 +29,8 @@ static double activate(double x)
 {
     if (activation == VKB_ACTIVATION_GELU) return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
     if (activation == VKB_ACTIVATION_TANH) return tanh(x);
+    if (activation == VKB_ACTIVATION_RELU) return x > 0 ? x : 0.0;
+    if (activation == VKB_ACTIVATION_SIGMOID) return 1.0 / (1.0 + exp(-x));
     return x;
 }
 
@@ -153,11 +155,12 @@ Test(matmul, fp16_activations)
     test_context_done(ctx);
 }
 
-Test(matmul, gelu_and_tanh_epilogues)
+Test(matmul, activation_epilogues)
 {
     vkbert_context *ctx = test_context(0);
-    uint32_t kinds[] = {VKB_ACTIVATION_GELU, VKB_ACTIVATION_TANH};
-    for (int i = 0; i < 2; i++) {
+    uint32_t kinds[] = {VKB_ACTIVATION_GELU, VKB_ACTIVATION_TANH, VKB_ACTIVATION_RELU,
+                        VKB_ACTIVATION_SIGMOID};
+    for (int i = 0; i < 4; i++) {
         activation = kinds[i];
         check(ctx, (mm_case){129, 77, 35, 2, false, true}, 31 + i);
         check(ctx, (mm_case){8, 3072, 20, 1, false, true}, 33 + i);

@@ -20,15 +20,16 @@ static void pack_transposed(const float *w, uint32_t out, uint32_t in, uint32_t 
             dst[(size_t)i * pitch + o] = o < out ? w[(size_t)o * in + i] : 0.0f;
 }
 
-/* Uploads `count` packed weights at `at` of e->dense, as fp16 (converted in place: half i
+/* Uploads `count` packed weights at `at` of `dst`, as fp16 (converted in place: half i
  * lands on bytes already read) or fp32. */
-static vkbert_status upload_weights(vkbert_encoder *e, uint64_t at, float *packed, size_t count)
+static vkbert_status upload_weights(vkbert_encoder *e, vkb_buffer *dst, uint64_t at, float *packed,
+                                    size_t count)
 {
-    if (!e->half) return vkb_buffer_upload(e->ctx, &e->dense, at, packed, count * 4);
+    if (!e->half) return vkb_buffer_upload(e->ctx, dst, at, packed, count * 4);
     uint16_t *halves = (uint16_t *)packed;
     for (size_t i = 0; i < count; i++)
         halves[i] = float_to_half(packed[i]);
-    return vkb_buffer_upload(e->ctx, &e->dense, at, halves, count * 2);
+    return vkb_buffer_upload(e->ctx, dst, at, halves, count * 2);
 }
 
 /* `count` vectors of `n` floats, each padded with zeros to `pitch`. */
@@ -39,29 +40,76 @@ static void pack_rows(const float *src, uint32_t count, uint32_t n, uint32_t pit
             dst[(size_t)r * pitch + j] = j < n ? src[(size_t)r * n + j] : 0.0f;
 }
 
+/* Host memory for packing the word table, whatever its size. */
+#define WORD_PIECE_BYTES ((uint64_t)16 << 20)
+
+/* Chunks of as many word rows as one storage binding and one allocation hold. */
+static vkbert_status plan_word_chunks(vkbert_encoder *e)
+{
+    uint64_t row = (uint64_t)e->hp * (e->half ? 2 : 4), vocab = (uint64_t)e->config.vocab_size;
+    uint64_t limit = e->ctx->props.limits.maxStorageBufferRange;
+    if (e->ctx->max_allocation < limit) limit = e->ctx->max_allocation;
+    if (limit < row)
+        return vkb_fail(e->ctx, VKBERT_ERROR_DEVICE_LIMIT,
+                        "a word embedding row of %llu bytes exceeds one storage binding "
+                        "(maxStorageBufferRange %u) or allocation (%llu)",
+                        (unsigned long long)row, e->ctx->props.limits.maxStorageBufferRange,
+                        (unsigned long long)e->ctx->max_allocation);
+    e->word_rows = (uint32_t)(limit / row < vocab ? limit / row : vocab);
+    e->word_chunks = (uint32_t)((vocab + e->word_rows - 1) / e->word_rows);
+    e->word = calloc(e->word_chunks, sizeof *e->word);
+    return e->word ? VKBERT_OK : vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+}
+
+/* Each chunk packed (and converted to fp16) a piece at a time, so that host memory stays
+ * bounded for a table of any size. */
+static vkbert_status upload_word(vkbert_encoder *e, const float *word)
+{
+    uint32_t h = (uint32_t)e->config.hidden_size, hp = e->hp;
+    uint64_t row = (uint64_t)hp * (e->half ? 2 : 4);
+    vkbert_status status = plan_word_chunks(e);
+    if (status) return status;
+    uint32_t piece = (uint32_t)(WORD_PIECE_BYTES / 4 / hp);
+    piece = piece < e->word_rows ? (piece ? piece : 1) : e->word_rows;
+    float *scratch = malloc((size_t)piece * hp * sizeof *scratch);
+    if (!scratch) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    uint32_t vocab = (uint32_t)e->config.vocab_size;
+    for (uint32_t k = 0; k < e->word_chunks && !status; k++) {
+        uint32_t first = k * e->word_rows, rows = vocab - first;
+        rows = rows < e->word_rows ? rows : e->word_rows;
+        status = vkb_buffer_create(e->ctx, rows * row, &e->word[k]);
+        for (uint32_t r = 0; r < rows && !status; r += piece) {
+            uint32_t n = rows - r < piece ? rows - r : piece;
+            pack_rows(word + (size_t)(first + r) * h, n, h, hp, scratch);
+            status = upload_weights(e, &e->word[k], r * row, scratch, (size_t)n * hp);
+        }
+    }
+    free(scratch);
+    return status;
+}
+
+/* The word table in chunks; position, token type, gamma and beta in one small buffer. */
 static vkbert_status upload_tables(vkbert_encoder *e, const bert_weights *w)
 {
     const bert_config *c = &e->config;
     uint32_t h = (uint32_t)c->hidden_size, hp = e->hp;
-    e->position_off = (uint64_t)c->vocab_size * hp;
-    e->type_off = e->position_off + (uint64_t)c->max_position_embeddings * hp;
+    e->type_off = (uint64_t)c->max_position_embeddings * hp;
     e->gamma_off = e->type_off + (uint64_t)c->type_vocab_size * hp;
     e->beta_off = e->gamma_off + hp;
     uint64_t count = e->beta_off + hp;
-    vkbert_status status = vkb_check_range(e->ctx, count * 4, "the embedding tables");
+    vkbert_status status = vkb_check_range(e->ctx, count * 4, "the position and type tables");
     float *packed = status ? NULL : malloc(count * sizeof *packed);
     if (!status && !packed)
         status = vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     if (status) return status;
-    pack_rows(w->word, (uint32_t)c->vocab_size, h, hp, packed);
-    pack_rows(w->position, (uint32_t)c->max_position_embeddings, h, hp, packed + e->position_off);
+    pack_rows(w->position, (uint32_t)c->max_position_embeddings, h, hp, packed);
     pack_rows(w->token_type, (uint32_t)c->type_vocab_size, h, hp, packed + e->type_off);
     pack_rows(w->ln_gamma, 1, h, hp, packed + e->gamma_off);
     pack_rows(w->ln_beta, 1, h, hp, packed + e->beta_off);
     status = vkb_buffer_create(e->ctx, count * 4, &e->tables);
     if (!status) status = vkb_buffer_upload(e->ctx, &e->tables, 0, packed, count * 4);
     free(packed);
-    return status;
+    return status ? status : upload_word(e, w->word);
 }
 
 static vkbert_status create_attention(vkbert_encoder *e, const bert_weights *w)
@@ -87,9 +135,10 @@ static vkbert_status upload_layer(vkbert_encoder *e, int l, const bert_layer_wei
     uint32_t h = (uint32_t)e->config.hidden_size, i = (uint32_t)e->config.intermediate_size;
     uint64_t at = (uint64_t)l * (e->inter_block + e->out_block);
     pack_transposed(lw->inter_w, i, h, e->ip, scratch);
-    vkbert_status status = upload_weights(e, at, scratch, (size_t)h * e->ip);
+    vkbert_status status = upload_weights(e, &e->dense, at, scratch, (size_t)h * e->ip);
     pack_transposed(lw->out_w, h, i, e->hp, scratch);
-    if (!status) status = upload_weights(e, at + e->inter_block, scratch, (size_t)i * e->hp);
+    if (!status)
+        status = upload_weights(e, &e->dense, at + e->inter_block, scratch, (size_t)i * e->hp);
     /* Each vector at its own 256-byte-aligned offset, so that it can be bound alone. */
     uint64_t base = (uint64_t)l * e->layer_params;
     const float *vectors[4][2] = {{lw->inter_b, NULL},
@@ -135,8 +184,8 @@ static vkbert_status upload_dense(vkbert_encoder *e, const bert_weights *w)
         status = upload_layer(e, l, &w->layers[l], scratch);
     if (!status && e->has_pooler) {
         pack_transposed(w->pooler_w, h, h, e->hp, scratch);
-        status =
-            upload_weights(e, layers * (e->inter_block + e->out_block), scratch, (size_t)h * e->hp);
+        status = upload_weights(e, &e->dense, layers * (e->inter_block + e->out_block), scratch,
+                                (size_t)h * e->hp);
         pack_rows(w->pooler_b, 1, h, e->hp, scratch);
         if (!status)
             status =
@@ -190,6 +239,9 @@ void vkb_encoder_free(vkbert_encoder *e)
     for (int l = 0; e->attention && l < e->config.num_hidden_layers; l++)
         vkb_attention_free(e->attention[l]);
     free(e->attention);
+    for (uint32_t k = 0; e->word && k < e->word_chunks; k++)
+        vkb_buffer_destroy(e->ctx, &e->word[k]);
+    free(e->word);
     vkb_buffer_destroy(e->ctx, &e->tables);
     vkb_buffer_destroy(e->ctx, &e->dense);
     vkb_buffer_destroy(e->ctx, &e->params);

@@ -65,10 +65,15 @@ struct vkbert_encoder {
     bert_config config;
     uint32_t hp, ip; /* hidden and intermediate sizes rounded up to 4 */
     bool has_pooler;
-    bool half;         /* dense weights stored as fp16 (tables, biases and LayerNorms stay fp32) */
-    vkb_buffer tables; /* word | position | token type | gamma | beta, rows of hp */
-    uint64_t position_off, type_off, gamma_off, beta_off;
-    vkbert_attention **attention; /* per layer: Q, K, V and the attention output dense */
+    bool half; /* dense weights and the word table stored as fp16 (biases, LayerNorms stay fp32) */
+    /* The word table [vocab][hp] in word_chunks buffers of word_rows rows (the last may hold
+     * fewer), each within maxStorageBufferRange and maxMemoryAllocationSize: the tables of
+     * multilingual vocabularies exceed one binding. */
+    vkb_buffer *word;
+    uint32_t word_chunks, word_rows;
+    vkb_buffer tables; /* position | token type | gamma | beta, rows of hp, fp32 */
+    uint64_t type_off, gamma_off, beta_off; /* floats; position at 0 */
+    vkbert_attention **attention;           /* per layer: Q, K, V and the attention output dense */
     vkb_buffer dense;  /* per layer: W_inter^T [H][Ip], W_out^T [I][Hp]; then W_pool^T [H][Hp] */
     vkb_buffer params; /* per layer: b_inter [Ip], b_out [Hp], LN1 [2][Hp], LN2 [2][Hp]; b_pool */
     uint64_t inter_block, out_block, layer_params; /* bytes */

@@ -22,7 +22,7 @@ static uint32_t popcount(uint32_t bits)
 static vkbert_status check_spec(vkbert_encoder *e, const encoder_head_spec *s)
 {
     uint32_t h = (uint32_t)e->config.hidden_size, width = popcount(s->pool_modes) * h;
-    if (!s->pool_modes || s->pool_modes >= 2u * VKB_POOL_LASTTOKEN)
+    if (!s->pool_modes || s->pool_modes >= 2u * VKB_POOL_LAST_TOKEN)
         return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "unknown pooling modes 0x%x",
                         s->pool_modes);
     if (s->dense_count < 0 || s->dense_count > ENCODER_MAX_DENSE)

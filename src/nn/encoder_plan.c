@@ -52,23 +52,34 @@ static vkbert_status next(vkbert_encoder *e, attention_sink *sink, vkb_dispatch 
                            "internal: encoder dispatch list full");
 }
 
+/* One dispatch per word chunk: each writes the tokens whose ids fall in its rows. */
 static vkbert_status prepare_embedding(vkbert_encoder *e, encoder_plan *p, attention_sink *sink)
 {
-    vkb_dispatch *d;
-    vkbert_status status = next(e, sink, &d);
-    if (status) return status;
-    d->name = "embeddings";
-    vkb_embedding_desc desc = {p->batch * p->seq_len,
-                               p->seq_len,
-                               (uint32_t)e->config.hidden_size,
-                               e->hp,
-                               e->position_off,
-                               e->type_off,
-                               e->gamma_off,
-                               e->beta_off,
-                               (float)e->config.layer_norm_eps};
-    return vkb_op_embedding(e->ctx, sink->pool, &desc, vkb_whole(&e->tables), vkb_whole(&p->ids),
-                            vkb_whole(&p->hidden), d);
+    vkbert_status status = VKBERT_OK;
+    uint32_t vocab = (uint32_t)e->config.vocab_size;
+    for (uint32_t k = 0; k < e->word_chunks && !status; k++) {
+        vkb_dispatch *d;
+        status = next(e, sink, &d);
+        if (status) return status;
+        d->name = "embeddings";
+        uint32_t first = k * e->word_rows, rows = vocab - first;
+        vkb_embedding_desc desc = {.tokens = p->batch * p->seq_len,
+                                   .seq_len = p->seq_len,
+                                   .hidden = (uint32_t)e->config.hidden_size,
+                                   .ld = e->hp,
+                                   .position_off = 0,
+                                   .type_off = e->type_off,
+                                   .gamma_off = e->gamma_off,
+                                   .beta_off = e->beta_off,
+                                   .first_row = first,
+                                   .rows = rows < e->word_rows ? rows : e->word_rows,
+                                   .word_half = e->half,
+                                   .eps = (float)e->config.layer_norm_eps};
+        status =
+            vkb_op_embedding(e->ctx, sink->pool, &desc, vkb_whole(&e->word[k]),
+                             vkb_whole(&e->tables), vkb_whole(&p->ids), vkb_whole(&p->hidden), d);
+    }
+    return status;
 }
 
 static vkbert_status prepare_norm(vkbert_encoder *e, encoder_plan *p, attention_sink *sink,
@@ -184,7 +195,8 @@ static vkbert_status record(vkbert_encoder *e, encoder_plan *p)
 static vkbert_status prepare_all(vkbert_encoder *e, encoder_plan *p)
 {
     uint32_t layers = (uint32_t)e->config.num_hidden_layers;
-    p->capacity = 2 + layers * (ATTENTION_DISPATCHES + 4) + encoder_head_dispatches(e);
+    /* the embeddings' chunks, the layers, the pooler and the head */
+    p->capacity = e->word_chunks + 1 + layers * (ATTENTION_DISPATCHES + 4) + encoder_head_dispatches(e);
     p->dispatches = calloc(p->capacity, sizeof *p->dispatches);
     if (!p->dispatches) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     vkbert_status status = vkb_descriptor_pool(e->ctx, p->capacity, &p->pool);

@@ -6,19 +6,24 @@
 typedef struct embedding_push {
     uint32_t tokens, seq_len, hidden, ld;
     uint32_t position_off, type_off, gamma_off, beta_off;
+    uint32_t first_row, rows;
     float eps;
 } embedding_push;
 
 vkbert_status vkb_op_embedding(vkbert_context *ctx, VkDescriptorPool pool,
-                               const vkb_embedding_desc *d, vkb_view tables, vkb_view ids,
-                               vkb_view out, vkb_dispatch *dispatch)
+                               const vkb_embedding_desc *d, vkb_view word, vkb_view tables,
+                               vkb_view ids, vkb_view out, vkb_dispatch *dispatch)
 {
     if (!d->tokens || !d->seq_len || !d->hidden || d->ld % 4 || d->ld < d->hidden ||
-        !(d->eps > 0.0f))
+        !(d->eps > 0.0f) || !d->rows)
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "embedding: bad shape or epsilon");
+    if ((uint64_t)d->rows * d->ld * (d->word_half ? 2 : 4) > word.size)
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "embedding: %u word rows of %u do not fit the word binding's %llu bytes",
+                        d->rows, d->ld, (unsigned long long)word.size);
     if (d->beta_off + d->ld > UINT32_MAX)
         return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT, "embedding: tables too large");
-    uint32_t size = vkb_tune_softmax_workgroup(ctx, d->hidden);
+    uint32_t spec[2] = {vkb_tune_softmax_workgroup(ctx, d->hidden), d->word_half};
     const vkb_spirv *shader =
         ctx->subgroup_arithmetic ? &vkb_shader_embedding : &vkb_shader_embedding_shared;
     embedding_push push = {d->tokens,
@@ -29,9 +34,11 @@ vkbert_status vkb_op_embedding(vkbert_context *ctx, VkDescriptorPool pool,
                            (uint32_t)d->type_off,
                            (uint32_t)d->gamma_off,
                            (uint32_t)d->beta_off,
+                           d->first_row,
+                           d->rows,
                            d->eps};
-    vkb_view views[3] = {tables, ids, out};
-    vkb_kernel kernel = {shader, NULL, &size, 1, views, 3, &push, sizeof push};
+    vkb_view views[4] = {word, tables, ids, out};
+    vkb_kernel kernel = {shader, NULL, spec, 2, views, 4, &push, sizeof push};
     vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, dispatch);
     if (status) return status;
     vkb_grid_1d(ctx, d->tokens, 1, dispatch->groups); /* one workgroup per token */

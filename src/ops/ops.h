@@ -17,7 +17,14 @@ typedef struct vkb_matmul_desc {
     uint32_t activation; /* applied after the bias: VKB_ACTIVATION_* */
 } vkb_matmul_desc;
 
-enum { VKB_ACTIVATION_NONE = 0, VKB_ACTIVATION_GELU = 1, VKB_ACTIVATION_TANH = 2 };
+/* Never renumbered: the shaders' specialization constant (shaders/epilogue.glsl). */
+enum {
+    VKB_ACTIVATION_NONE = 0,
+    VKB_ACTIVATION_GELU = 1, /* exact, erf */
+    VKB_ACTIVATION_TANH = 2,
+    VKB_ACTIVATION_RELU = 3,
+    VKB_ACTIVATION_SIGMOID = 4
+};
 
 vkbert_status vkb_op_matmul(vkbert_context *ctx, VkDescriptorPool pool, const vkb_matmul_desc *d,
                             vkb_view a, vkb_view b, const vkb_view *bias, vkb_view c,
@@ -69,18 +76,54 @@ vkbert_status vkb_op_layer_norm(vkbert_context *ctx, VkDescriptorPool pool,
                                 const vkb_layer_norm_desc *d, vkb_view x, const vkb_view *residual,
                                 vkb_view params, vkb_view out, vkb_dispatch *dispatch);
 
-/* BERT embeddings, then LayerNorm: `tables` holds word [vocab][ld], position, token type,
- * gamma, beta at the given float offsets (word at 0); `ids` holds the input ids [tokens] then
- * the token type ids [tokens], int32, already checked against the tables. */
+/* BERT embeddings, then LayerNorm. The word table [vocab][ld] may exceed one binding, so it
+ * comes in chunks: `word` holds rows [first_row, first_row + rows), fp32 or, with word_half,
+ * fp16 (packed pairs, no 16-bit storage feature needed); one dispatch per chunk, each writing
+ * only the tokens whose id is in its rows. `tables` holds position, token type, gamma and
+ * beta (fp32) at the given float offsets; `ids` holds the input ids [tokens] then the token
+ * type ids [tokens], int32, already checked against the tables. */
 typedef struct vkb_embedding_desc {
     uint32_t tokens, seq_len, hidden, ld;
-    uint64_t position_off, type_off, gamma_off, beta_off;
+    uint64_t position_off, type_off, gamma_off, beta_off; /* within `tables` */
+    uint32_t first_row, rows;                             /* the word chunk's */
+    bool word_half;
     float eps;
 } vkb_embedding_desc;
 
 vkbert_status vkb_op_embedding(vkbert_context *ctx, VkDescriptorPool pool,
-                               const vkb_embedding_desc *d, vkb_view tables, vkb_view ids,
-                               vkb_view out, vkb_dispatch *dispatch);
+                               const vkb_embedding_desc *d, vkb_view word, vkb_view tables,
+                               vkb_view ids, vkb_view out, vkb_dispatch *dispatch);
+
+/* sentence-transformers' Pooling over hidden [B*S][ld] and a mask [B][mask_ld] (1 keep, 0
+ * padding; shaders/pool.comp has each mode's exact rule): the modes set in `modes`, in the
+ * order of the bits below, concatenated into out [B][out_ld], block k at k * hidden, the
+ * columns past the last block written as zero. With include_prompt=false, `prompt_tokens`
+ * positions after any left padding count as masked for every mode but cls. */
+enum {
+    VKB_POOL_CLS = 1u << 0,
+    VKB_POOL_MAX = 1u << 1,
+    VKB_POOL_MEAN = 1u << 2,
+    VKB_POOL_MEAN_SQRT_LEN = 1u << 3,
+    VKB_POOL_WEIGHTED_MEAN = 1u << 4,
+    VKB_POOL_LAST_TOKEN = 1u << 5
+};
+typedef struct vkb_pool_desc {
+    uint32_t batch, seq_len, hidden, ld, mask_ld, modes, out_ld, prompt_tokens;
+} vkb_pool_desc;
+
+vkbert_status vkb_op_pool(vkbert_context *ctx, VkDescriptorPool pool, const vkb_pool_desc *d,
+                          vkb_view hidden, vkb_view mask, vkb_view out, vkb_dispatch *dispatch);
+
+/* out = x / max(||x||_2, 1e-12) over rows [rows][ld] of `width` (torch's F.normalize, as
+ * sentence-transformers' Normalize); in place when `in` and `out` are the same range. The
+ * padding up to ld is written as zero. */
+typedef struct vkb_l2_normalize_desc {
+    uint32_t rows, width, ld;
+} vkb_l2_normalize_desc;
+
+vkbert_status vkb_op_l2_normalize(vkbert_context *ctx, VkDescriptorPool pool,
+                                  const vkb_l2_normalize_desc *d, vkb_view in, vkb_view out,
+                                  vkb_dispatch *dispatch);
 
 /* Sentence embeddings from hidden [B*S][ld] and a mask [B][mask_ld] (0 = padding): `mean`
  * [B][ld] the mean over unmasked tokens, `unit` the same over its L2 norm. */

@@ -1,0 +1,96 @@
+#version 450
+// sentence-transformers' Pooling module (sentence_transformers/sentence_transformer/models/
+// Pooling.py, forward) over hidden [B*S][ld] and a mask [B][mask_ld] (nonzero keep, 0 pad),
+// one workgroup per sequence. The modes set in the bit set are concatenated in Pooling's
+// order (cls, max, mean, mean_sqrt_len, weightedmean, lasttoken = bits 0-5), block k at
+// k * H of the output row; the columns after the last block, up to out_ld, are written zero.
+//   cls:           row 0, whatever the mask (token_embeddings[:, 0]).
+//   max:           masked tokens count as -1e9 (Pooling writes that into them before max), so
+//                  a sequence with no kept token gives -1e9.
+//   mean:          sum over kept tokens / max(count, 1e-9) (torch.clamp(min=1e-9)).
+//   mean_sqrt_len: the same sum / sqrt(max(count, 1e-9)).
+//   weightedmean:  weights position + 1 over the padded row (torch.arange(1, S + 1)) times the
+//                  mask: sum(w x) / max(sum(w), 1e-9).
+//   lasttoken:     the last kept token's row; zeros when there is none (Pooling gathers row 0
+//                  of token_embeddings * mask, whose mask is then 0).
+// include_prompt=false: positions before first + prompt_tokens count as masked, first being
+// the first kept position (0 when none), for every mode but cls: Pooling's rule, which skips
+// left padding (argmax of the mask) before the prompt. Not reproduced: with max and cls both
+// on, Pooling's cls is a view that max's -1e9 overwrites where token 0 is masked.
+#extension GL_GOOGLE_include_directive : require
+layout(local_size_x_id = 0) in; // a power of two
+#include "common.glsl"
+#include "reduce.glsl"
+
+layout(std430, binding = 0) readonly buffer Hidden { float hidden[]; };
+layout(std430, binding = 1) readonly buffer Mask { float mask[]; };
+layout(std430, binding = 2) writeonly buffer Out { float out_rows[]; };
+
+layout(push_constant) uniform Push {
+    uint batch, seq_len, H, ld, mask_ld, modes, out_ld, prompt_tokens;
+} p;
+
+const uint CLS = 1u, MAX = 2u, MEAN = 4u, MEAN_SQRT_LEN = 8u, WEIGHTED_MEAN = 16u,
+           LAST_TOKEN = 32u;
+
+// Where token s of sequence b lives: the one place that knows the batch is padded.
+uint token_at(uint b, uint s, uint j)
+{
+    return (b * p.seq_len + s) * p.ld + j;
+}
+
+bool kept(uint b, uint s)
+{
+    return mask[b * p.mask_ld + s] != 0.0;
+}
+
+// Column j of mode `bit`'s block, which follows the blocks of the lower bits set.
+void put(uint b, uint bit, uint j, float v)
+{
+    if ((p.modes & bit) != 0u)
+        out_rows[b * p.out_ld + uint(bitCount(p.modes & (bit - 1u))) * p.H + j] = v;
+}
+
+void main()
+{
+    uint b = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    if (b >= p.batch) return; // uniform over the workgroup
+    uint t = gl_LocalInvocationID.x, n = gl_WorkGroupSize.x, S = p.seq_len;
+
+    float from_end = 0.0; // S - the first kept position, 0 when none
+    for (uint s = t; s < S; s += n)
+        if (kept(b, s)) from_end = max(from_end, float(S - s));
+    from_end = reduce(from_end, true);
+    uint start = (from_end > 0.0 ? S - uint(from_end) : 0u) + p.prompt_tokens;
+
+    float count = 0.0, weights = 0.0, last = 0.0; // last: the last kept position + 1
+    for (uint s = t; s < S; s += n)
+        if (s >= start && kept(b, s)) {
+            count += 1.0;
+            weights += float(s + 1u);
+            last = float(s + 1u);
+        }
+    count = reduce(count, false);
+    weights = reduce(weights, false);
+    last = reduce(last, true);
+
+    bool scan = (p.modes & (MAX | MEAN | MEAN_SQRT_LEN | WEIGHTED_MEAN)) != 0u;
+    for (uint j = t; j < p.H; j += n) {
+        float top = NEG_INF, sum = 0.0, weighted = 0.0;
+        for (uint s = 0u; scan && s < S; s++) {
+            bool keep = s >= start && kept(b, s);
+            float x = hidden[token_at(b, s, j)];
+            top = max(top, keep ? x : -1e9);
+            sum += keep ? x : 0.0;
+            weighted += keep ? float(s + 1u) * x : 0.0;
+        }
+        put(b, CLS, j, hidden[token_at(b, 0u, j)]);
+        put(b, MAX, j, top);
+        put(b, MEAN, j, sum / max(count, 1e-9));
+        put(b, MEAN_SQRT_LEN, j, sum / sqrt(max(count, 1e-9)));
+        put(b, WEIGHTED_MEAN, j, weighted / max(weights, 1e-9));
+        put(b, LAST_TOKEN, j, last > 0.0 ? hidden[token_at(b, uint(last) - 1u, j)] : 0.0);
+    }
+    for (uint j = uint(bitCount(p.modes)) * p.H + t; j < p.out_ld; j += n)
+        out_rows[b * p.out_ld + j] = 0.0;
+}

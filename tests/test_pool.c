@@ -1,0 +1,169 @@
+/* shaders/pool.comp alone, against a double reference written from sentence-transformers'
+ * Pooling.forward (sentence_transformer/models/Pooling.py): every set of modes, right, left
+ * and no padding, holes, prompts shorter and longer than the sequence. Masked tokens past
+ * position 0 and every padding hold NaN, so reading one where Pooling would not fails. */
+#include "support.h"
+
+#include <stdlib.h>
+
+typedef struct pool_case {
+    uint32_t batch, seq, hidden, modes, prompt;
+} pool_case;
+
+static uint32_t pad4(uint32_t x)
+{
+    return (x + 3) / 4 * 4;
+}
+
+/* Sequence b's mask: all kept, right padding, left padding, none, random holes, in turn. */
+static float mask_value(uint32_t b, uint32_t s, uint32_t seq, ref_rng *rng)
+{
+    switch (b % 5) {
+    case 0:
+        return 1.0f;
+    case 1:
+        return s + b / 5 + 2 < seq ? 1.0f : 0.0f;
+    case 2:
+        return s >= 2 ? 1.0f : 0.0f;
+    case 3:
+        return 0.0f;
+    default:
+        return ref_uniform(rng, 0, 1) < 0.6 ? 1.0f : 0.0f;
+    }
+}
+
+/* Pooling.forward for one sequence: x [seq][ld], keep [seq]; want gets the six modes' blocks
+ * in Pooling's order, each `hidden` wide. */
+static void reference(const float *x, const float *mask, const pool_case *c, uint32_t ld,
+                      double *want)
+{
+    uint32_t seq = c->seq, h = c->hidden, first = 0;
+    int *keep = malloc(seq * sizeof *keep);
+    /* include_prompt=false: attention_mask[positions < argmax(mask) + prompt_length] = 0;
+     * argmax is the first maximum, 0 for an all-zero mask. */
+    while (first < seq && mask[first] == 0)
+        first++;
+    if (first == seq) first = 0;
+    double count = 0, weights = 0;
+    int last = -1;
+    for (uint32_t s = 0; s < seq; s++) {
+        keep[s] = mask[s] != 0 && s >= first + c->prompt;
+        count += keep[s], weights += keep[s] * (s + 1.0);
+        if (keep[s]) last = (int)s;
+    }
+    for (uint32_t j = 0; j < h; j++) {
+        double top = -INFINITY, sum = 0, weighted = 0;
+        for (uint32_t s = 0; s < seq; s++) {
+            double v = keep[s] ? x[s * ld + j] : -1e9; /* token_embeddings[mask == 0] = -1e9 */
+            top = v > top ? v : top;
+            sum += keep[s] ? v : 0, weighted += keep[s] ? (s + 1.0) * v : 0;
+        }
+        want[0 * h + j] = x[j];
+        want[1 * h + j] = top;
+        want[2 * h + j] = sum / (count > 1e-9 ? count : 1e-9);
+        want[3 * h + j] = sum / sqrt(count > 1e-9 ? count : 1e-9);
+        want[4 * h + j] = weighted / (weights > 1e-9 ? weights : 1e-9);
+        /* gather of token_embeddings * mask at the last kept index, index 0 when none */
+        want[5 * h + j] = last >= 0 ? x[(uint32_t)last * ld + j] : 0.0;
+    }
+    free(keep);
+}
+
+static void compare(const float *got, const double *want, const pool_case *c, uint32_t out_ld,
+                    uint32_t b)
+{
+    uint32_t block = 0;
+    for (uint32_t mode = 0; mode < 6; mode++) {
+        if (!(c->modes & (1u << mode))) continue;
+        for (uint32_t j = 0; j < c->hidden; j++) {
+            double w = want[mode * c->hidden + j];
+            float g = got[block * c->hidden + j];
+            cr_assert(fabs(g - w) <= 1e-5 * (1 + fabs(w)),
+                      "modes 0x%x prompt %u b%u mode %u j%u: %g vs %g", c->modes, c->prompt, b,
+                      mode, j, g, w);
+        }
+        block++;
+    }
+    for (uint32_t j = block * c->hidden; j < out_ld; j++)
+        cr_assert_eq(got[j], 0.0f, "modes 0x%x b%u: padding column %u not zero", c->modes, b, j);
+}
+
+static void check(vkbert_context *ctx, VkDescriptorPool pool, pool_case c, uint64_t seed)
+{
+    uint32_t ld = pad4(c.hidden), mask_ld = pad4(c.seq) + 4, out_ld = pad4(6 * c.hidden) + 4;
+    size_t nh = (size_t)c.batch * c.seq * ld, nm = (size_t)c.batch * mask_ld;
+    size_t no = (size_t)c.batch * out_ld;
+    float *h = malloc(nh * 4), *mask = test_poisoned(nm), *got = test_poisoned(no);
+    ref_rng rng = {seed};
+    ref_fill(&rng, h, nh, -2, 2);
+    for (uint32_t b = 0; b < c.batch; b++)
+        for (uint32_t s = 0; s < c.seq; s++) {
+            mask[b * mask_ld + s] = mask_value(b, s, c.seq, &rng);
+            float *row = h + ((size_t)b * c.seq + s) * ld;
+            for (uint32_t j = 0; j < ld; j++)
+                if (j >= c.hidden || (s > 0 && mask[b * mask_ld + s] == 0)) row[j] = NAN;
+        }
+    vkb_buffer bh = test_buffer(ctx, h, nh), bm = test_buffer(ctx, mask, nm);
+    vkb_buffer bo = test_buffer(ctx, got, no);
+    vkb_pool_desc d = {c.batch, c.seq, c.hidden, ld, mask_ld, c.modes, out_ld, c.prompt};
+    vkb_dispatch dispatch = {0};
+    TEST_OK(vkb_op_pool(ctx, pool, &d, vkb_whole(&bh), vkb_whole(&bm), vkb_whole(&bo), &dispatch));
+    test_run(ctx, &dispatch, 1);
+    test_buffer_read(ctx, &bo, got, no);
+    double *want = malloc(6 * c.hidden * sizeof *want);
+    for (uint32_t b = 0; b < c.batch; b++) {
+        reference(h + (size_t)b * c.seq * ld, mask + b * mask_ld, &c, ld, want);
+        compare(got + (size_t)b * out_ld, want, &c, out_ld, b);
+    }
+    vkb_buffer_destroy(ctx, &bh), vkb_buffer_destroy(ctx, &bm), vkb_buffer_destroy(ctx, &bo);
+    free(h), free(mask), free(got), free(want);
+}
+
+Test(pool, every_set_of_modes)
+{
+    vkbert_context *ctx = test_context(0);
+    for (uint32_t modes = 1; modes < 64; modes++) {
+        VkDescriptorPool pool = test_pool(ctx);
+        check(ctx, pool, (pool_case){10, 9, 20, modes, 0}, modes);
+        vkDestroyDescriptorPool(ctx->device, pool, NULL);
+    }
+    test_context_done(ctx);
+}
+
+Test(pool, prompts_and_shapes)
+{
+    vkbert_context *ctx = test_context(0);
+    VkDescriptorPool pool = test_pool(ctx);
+    uint32_t all = VKB_POOL_CLS | VKB_POOL_MAX | VKB_POOL_MEAN | VKB_POOL_MEAN_SQRT_LEN |
+                   VKB_POOL_WEIGHTED_MEAN | VKB_POOL_LAST_TOKEN;
+    check(ctx, pool, (pool_case){1, 1, 16, all, 0}, 1);
+    check(ctx, pool, (pool_case){10, 9, 20, all, 1}, 2);
+    check(ctx, pool, (pool_case){10, 9, 20, all, 3}, 3);
+    check(ctx, pool, (pool_case){5, 6, 7, all, 8}, 4); /* the prompt covers everything */
+    check(ctx, pool, (pool_case){5, 33, 384, all, 2}, 5);
+    check(ctx, pool, (pool_case){3, 300, 37, VKB_POOL_MEAN | VKB_POOL_LAST_TOKEN, 0}, 6);
+    vkDestroyDescriptorPool(ctx->device, pool, NULL);
+    test_context_done(ctx);
+}
+
+Test(pool, bad_descriptions_are_refused)
+{
+    vkbert_context *ctx = test_context(0);
+    VkDescriptorPool pool = test_pool(ctx);
+    vkb_buffer buffer;
+    TEST_OK(vkb_buffer_create(ctx, 4096, &buffer));
+    vkb_view v = vkb_whole(&buffer);
+    vkb_dispatch dispatch = {0};
+    vkb_pool_desc bad[] = {
+        {2, 3, 8, 8, 4, 0, 8, 0},                           /* no mode */
+        {2, 3, 8, 8, 4, 64, 8, 0},                          /* an unknown bit */
+        {2, 3, 8, 8, 4, VKB_POOL_CLS | VKB_POOL_MAX, 8, 0}, /* two blocks in 8 columns */
+        {2, 3, 8, 8, 2, VKB_POOL_MEAN, 8, 0},               /* mask pitch under seq_len */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        cr_assert_eq(vkb_op_pool(ctx, pool, &bad[i], v, v, v, &dispatch),
+                     VKBERT_ERROR_INVALID_ARGUMENT, "case %zu", i);
+    vkb_buffer_destroy(ctx, &buffer);
+    vkDestroyDescriptorPool(ctx->device, pool, NULL);
+    test_context_done(ctx);
+}
