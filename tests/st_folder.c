@@ -50,7 +50,7 @@ void st_folder_transformer_dir(const char *dir, const st_folder_spec *spec, char
 
 static int save_json(const char *dir, const char *name, cJSON *root, char *err, size_t size)
 {
-    char path[1024];
+    char path[1100];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     int rc = root ? io_json_save(&(err_ctx){path, err, size}, root) : -1;
     cJSON_Delete(root);
@@ -73,7 +73,7 @@ static cJSON *module_entry(int idx, const char *path, const char *type)
 /* The module's folder <idx>_<type>, created; its name into out. */
 static int make_module_dir(const char *dir, int idx, const char *type, char *out, size_t size)
 {
-    char path[1024];
+    char path[1100];
     snprintf(out, size, "%d_%s", idx, type);
     snprintf(path, sizeof path, "%s/%s", dir, out);
     return mkdir(path, 0777) == 0 || errno == EEXIST ? 0 : -1;
@@ -112,7 +112,7 @@ static cJSON *dense_json(const st_dense *d)
 
 static int dense_weights(const char *mdir, const st_dense *d, int f16, char *err, size_t size)
 {
-    char path[1024];
+    char path[1100];
     snprintf(path, sizeof path, "%s/model.safetensors", mdir);
     const char *names[] = {"linear.weight", "linear.bias"};
     st_dtype dtype = f16 ? ST_F16 : ST_F32;

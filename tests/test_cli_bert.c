@@ -32,7 +32,14 @@ static const char *path_in(const char *name)
 
 static void write_model(const char *dir, const char *act)
 {
-    bert_config c = {16, 2, 2, 24, 32, 2, VOCAB_SIZE, 1e-12, ""};
+    bert_config c = {.hidden_size = 16,
+                     .num_hidden_layers = 2,
+                     .num_attention_heads = 2,
+                     .intermediate_size = 24,
+                     .max_position_embeddings = 32,
+                     .type_vocab_size = 2,
+                     .vocab_size = VOCAB_SIZE,
+                     .layer_norm_eps = 1e-12};
     snprintf(c.hidden_act, sizeof c.hidden_act, "%s", act);
     bert_weights w;
     char err[512], vocab_path[300];
