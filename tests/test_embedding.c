@@ -151,6 +151,8 @@ Test(embedding, word_table_in_chunks)
         check(ctx, (embedding_case){3, 11, 37, 2000, half}, 3, 5);
         check(ctx, (embedding_case){2, 9, 768, 100, half}, 3, 6);
     }
+    ctx->subgroup_arithmetic = false; /* the shared-memory reductions */
+    check(ctx, (embedding_case){3, 11, 37, 2000, true}, 3, 7);
     test_context_done(ctx);
 }
 

@@ -1,6 +1,7 @@
 /* The BERT encoder end to end: a random HuggingFace folder written by the test, loaded by the
  * library, run on padded batches, against the double-precision BertModel reference. */
 #include "io/bert_model.h"
+#include "nn/encoder.h"
 #include "reference_bert.h"
 #include "support.h"
 
@@ -201,5 +202,83 @@ Test(encoder, bad_inputs_are_errors)
     cr_assert(strstr(vkbert_last_error(ctx), "config.json"), "%s", vkbert_last_error(ctx));
     bert_weights_free(&w);
     test_remove_dir(dir);
+    test_context_done(ctx);
+}
+
+/* A forward pass over ids on both sides of every edge between word chunks of `chunk_rows`
+ * rows, then 0, the last id and random ones, against the double reference. */
+static void check_chunk_edges(vkbert_encoder *encoder, const bert_config *c, const bert_weights *w,
+                              uint32_t chunk_rows, double bound)
+{
+    enum { batch = 2, seq = 12, n = batch * seq };
+    int32_t ids[n], types[n];
+    int m = 0;
+    for (uint32_t edge = chunk_rows; edge < (uint32_t)c->vocab_size && m + 2 <= n - 2;
+         edge += chunk_rows) {
+        ids[m++] = (int32_t)edge - 1;
+        ids[m++] = (int32_t)edge;
+    }
+    ids[m++] = 0;
+    ids[m++] = c->vocab_size - 1;
+    ref_rng rng = {77};
+    for (; m < n; m++)
+        ids[m] = (int32_t)ref_uniform(&rng, 0, c->vocab_size);
+    for (m = 0; m < n; m++)
+        types[m] = m % 3 == 0;
+    size_t h = (size_t)c->hidden_size;
+    float *hidden = test_poisoned(n * h);
+    double *want = malloc(n * h * sizeof *want);
+    TEST_OK(vkbert_encoder_forward_host(encoder, batch, seq, ids, types, NULL, hidden, NULL));
+    ref_bert(c, w, batch, seq, ids, types, NULL, want, NULL);
+    ref_error e = ref_compare(hidden, want, n * h);
+    cr_assert(e.relative_l2 <= bound, "%u word chunks: relative L2 %.3g > %.3g",
+              encoder->word_chunks, e.relative_l2, bound);
+    free(hidden);
+    free(want);
+}
+
+Test(encoder, word_table_over_the_storage_range)
+{
+    /* 3000 x 32 floats (375 KiB) under a 64 KiB range: 512 rows a chunk as fp32, 1024 as
+     * fp16, so 6 and 3 chunks; every other buffer of the model fits the range. */
+    vkbert_context_options options = {.validation = 1, .limits = "max_storage_buffer_range=64k"};
+    vkbert_context *ctx = NULL;
+    TEST_OK(vkbert_context_create(&options, &ctx));
+    bert_config c = config(32, 2, 4, 64);
+    c.vocab_size = 3000;
+    bert_weights w;
+    char dir[] = "/tmp/vkbert_encoder_XXXXXX";
+    write_model(&c, 41, 0, "", dir, &w);
+    for (int half = 0; half < 2; half++) {
+        vkbert_encoder_config precision = {half ? VKBERT_PRECISION_FP16 : VKBERT_PRECISION_FP32};
+        vkbert_encoder *encoder = NULL;
+        TEST_OK(vkbert_encoder_load_ex(ctx, dir, &precision, &encoder));
+        cr_assert_geq(encoder->word_chunks, 3u);
+        /* fp16: ATTENTION.md's bound for fp16 weights, as fp16_weights_within_fp16_bound */
+        check_chunk_edges(encoder, &c, &w, half ? 1024 : 512, half ? 3e-3 : 1e-4);
+        vkbert_encoder_destroy(encoder);
+    }
+    bert_weights_free(&w);
+    test_remove_dir(dir);
+    test_context_done(ctx);
+}
+
+Test(encoder, multilingual_vocabulary_over_the_devices_range)
+{
+    /* bert-base-multilingual-cased's 119547 words at H 288: a 138 MB table, over lavapipe's
+     * (and the Vulkan minimum's) 128 MiB range. One small layer keeps the test's memory to
+     * the table twice (host weights, device chunks); the model goes straight from memory. */
+    vkbert_context *ctx = test_context(0);
+    bert_config c = config(288, 1, 4, 64);
+    c.vocab_size = 119547;
+    bert_weights w;
+    cr_assert_eq(bert_weights_random(&c, 43, &w), 0);
+    vkbert_encoder *encoder = NULL;
+    TEST_OK(vkb_encoder_new(ctx, &c, &w, VKBERT_PRECISION_FP32, &encoder));
+    uint64_t row = 288 * 4, range = ctx->props.limits.maxStorageBufferRange;
+    if (range < (uint64_t)c.vocab_size * row) cr_assert_geq(encoder->word_chunks, 2u);
+    check_chunk_edges(encoder, &c, &w, encoder->word_rows, 1e-4);
+    vkbert_encoder_destroy(encoder);
+    bert_weights_free(&w);
     test_context_done(ctx);
 }

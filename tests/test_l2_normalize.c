@@ -51,10 +51,14 @@ static void check(vkbert_context *ctx, uint32_t rows, uint32_t width, bool in_pl
 Test(l2_normalize, shapes)
 {
     vkbert_context *ctx = test_context(0);
-    check(ctx, 1, 1, false, 1);
-    check(ctx, 9, 20, false, 2);
-    check(ctx, 9, 20, true, 3);
-    check(ctx, 5, 1536, true, 4);
-    check(ctx, 300, 37, false, 5);
+    /* Then the shared-memory reduction, which devices without subgroup arithmetic run. */
+    for (int shared = 0; shared < 2; shared++) {
+        ctx->subgroup_arithmetic = ctx->subgroup_arithmetic && !shared;
+        check(ctx, 1, 1, false, 1);
+        check(ctx, 9, 20, false, 2);
+        check(ctx, 9, 20, true, 3);
+        check(ctx, 5, 1536, true, 4);
+        check(ctx, 300, 37, false, 5);
+    }
     test_context_done(ctx);
 }

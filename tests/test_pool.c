@@ -136,12 +136,18 @@ Test(pool, prompts_and_shapes)
     VkDescriptorPool pool = test_pool(ctx);
     uint32_t all = VKB_POOL_CLS | VKB_POOL_MAX | VKB_POOL_MEAN | VKB_POOL_MEAN_SQRT_LEN |
                    VKB_POOL_WEIGHTED_MEAN | VKB_POOL_LAST_TOKEN;
-    check(ctx, pool, (pool_case){1, 1, 16, all, 0}, 1);
-    check(ctx, pool, (pool_case){10, 9, 20, all, 1}, 2);
-    check(ctx, pool, (pool_case){10, 9, 20, all, 3}, 3);
-    check(ctx, pool, (pool_case){5, 6, 7, all, 8}, 4); /* the prompt covers everything */
-    check(ctx, pool, (pool_case){5, 33, 384, all, 2}, 5);
-    check(ctx, pool, (pool_case){3, 300, 37, VKB_POOL_MEAN | VKB_POOL_LAST_TOKEN, 0}, 6);
+    /* Then the shared-memory reductions, which devices without subgroup arithmetic run. */
+    for (int shared = 0; shared < 2; shared++) {
+        ctx->subgroup_arithmetic = ctx->subgroup_arithmetic && !shared;
+        check(ctx, pool, (pool_case){1, 1, 16, all, 0}, 1);
+        check(ctx, pool, (pool_case){10, 9, 20, all, 1}, 2);
+        check(ctx, pool, (pool_case){10, 9, 20, all, 3}, 3);
+        check(ctx, pool, (pool_case){5, 6, 7, all, 8}, 4); /* the prompt covers everything */
+        check(ctx, pool, (pool_case){5, 33, 384, all, 2}, 5);
+        check(ctx, pool, (pool_case){3, 300, 37, VKB_POOL_MEAN | VKB_POOL_LAST_TOKEN, 0}, 6);
+        vkDestroyDescriptorPool(ctx->device, pool, NULL);
+        pool = test_pool(ctx);
+    }
     vkDestroyDescriptorPool(ctx->device, pool, NULL);
     test_context_done(ctx);
 }
