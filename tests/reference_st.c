@@ -43,13 +43,15 @@ static void pool_weighted(const double *x, int seq, int h, const int32_t *keep, 
     }
 }
 
-/* The last position whose mask is 1; position 0 when there is none. */
+/* The last position whose mask is 1; zeros when there is none (Pooling gathers from
+ * token_embeddings * mask). */
 static void pool_last(const double *x, int seq, int h, const int32_t *keep, double *out)
 {
-    int last = 0;
+    int last = -1;
     for (int s = 0; s < seq; s++)
         if (keep[s]) last = s;
-    memcpy(out, x + (size_t)last * h, (size_t)h * sizeof *out);
+    for (int j = 0; j < h; j++)
+        out[j] = last < 0 ? 0.0 : x[(size_t)last * h + j];
 }
 
 int ref_st_pool(const double *hidden, const int32_t *mask, int seq, int h, unsigned modes,
