@@ -146,7 +146,7 @@ Test(cli_text, info_json_says_what_the_folder_said)
     test_run_cli(tmp, text, &r);
     cr_assert_eq(r.code, 0, "%s", r.err);
     cr_assert_not_null(strstr(r.out, "BertForSequenceClassification"), "%s", r.out);
-    cr_assert_not_null(strstr(r.out, "LABEL_0, LABEL_1, LABEL_2"), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "\"LABEL_0\", \"LABEL_1\", \"LABEL_2\""), "%s", r.out);
 }
 
 /* ---- embed ---- */

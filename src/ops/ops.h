@@ -125,16 +125,6 @@ vkbert_status vkb_op_l2_normalize(vkbert_context *ctx, VkDescriptorPool pool,
                                   const vkb_l2_normalize_desc *d, vkb_view in, vkb_view out,
                                   vkb_dispatch *dispatch);
 
-/* Sentence embeddings from hidden [B*S][ld] and a mask [B][mask_ld] (0 = padding): `mean`
- * [B][ld] the mean over unmasked tokens, `unit` the same over its L2 norm. */
-typedef struct vkb_mean_pool_desc {
-    uint32_t batch, seq_len, hidden, ld, mask_ld;
-} vkb_mean_pool_desc;
-
-vkbert_status vkb_op_mean_pool(vkbert_context *ctx, VkDescriptorPool pool,
-                               const vkb_mean_pool_desc *d, vkb_view hidden, vkb_view mask,
-                               vkb_view mean, vkb_view unit, vkb_dispatch *dispatch);
-
 /* Philox dropout parameters shared by softmax and fused attention: a weight is dropped when
  * its 24 random bits fall below drop_below; kept ones are scaled by keep_scale. */
 void vkb_dropout_params(float p, uint32_t *drop_below, float *keep_scale);

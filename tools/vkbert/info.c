@@ -19,10 +19,13 @@ static const char usage[] =
     "  --device N       device index or name substring\n"
     "  --precision P    fp32 (default) or fp16\n";
 
-/* A scalar, or a list of scalars joined by ", ", or an object of scalars as key=value. */
-static void print_value(const cJSON *v)
+/* A scalar, or a list of scalars joined by ", ", or an object of scalars as key=value;
+ * strings inside a list or object are quoted, so that a prompt's spaces show. */
+static void print_value(const cJSON *v, int quoted)
 {
-    if (cJSON_IsString(v))
+    if (cJSON_IsString(v) && quoted)
+        cli_print_json_string(v->valuestring);
+    else if (cJSON_IsString(v))
         fputs(v->valuestring, stdout);
     else if (cJSON_IsBool(v))
         fputs(cJSON_IsTrue(v) ? "yes" : "no", stdout);
@@ -36,7 +39,7 @@ static void print_value(const cJSON *v)
         if (c != v->child) fputs(", ", stdout);
         if (c->string && cJSON_IsObject(v)) printf("%s=", c->string);
         if (cJSON_IsObject(c)) putchar('(');
-        print_value(c);
+        print_value(c, 1);
         if (cJSON_IsObject(c)) putchar(')');
     }
 }
@@ -51,7 +54,7 @@ static void print_text(const cJSON *root, int depth)
             print_text(item, depth + 1);
             continue;
         }
-        print_value(item);
+        print_value(item, 0);
         putchar('\n');
     }
 }
