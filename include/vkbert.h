@@ -341,8 +341,8 @@ typedef struct vkbert_encoding {
  * folder's limit, -1 no limit. A pair is truncated longest-first as the fast tokenizer does
  * (README, "Lengths"). */
 VKBERT_API vkbert_status vkbert_tokenizer_encode(const vkbert_tokenizer *tokenizer,
-                                                 const char *text, const char *pair,
-                                                 int max_length, vkbert_encoding *out);
+                                                 const char *text, const char *pair, int max_length,
+                                                 vkbert_encoding *out);
 VKBERT_API void vkbert_encoding_free(vkbert_encoding *encoding);
 /* The token of an id (NULL when out of range), and the id of a token (-1 when absent). */
 VKBERT_API const char *vkbert_tokenizer_token(const vkbert_tokenizer *tokenizer, int32_t id);
@@ -360,8 +360,9 @@ typedef struct vkbert_model vkbert_model;
 typedef struct vkbert_model_config {
     vkbert_precision precision;
     /* NULL: the folder's pooling. Else sentence-transformers' mode names, joined by ',':
-     * cls_token, mean_tokens, max_tokens, mean_sqrt_len_tokens, weightedmean_tokens,
-     * lasttoken (or cls, mean, max, mean_sqrt_len, weightedmean); concatenated in that order. */
+     * cls_token, max_tokens, mean_tokens, mean_sqrt_len_tokens, weightedmean_tokens,
+     * lasttoken (or its pooling_mode strings cls, max, mean, weightedmean), concatenated in
+     * that order whatever the order given. */
     const char *pooling;
     int normalize;   /* 0: as the folder says; 1: always; -1: never */
     int max_length;  /* 0: the folder's limit (vkbert_tokenizer_max_length) */

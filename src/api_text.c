@@ -35,20 +35,21 @@ int vkbert_tokenizer_max_length(const vkbert_tokenizer *t)
     return t ? t->max_length : 0;
 }
 
-vkbert_status vkbert_tokenizer_encode(const vkbert_tokenizer *t, const char *text,
-                                      const char *pair, int max_length, vkbert_encoding *out)
+vkbert_status vkbert_tokenizer_encode(const vkbert_tokenizer *t, const char *text, const char *pair,
+                                      int max_length, vkbert_encoding *out)
 {
     if (!out) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "out is NULL");
     memset(out, 0, sizeof *out);
-    if (!t || !text) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "tokenizer or text is NULL");
+    if (!t || !text)
+        return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "tokenizer or text is NULL");
     if (max_length < -1)
         return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT,
                                "max_length %d: 0 (the folder's limit), -1 (none) or a length",
                                max_length);
     tok_ids ids;
     char err[VKB_ERROR_SIZE];
-    if (vkb_tokenizer_encode(t, text, pair, max_length == 0 ? t->max_length : max_length, &ids,
-                             err, sizeof err))
+    if (vkb_tokenizer_encode(t, text, pair, max_length == 0 ? t->max_length : max_length, &ids, err,
+                             sizeof err))
         return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "%s", err);
     free(ids.mask);
     out->ids = ids.ids;
@@ -79,7 +80,7 @@ int32_t vkbert_tokenizer_token_id(const vkbert_tokenizer *t, const char *token)
 
 #define CHECK_MODEL(model)                                                                         \
     do {                                                                                           \
-        if (!(model)) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "model is NULL");    \
+        if (!(model)) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "model is NULL");      \
     } while (0)
 
 vkbert_status vkbert_model_load(vkbert_context *ctx, const char *model_dir,

@@ -5,6 +5,8 @@
 
 #include "st_folder.h"
 
+#include <criterion/criterion.h>
+
 #include "io/json_file.h"
 #include "io/safetensors.h"
 #include "reference.h"
@@ -207,6 +209,82 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 {
     (void)st, (void)flag, (void)ftw;
     return remove(path);
+}
+
+void st_folder_write_bert(const char *dir, const bert_config *c, uint64_t seed,
+                          const char *const *vocab, int vocab_count, bert_weights *w)
+{
+    bert_weights own;
+    char err[512], path[1100];
+    bert_weights *weights = w ? w : &own;
+    mkdir(dir, 0777);
+    cr_assert_eq(bert_weights_random(c, seed, weights), 0);
+    const char *prefix = c->num_labels ? "bert." : NULL;
+    cr_assert_eq(bert_model_save(dir, c, weights, 0, prefix, err, sizeof err), 0, "%s", err);
+    if (!w) bert_weights_free(&own);
+    snprintf(path, sizeof path, "%s/vocab.txt", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    for (int i = 0; i < vocab_count; i++)
+        fprintf(f, "%s\n", vocab[i]);
+    fclose(f);
+}
+
+/* A JSON string literal of s (the vocabulary is plain enough to need only quotes escaped). */
+static void put_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++)
+        fprintf(f, *s == '"' || *s == '\\' ? "\\%c" : "%c", *s);
+    fputc('"', f);
+}
+
+static const char added_tokens[] =
+    "[{\"id\":0,\"content\":\"[PAD]\",\"single_word\":false,\"lstrip\":false,\"rstrip\":false,"
+    "\"normalized\":false,\"special\":true},"
+    "{\"id\":1,\"content\":\"[UNK]\",\"normalized\":false,\"special\":true},"
+    "{\"id\":2,\"content\":\"[CLS]\",\"normalized\":false,\"special\":true},"
+    "{\"id\":3,\"content\":\"[SEP]\",\"normalized\":false,\"special\":true},"
+    "{\"id\":4,\"content\":\"[MASK]\",\"normalized\":false,\"special\":true}]";
+
+static const char bert_normalizer[] =
+    "{\"type\":\"BertNormalizer\",\"clean_text\":true,\"handle_chinese_chars\":true,"
+    "\"strip_accents\":null,\"lowercase\":true}";
+
+static const char bert_template[] =
+    "{\"type\":\"TemplateProcessing\","
+    "\"single\":[{\"SpecialToken\":{\"id\":\"[CLS]\",\"type_id\":0}},"
+    "{\"Sequence\":{\"id\":\"A\",\"type_id\":0}},{\"SpecialToken\":{\"id\":\"[SEP]\",\"type_id\":0}"
+    "}],"
+    "\"pair\":[{\"SpecialToken\":{\"id\":\"[CLS]\",\"type_id\":0}},"
+    "{\"Sequence\":{\"id\":\"A\",\"type_id\":0}},{\"SpecialToken\":{\"id\":\"[SEP]\",\"type_id\":0}"
+    "},"
+    "{\"Sequence\":{\"id\":\"B\",\"type_id\":1}},{\"SpecialToken\":{\"id\":\"[SEP]\",\"type_id\":1}"
+    "}],"
+    "\"special_tokens\":{\"[CLS]\":{\"id\":\"[CLS]\",\"ids\":[2],\"tokens\":[\"[CLS]\"]},"
+    "\"[SEP]\":{\"id\":\"[SEP]\",\"ids\":[3],\"tokens\":[\"[SEP]\"]}}}";
+
+/* tokenizer.json as transformers saves BERT's, with the pieces given (NULL: BERT's). */
+void st_folder_write_tokenizer_json(const char *dir, const char *const *vocab, int count,
+                                    const char *model_type, const char *normalizer, const char *pre,
+                                    const char *post)
+{
+    char p[1100];
+    snprintf(p, sizeof p, "%s/tokenizer.json", dir);
+    FILE *f = fopen(p, "wb");
+    cr_assert_not_null(f);
+    fprintf(f, "{\"version\":\"1.0\",\"truncation\":null,\"padding\":null,\"added_tokens\":%s,",
+            added_tokens);
+    fprintf(f, "\"normalizer\":%s,\"pre_tokenizer\":%s,\"post_processor\":%s,\"decoder\":null,",
+            normalizer ? normalizer : bert_normalizer,
+            pre ? pre : "{\"type\":\"BertPreTokenizer\"}", post ? post : bert_template);
+    fprintf(f, "\"model\":{\"type\":\"%s\",\"unk_token\":\"[UNK]\",", model_type);
+    fprintf(f, "\"continuing_subword_prefix\":\"##\",\"max_input_chars_per_word\":100,\"vocab\":{");
+    for (int i = 0; i < count; i++) {
+        put_json_string(f, vocab[i]);
+        fprintf(f, ":%d%s", i, i + 1 < count ? "," : "}}}");
+    }
+    cr_assert_eq(fclose(f), 0);
 }
 
 void st_folder_remove(const char *dir)

@@ -7,6 +7,7 @@
 #ifndef VKBERT_TEST_ST_FOLDER_H
 #define VKBERT_TEST_ST_FOLDER_H
 
+#include "io/bert_model.h"
 #include "io/st_model.h"
 
 #include <stddef.h>
@@ -39,6 +40,20 @@ void st_folder_transformer_dir(const char *dir, const st_folder_spec *spec, char
 /* Writes every sentence-transformers file of the spec into dir (which must exist). Returns -1
  * with a message on failure. */
 int st_folder_write(const char *dir, const st_folder_spec *spec, char *err, size_t err_size);
+
+/* A BERT folder at dir (created): config.json and model.safetensors of c with random weights
+ * from `seed`, kept in *w for a reference (NULL: freed here), and vocab.txt of `vocab`. The
+ * encoder's tensors go under "bert." when c->num_labels > 0, as BertForSequenceClassification
+ * saves them. Fails the test on any error. */
+void st_folder_write_bert(const char *dir, const bert_config *c, uint64_t seed,
+                          const char *const *vocab, int vocab_count, bert_weights *w);
+
+/* tokenizer.json as transformers saves BERT's, over `vocab` (ids in order; [PAD] [UNK] [CLS]
+ * [SEP] [MASK] first), with the pieces given as JSON text; NULL gives BERT's own: a lowercasing
+ * BertNormalizer, the BertPreTokenizer, the [CLS] A [SEP] (B [SEP]) template. */
+void st_folder_write_tokenizer_json(const char *dir, const char *const *vocab, int count,
+                                    const char *model_type, const char *normalizer, const char *pre,
+                                    const char *post);
 
 /* Removes dir and everything under it (the tests' folders are two levels deep at most). */
 void st_folder_remove(const char *dir);

@@ -5,6 +5,7 @@
 
 #include "io/bert_model.h"
 #include "io/npy.h"
+#include "st_folder.h"
 #include "support.h"
 
 #include <cjson/cJSON.h>
@@ -41,31 +42,7 @@ static void write_model(const char *dir, const char *act)
                      .vocab_size = VOCAB_SIZE,
                      .layer_norm_eps = 1e-12};
     snprintf(c.hidden_act, sizeof c.hidden_act, "%s", act);
-    bert_weights w;
-    char err[512], vocab_path[300];
-    cr_assert_eq(bert_weights_random(&c, 7, &w), 0);
-    cr_assert_eq(bert_model_save(dir, &c, &w, 0, NULL, err, sizeof err), 0, "%s", err);
-    bert_weights_free(&w);
-    snprintf(vocab_path, sizeof vocab_path, "%s/vocab.txt", dir);
-    FILE *f = fopen(vocab_path, "w");
-    cr_assert_not_null(f);
-    for (int i = 0; i < VOCAB_SIZE; i++)
-        fprintf(f, "%s\n", vocab[i]);
-    fclose(f);
-}
-
-static void remove_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d) return;
-    char p[512];
-    for (struct dirent *e; (e = readdir(d));) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        if (unlink(p)) remove_tree(p);
-    }
-    closedir(d);
-    rmdir(dir);
+    st_folder_write_bert(dir, &c, 7, vocab, VOCAB_SIZE, NULL);
 }
 
 static void setup(void)
@@ -77,7 +54,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    remove_tree(tmpdir);
+    st_folder_remove(tmpdir);
 }
 
 TestSuite(cli_bert, .init = setup, .fini = teardown, .timeout = 60);

@@ -39,19 +39,7 @@ static void write_bert(const char *dir, int labels, uint64_t seed)
                      .hidden_act = "gelu",
                      .num_labels = labels};
     if (labels) snprintf(c.architecture, sizeof c.architecture, "BertForSequenceClassification");
-    bert_weights w;
-    char err[512], path[512];
-    mkdir(dir, 0700);
-    cr_assert_eq(bert_weights_random(&c, seed, &w), 0);
-    cr_assert_eq(bert_model_save(dir, &c, &w, 0, labels ? "bert." : NULL, err, sizeof err), 0,
-                 "%s", err);
-    bert_weights_free(&w);
-    snprintf(path, sizeof path, "%s/vocab.txt", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    for (int i = 0; i < VOCAB_SIZE; i++)
-        fprintf(f, "%s\n", vocab[i]);
-    fclose(f);
+    st_folder_write_bert(dir, &c, seed, vocab, VOCAB_SIZE, NULL);
 }
 
 static const st_prompt prompts[] = {{"query", "query: "}};
@@ -134,9 +122,9 @@ Test(cli_text, info_json_says_what_the_folder_said)
     const cJSON *mask = cJSON_GetObjectItem(cJSON_GetObjectItem(tok, "special_tokens"), "mask");
     cr_assert_eq(cJSON_GetObjectItem(mask, "id")->valueint, 4);
     /* BERT 16 x 1 layer: embeddings, one layer, the pooler; then the Dense module. */
-    double h = 16, i = 20, bert = VOCAB_SIZE * h + 40 * h + 2 * h + 2 * h +
-                                  (4 * (h * h + h) + 2 * h + (i * h + i) + (h * i + h) + 2 * h) +
-                                  (h * h + h);
+    double h = 16, i = 20,
+           bert = VOCAB_SIZE * h + 40 * h + 2 * h + 2 * h +
+                  (4 * (h * h + h) + 2 * h + (i * h + i) + (h * i + h) + 2 * h) + (h * h + h);
     cr_assert_eq(cJSON_GetObjectItem(j, "parameters")->valuedouble, bert + 32 * 12 + 12);
     cr_assert_str_eq(cJSON_GetObjectItem(j, "precision")->valuestring, "fp32");
     cJSON_Delete(j);
@@ -155,9 +143,8 @@ Test(cli_text, embed_gives_the_apis_embeddings)
 {
     char out[300];
     snprintf(out, sizeof out, "%s/e.npy", tmp);
-    const char *args[] = {"embed", "--model",   st_dir,  "--prompt-name", "query", "--output",
-                          out,     "--",        docs[0], docs[1],         docs[2], docs[3],
-                          NULL};
+    const char *args[] = {"embed", "--model", st_dir,  "--prompt-name", "query", "--output", out,
+                          "--",    docs[0],   docs[1], docs[2],         docs[3], NULL};
     test_cli_result r;
     test_run_cli(tmp, args, &r);
     cr_assert_eq(r.code, 0, "%s", r.err);

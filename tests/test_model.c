@@ -17,10 +17,10 @@
 #include <sys/stat.h>
 
 static const char *const vocab[] = {
-    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the",    "cat",  "sat",  "on",   "mat",
-    "a",     "dog",   "ran",   "far",   "away",   "query",  ":",    "passage", "hello", "world",
-    "!",     ".",     ",",     "big",   "small",  "red",    "blue", "##s",  "##ing", "run",
-    "fast",  "slow",  "and",   "or",    "is",     "was",    "it",   "good", "bad",  "very"};
+    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the",   "cat",  "sat",     "on",    "mat",
+    "a",     "dog",   "ran",   "far",   "away",   "query", ":",    "passage", "hello", "world",
+    "!",     ".",     ",",     "big",   "small",  "red",   "blue", "##s",     "##ing", "run",
+    "fast",  "slow",  "and",   "or",    "is",     "was",   "it",   "good",    "bad",   "very"};
 #define VOCAB_SIZE ((int)(sizeof vocab / sizeof *vocab))
 
 static const char *const texts[] = {
@@ -70,26 +70,19 @@ static bert_config small_config(int labels)
     return c;
 }
 
-static void write_vocab(const char *dir)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/vocab.txt", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    for (int i = 0; i < VOCAB_SIZE; i++)
-        fprintf(f, "%s\n", vocab[i]);
-    fclose(f);
-}
-
 /* A BERT folder at dir (random weights kept in *w for the reference). */
 static void write_bert(const char *dir, const bert_config *c, bert_weights *w, uint64_t seed)
 {
-    char err[512];
-    mkdir(dir, 0700);
-    cr_assert_eq(bert_weights_random(c, seed, w), 0);
-    const char *prefix = c->num_labels ? "bert." : NULL;
-    cr_assert_eq(bert_model_save(dir, c, w, 0, prefix, err, sizeof err), 0, "%s", err);
-    write_vocab(dir);
+    st_folder_write_bert(dir, c, seed, vocab, VOCAB_SIZE, w);
+}
+
+/* A Pooling of `modes` over c's hidden states, prompts included, nothing else. */
+static st_folder_spec pooling_spec(unsigned modes, const bert_config *c)
+{
+    return (st_folder_spec){.pool_modes = modes,
+                            .word_embedding_dimension = c->hidden_size,
+                            .include_prompt = 1,
+                            .do_lower_case = -1};
 }
 
 /* A sentence-transformers folder in tmp/name around a random BERT. */
@@ -179,11 +172,8 @@ static void check_pooling(unsigned modes, int normalize)
 {
     bert_config c = small_config(0);
     bert_weights w;
-    st_folder_spec spec = {.pool_modes = modes,
-                           .word_embedding_dimension = c.hidden_size,
-                           .include_prompt = 1,
-                           .normalize = normalize,
-                           .do_lower_case = -1};
+    st_folder_spec spec = pooling_spec(modes, &c);
+    spec.normalize = normalize;
     char dir[256], name[32];
     snprintf(name, sizeof name, "pool%u", modes);
     write_st(name, &spec, &c, &w, dir);
@@ -210,21 +200,17 @@ Test(model, pooling_modes_combined_and_normalized)
 Test(model, dense_modules_with_every_activation)
 {
     bert_config c = small_config(0);
-    static const int acts[][2] = {{ST_ACT_TANH, ST_ACT_IDENTITY},
-                                  {ST_ACT_RELU, ST_ACT_GELU},
-                                  {ST_ACT_SIGMOID, ST_ACT_TANH}};
+    static const int acts[][2] = {
+        {ST_ACT_TANH, ST_ACT_IDENTITY}, {ST_ACT_RELU, ST_ACT_GELU}, {ST_ACT_SIGMOID, ST_ACT_TANH}};
     for (int k = 0; k < 3; k++) {
         st_dense dense[2] = {{2 * c.hidden_size, 30, 1, acts[k][0], NULL, NULL},
                              {30, 13, k != 1, acts[k][1], NULL, NULL}};
         st_folder_dense_random(&dense[0], 100 + k);
         st_folder_dense_random(&dense[1], 200 + k);
-        st_folder_spec spec = {.pool_modes = ST_POOL_CLS | ST_POOL_MEAN,
-                               .word_embedding_dimension = c.hidden_size,
-                               .include_prompt = 1,
-                               .dense_count = 2,
-                               .dense = dense,
-                               .normalize = k != 0,
-                               .do_lower_case = -1};
+        st_folder_spec spec = pooling_spec(ST_POOL_CLS | ST_POOL_MEAN, &c);
+        spec.dense_count = 2;
+        spec.dense = dense;
+        spec.normalize = k != 0;
         char dir[256], name[32];
         bert_weights w;
         snprintf(name, sizeof name, "dense%d", k);
@@ -257,14 +243,12 @@ Test(model, prompts_default_named_given_and_left_out_of_pooling)
 {
     bert_config c = small_config(0);
     bert_weights w;
-    st_folder_spec spec = {.pool_modes = ST_POOL_MEAN | ST_POOL_WEIGHTEDMEAN,
-                           .word_embedding_dimension = c.hidden_size,
-                           .include_prompt = 0,
-                           .normalize = 1,
-                           .do_lower_case = -1,
-                           .prompt_count = 2,
-                           .prompts = prompts,
-                           .default_prompt_name = "query"};
+    st_folder_spec spec = pooling_spec(ST_POOL_MEAN | ST_POOL_WEIGHTEDMEAN, &c);
+    spec.include_prompt = 0;
+    spec.normalize = 1;
+    spec.prompt_count = 2;
+    spec.prompts = prompts;
+    spec.default_prompt_name = "query";
     char dir[256];
     write_st("prompts", &spec, &c, &w, dir);
     pipeline p = {spec.pool_modes, prompt_tokens(dir, "query: "), 0, NULL, 1};
@@ -283,11 +267,8 @@ Test(model, max_seq_length_truncates_and_no_truncate_refuses)
 {
     bert_config c = small_config(0);
     bert_weights w;
-    st_folder_spec spec = {.pool_modes = ST_POOL_MAX,
-                           .word_embedding_dimension = c.hidden_size,
-                           .include_prompt = 1,
-                           .max_seq_length = 9,
-                           .do_lower_case = -1};
+    st_folder_spec spec = pooling_spec(ST_POOL_MAX, &c);
+    spec.max_seq_length = 9;
     char dir[256];
     write_st("short", &spec, &c, &w, dir);
     pipeline p = {ST_POOL_MAX, 0, 0, NULL, 0};
@@ -328,11 +309,8 @@ Test(model, many_texts_in_sorted_batches_keep_their_order)
 {
     bert_config c = small_config(0);
     bert_weights w;
-    st_folder_spec spec = {.pool_modes = ST_POOL_MEAN,
-                           .word_embedding_dimension = c.hidden_size,
-                           .include_prompt = 1,
-                           .normalize = 1,
-                           .do_lower_case = -1};
+    st_folder_spec spec = pooling_spec(ST_POOL_MEAN, &c);
+    spec.normalize = 1;
     char dir[256];
     write_st("many", &spec, &c, &w, dir);
     enum { N = 75 };
@@ -481,12 +459,9 @@ Test(model, bad_folders_and_calls_are_clear_errors)
 {
     bert_config c = small_config(0);
     bert_weights w;
-    st_folder_spec spec = {.pool_modes = ST_POOL_MEAN,
-                           .word_embedding_dimension = c.hidden_size,
-                           .include_prompt = 1,
-                           .do_lower_case = -1,
-                           .prompt_count = 1,
-                           .prompts = prompts};
+    st_folder_spec spec = pooling_spec(ST_POOL_MEAN, &c);
+    spec.prompt_count = 1;
+    spec.prompts = prompts;
     char dir[256];
     write_st("errors", &spec, &c, &w, dir);
     vkbert_model_config bad_pool = {.pooling = "mean,median"};

@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "io/tokenizer.h"
+#include "st_folder.h"
 
 #include <criterion/criterion.h>
 #include <limits.h>
@@ -41,55 +42,11 @@ static void remove_file(const char *dir, const char *name)
     unlink(p);
 }
 
-/* A JSON string literal of s (the vocabulary is plain enough to need only quotes escaped). */
-static void put_json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++)
-        fprintf(f, *s == '"' || *s == '\\' ? "\\%c" : "%c", *s);
-    fputc('"', f);
-}
-
-static const char added_tokens[] =
-    "[{\"id\":0,\"content\":\"[PAD]\",\"single_word\":false,\"lstrip\":false,\"rstrip\":false,"
-    "\"normalized\":false,\"special\":true},"
-    "{\"id\":1,\"content\":\"[UNK]\",\"normalized\":false,\"special\":true},"
-    "{\"id\":2,\"content\":\"[CLS]\",\"normalized\":false,\"special\":true},"
-    "{\"id\":3,\"content\":\"[SEP]\",\"normalized\":false,\"special\":true},"
-    "{\"id\":4,\"content\":\"[MASK]\",\"normalized\":false,\"special\":true}]";
-
-static const char bert_template[] =
-    "{\"type\":\"TemplateProcessing\","
-    "\"single\":[{\"SpecialToken\":{\"id\":\"[CLS]\",\"type_id\":0}},"
-    "{\"Sequence\":{\"id\":\"A\",\"type_id\":0}},{\"SpecialToken\":{\"id\":\"[SEP]\",\"type_id\":0}"
-    "}],"
-    "\"pair\":[{\"SpecialToken\":{\"id\":\"[CLS]\",\"type_id\":0}},"
-    "{\"Sequence\":{\"id\":\"A\",\"type_id\":0}},{\"SpecialToken\":{\"id\":\"[SEP]\",\"type_id\":0}"
-    "},"
-    "{\"Sequence\":{\"id\":\"B\",\"type_id\":1}},{\"SpecialToken\":{\"id\":\"[SEP]\",\"type_id\":1}"
-    "}],"
-    "\"special_tokens\":{\"[CLS]\":{\"id\":\"[CLS]\",\"ids\":[2],\"tokens\":[\"[CLS]\"]},"
-    "\"[SEP]\":{\"id\":\"[SEP]\",\"ids\":[3],\"tokens\":[\"[SEP]\"]}}}";
-
-/* tokenizer.json as transformers saves BERT's, with the pieces given (NULL: BERT's). */
+/* tokenizer.json over this file's vocabulary. */
 static void write_tokenizer_json(const char *dir, const char *model_type, const char *normalizer,
                                  const char *pre, const char *post)
 {
-    char p[256];
-    snprintf(p, sizeof p, "%s/tokenizer.json", dir);
-    FILE *f = fopen(p, "wb");
-    cr_assert_not_null(f);
-    fprintf(f, "{\"version\":\"1.0\",\"truncation\":null,\"padding\":null,\"added_tokens\":%s,",
-            added_tokens);
-    fprintf(f, "\"normalizer\":%s,\"pre_tokenizer\":%s,\"post_processor\":%s,\"decoder\":null,",
-            normalizer, pre ? pre : "{\"type\":\"BertPreTokenizer\"}", post ? post : bert_template);
-    fprintf(f, "\"model\":{\"type\":\"%s\",\"unk_token\":\"[UNK]\",", model_type);
-    fprintf(f, "\"continuing_subword_prefix\":\"##\",\"max_input_chars_per_word\":100,\"vocab\":{");
-    for (int i = 0; i < VOCAB_SIZE; i++) {
-        put_json_string(f, vocab[i]);
-        fprintf(f, ":%d%s", i, i + 1 < VOCAB_SIZE ? "," : "}}}");
-    }
-    cr_assert_eq(fclose(f), 0);
+    st_folder_write_tokenizer_json(dir, vocab, VOCAB_SIZE, model_type, normalizer, pre, post);
 }
 
 static const char normalizer_lower[] =

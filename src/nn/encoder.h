@@ -13,7 +13,7 @@
 /* A Dense module of sentence-transformers: act(W x + b), W [out][in] (PyTorch's layout). */
 typedef struct encoder_dense_spec {
     int in, out;
-    uint32_t activation; /* VKB_ACTIVATION_* */
+    uint32_t activation;        /* VKB_ACTIVATION_* */
     const float *weight, *bias; /* bias may be NULL */
 } encoder_dense_spec;
 
@@ -24,7 +24,7 @@ typedef struct encoder_head_spec {
     uint32_t pool_modes;
     int dense_count;
     const encoder_dense_spec *dense;
-    int labels; /* 0: no classifier */
+    int labels;                               /* 0: no classifier */
     const float *classifier_w, *classifier_b; /* [labels][H], [labels] */
 } encoder_head_spec;
 
@@ -49,8 +49,8 @@ typedef struct encoder_plan {
     vkb_buffer pooled;                /* [B][Hp] */
     vkb_buffer pool_mask;             /* float [B][Sp]: the tokens pooling sees (prompt excluded) */
     vkb_buffer stage[ENCODER_MAX_DENSE + 1]; /* [B][pitch]: pooling, then each Dense module */
-    vkb_buffer unit;                  /* [B][pitch]: the last stage over its L2 norm */
-    vkb_buffer logits;                /* [B][Lp]: the classifier's */
+    vkb_buffer unit;                         /* [B][pitch]: the last stage over its L2 norm */
+    vkb_buffer logits;                       /* [B][Lp]: the classifier's */
     attention_plan *scratch;
     VkDescriptorPool pool;
     VkCommandBuffer cmd;

@@ -91,9 +91,9 @@ static vkbert_status upload_head(vkbert_encoder *e, const encoder_head_spec *s, 
                                &head->dense[i].w_at, &head->dense[i].b_at);
     }
     if (!status && s->labels)
-        status = upload_linear(e, (uint32_t)e->config.hidden_size, (uint32_t)s->labels,
-                               s->classifier_w, s->classifier_b, &at, &head->classifier_w_at,
-                               &head->classifier_b_at);
+        status =
+            upload_linear(e, (uint32_t)e->config.hidden_size, (uint32_t)s->labels, s->classifier_w,
+                          s->classifier_b, &at, &head->classifier_w_at, &head->classifier_b_at);
     return status;
 }
 
@@ -143,13 +143,12 @@ vkbert_status encoder_head_buffers(vkbert_encoder *e, encoder_plan *p)
 {
     const encoder_head *head = &e->head;
     uint64_t b = p->batch;
-    vkbert_status status =
-        vkb_buffer_create(e->ctx, b * vkb_pitch(p->seq_len) * 4, &p->pool_mask);
+    vkbert_status status = vkb_buffer_create(e->ctx, b * vkb_pitch(p->seq_len) * 4, &p->pool_mask);
     for (int i = 0; i <= head->dense_count && !status; i++)
         status = vkb_buffer_create(e->ctx, b * vkb_pitch(stage_width(head, i)) * 4, &p->stage[i]);
     if (!status)
-        status = vkb_buffer_create(
-            e->ctx, b * vkb_pitch(stage_width(head, head->dense_count)) * 4, &p->unit);
+        status = vkb_buffer_create(e->ctx, b * vkb_pitch(stage_width(head, head->dense_count)) * 4,
+                                   &p->unit);
     if (!status && head->labels)
         status = vkb_buffer_create(e->ctx, b * vkb_pitch(head->labels) * 4, &p->logits);
     return status;
@@ -226,8 +225,8 @@ static vkbert_status prepare_normalize(vkbert_encoder *e, encoder_plan *p, atten
     if (status) return status;
     uint32_t width = vkb_encoder_embedding_width(e);
     vkb_l2_normalize_desc desc = {p->batch, width, vkb_pitch(width)};
-    return vkb_op_l2_normalize(e->ctx, sink->pool, &desc,
-                               vkb_whole(&p->stage[e->head.dense_count]), vkb_whole(&p->unit), d);
+    return vkb_op_l2_normalize(e->ctx, sink->pool, &desc, vkb_whole(&p->stage[e->head.dense_count]),
+                               vkb_whole(&p->unit), d);
 }
 
 vkbert_status encoder_head_prepare(vkbert_encoder *e, encoder_plan *p, attention_sink *sink)
@@ -242,10 +241,10 @@ vkbert_status encoder_head_prepare(vkbert_encoder *e, encoder_plan *p, attention
     }
     vkbert_status status = prepare_pool(e, p, sink);
     for (int i = 0; i < head->dense_count && !status; i++)
-        status = prepare_linear(e, p, sink, vkb_whole(&p->stage[i]),
-                                vkb_pitch(stage_width(head, i)), head->dense[i].in,
-                                head->dense[i].out, head->dense[i].activation,
-                                head->dense[i].w_at, head->dense[i].b_at, &p->stage[i + 1], "dense");
+        status =
+            prepare_linear(e, p, sink, vkb_whole(&p->stage[i]), vkb_pitch(stage_width(head, i)),
+                           head->dense[i].in, head->dense[i].out, head->dense[i].activation,
+                           head->dense[i].w_at, head->dense[i].b_at, &p->stage[i + 1], "dense");
     if (!status) status = prepare_normalize(e, p, sink);
     return status;
 }

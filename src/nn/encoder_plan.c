@@ -34,8 +34,8 @@ void encoder_plan_free(vkbert_encoder *e, encoder_plan *p)
     vkDestroyQueryPool(ctx->device, p->queries, NULL);
     vkDestroyDescriptorPool(ctx->device, p->pool, NULL);
     if (p->scratch) attention_plan_free(e->attention[0], p->scratch);
-    vkb_buffer *buffers[] = {&p->ids,   &p->mask, &p->hidden, &p->attn_y,
-                             &p->h1,    &p->inter, &p->o2,    &p->pooled};
+    vkb_buffer *buffers[] = {&p->ids, &p->mask,  &p->hidden, &p->attn_y,
+                             &p->h1,  &p->inter, &p->o2,     &p->pooled};
     for (size_t i = 0; i < sizeof buffers / sizeof *buffers; i++)
         vkb_buffer_destroy(ctx, buffers[i]);
     encoder_head_buffers_free(e, p);
@@ -196,7 +196,8 @@ static vkbert_status prepare_all(vkbert_encoder *e, encoder_plan *p)
 {
     uint32_t layers = (uint32_t)e->config.num_hidden_layers;
     /* the embeddings' chunks, the layers, the pooler and the head */
-    p->capacity = e->word_chunks + 1 + layers * (ATTENTION_DISPATCHES + 4) + encoder_head_dispatches(e);
+    p->capacity =
+        e->word_chunks + 1 + layers * (ATTENTION_DISPATCHES + 4) + encoder_head_dispatches(e);
     p->dispatches = calloc(p->capacity, sizeof *p->dispatches);
     if (!p->dispatches) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     vkbert_status status = vkb_descriptor_pool(e->ctx, p->capacity, &p->pool);

@@ -73,8 +73,8 @@ static char *lower_text(const char *text)
     return out;
 }
 
-int vkb_tokenizer_encode(const vkbert_tokenizer *t, const char *text, const char *pair,
-                         int max_len, tok_ids *out, char *err, size_t err_size)
+int vkb_tokenizer_encode(const vkbert_tokenizer *t, const char *text, const char *pair, int max_len,
+                         tok_ids *out, char *err, size_t err_size)
 {
     if (!t->lower_text)
         return tok_encode(t->tok, text, pair, max_len < 0 ? INT32_MAX : max_len, out, err,
@@ -155,12 +155,12 @@ static vkbert_status build_head(vkbert_model *m, const bert_weights *w)
                         ENCODER_MAX_DENSE);
     for (int i = 0; i < m->st.dense_count; i++) {
         const st_dense *d = &m->st.dense[i];
-        dense[i] = (encoder_dense_spec){d->in_features, d->out_features,
-                                        dense_activation(d->activation), d->weight,
-                                        d->has_bias ? d->bias : NULL};
+        dense[i] =
+            (encoder_dense_spec){d->in_features, d->out_features, dense_activation(d->activation),
+                                 d->weight, d->has_bias ? d->bias : NULL};
     }
-    encoder_head_spec spec = {m->pool_modes, m->st.dense_count, dense, m->labels,
-                              w->classifier_w, w->classifier_b};
+    encoder_head_spec spec = {m->pool_modes, m->st.dense_count, dense,
+                              m->labels,     w->classifier_w,   w->classifier_b};
     return vkb_encoder_set_head(m->encoder, &spec);
 }
 
@@ -228,7 +228,8 @@ static vkbert_status load_parts(vkbert_model *m, const char *dir, const vkbert_m
     if (m->max_length > bm.config.max_position_embeddings)
         m->max_length = bm.config.max_position_embeddings;
     status = copy_labels(m, &bm);
-    if (!status) status = vkb_encoder_new(m->ctx, &bm.config, &bm.weights, m->precision, &m->encoder);
+    if (!status)
+        status = vkb_encoder_new(m->ctx, &bm.config, &bm.weights, m->precision, &m->encoder);
     if (!status) status = build_head(m, &bm.weights);
     bert_model_free(&bm);
     return status;

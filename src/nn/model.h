@@ -39,8 +39,8 @@ int vkb_tokenizer_open(const char *dir, int lower_text, vkbert_tokenizer *out, c
 void vkb_tokenizer_close(vkbert_tokenizer *t);
 /* Encodes one text (and a pair) with sentence-transformers' lowercasing when set; max_len < 0
  * means no limit. Returns 0, or -1 with the message in err. */
-int vkb_tokenizer_encode(const vkbert_tokenizer *t, const char *text, const char *pair,
-                         int max_len, tok_ids *out, char *err, size_t err_size);
+int vkb_tokenizer_encode(const vkbert_tokenizer *t, const char *text, const char *pair, int max_len,
+                         tok_ids *out, char *err, size_t err_size);
 
 vkbert_status vkb_model_load(vkbert_context *ctx, const char *dir,
                              const vkbert_model_config *config, vkbert_model **out);

@@ -61,7 +61,8 @@ static void add_head(cJSON *root, const vkbert_model *m)
     cJSON_AddBoolToObject(root, "truncate", m->truncate);
     cJSON *pooling = cJSON_AddArrayToObject(root, "pooling");
     for (unsigned i = 0; i < sizeof pool_names / sizeof *pool_names; i++)
-        if (m->pool_modes & (1u << i)) cJSON_AddItemToArray(pooling, cJSON_CreateString(pool_names[i]));
+        if (m->pool_modes & (1u << i))
+            cJSON_AddItemToArray(pooling, cJSON_CreateString(pool_names[i]));
     cJSON_AddBoolToObject(root, "include_prompt", m->st.include_prompt || !m->st.has_pooling);
     cJSON *dense = cJSON_AddArrayToObject(root, "dense");
     for (int i = 0; i < m->st.dense_count; i++) {

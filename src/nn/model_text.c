@@ -68,8 +68,8 @@ static int longer_first(const void *a, const void *b)
 }
 
 /* Runs inputs order[first, first + n) as one padded batch. */
-static vkbert_status run_batch(text_job *job, const int *order, int n, int32_t *ids,
-                               int32_t *types, int32_t *mask, float *rows)
+static vkbert_status run_batch(text_job *job, const int *order, int n, int32_t *ids, int32_t *types,
+                               int32_t *mask, float *rows)
 {
     int seq = job->tokens[order[0]].count;
     for (int b = 0; b < n; b++) {
@@ -82,9 +82,10 @@ static vkbert_status run_batch(text_job *job, const int *order, int n, int32_t *
         }
     }
     encoder_batch in = {n, seq, ids, types, mask, job->prompt_tokens};
-    vkbert_status status = job->kind == RUN_SENTENCES
-                               ? vkb_encoder_sentences(job->m->encoder, &in, job->m->normalize, rows)
-                               : vkb_encoder_logits(job->m->encoder, &in, rows);
+    vkbert_status status =
+        job->kind == RUN_SENTENCES
+            ? vkb_encoder_sentences(job->m->encoder, &in, job->m->normalize, rows)
+            : vkb_encoder_logits(job->m->encoder, &in, rows);
     for (int b = 0; !status && b < n; b++)
         memcpy(job->out + (size_t)order[b] * job->width, rows + (size_t)b * job->width,
                job->width * sizeof *rows);
@@ -179,8 +180,8 @@ vkbert_status vkb_model_embed(vkbert_model *m, const char *const *texts, int cou
     vkbert_status status = check_texts(m, texts, count, embeddings);
     const char *prompt = NULL;
     if (!status) status = find_prompt(m, options, &prompt);
-    text_job job = {m, NULL, count, 0, RUN_SENTENCES, vkb_encoder_embedding_width(m->encoder),
-                    embeddings};
+    text_job job = {
+        m, NULL, count, 0, RUN_SENTENCES, vkb_encoder_embedding_width(m->encoder), embeddings};
     if (!status) status = prompt_length(m, prompt, &job.prompt_tokens);
     return status ? status : run_texts(&job, prompt, texts, NULL);
 }

@@ -25,30 +25,15 @@ static const char usage[] =
     "  --precision P    fp32 (default) or fp16\n";
 
 typedef struct classify_args {
-    const char *model, *device, *precision_name;
-    int json, max_length, no_truncate;
-    vkbert_model_config config;
-    char **texts;
-    int text_count;
+    cli_model_args m;
+    int json;
 } classify_args;
 
 static int parse_args(int argc, char **argv, classify_args *a)
 {
     memset(a, 0, sizeof *a);
-    const cli_option options[] = {
-        {"model", CLI_STRING, &a->model, 1, 0, 0},
-        {"json", CLI_FLAG, &a->json, 0, 0, 0},
-        {"max-length", CLI_INT, &a->max_length, 0, 2, 1 << 20},
-        {"no-truncate", CLI_FLAG, &a->no_truncate, 0, 0, 0},
-        {"device", CLI_STRING, &a->device, 0, 0, 0},
-        {"precision", CLI_STRING, &a->precision_name, 0, 0, 0},
-    };
-    int code = cli_parse_texts(usage, argc, argv, options, (int)(sizeof options / sizeof *options),
-                               &a->texts, &a->text_count);
-    if (code == CLI_CONTINUE) code = cli_precision(usage, a->precision_name, &a->config.precision);
-    a->config.max_length = a->max_length;
-    a->config.no_truncate = a->no_truncate;
-    return code;
+    const cli_option options[] = {{"json", CLI_FLAG, &a->json, 0, 0, 0}};
+    return cli_parse_model(usage, argc, argv, &a->m, options, 1);
 }
 
 typedef struct label_score {
@@ -72,13 +57,11 @@ static void print_text(const classify_args *a, const char *text, label_score *ro
     if (!a->json) printf("%s\n", text);
     if (a->json) printf("%s[", first ? "" : ", ");
     for (int j = 0; j < labels; j++) {
-        if (a->json)
-        {
+        if (a->json) {
             printf("%s{\"label\": ", j ? ", " : "");
             cli_print_json_string(row[j].label);
             printf(", \"score\": %.7g}", row[j].score);
-        }
-        else
+        } else
             printf("  %-20s %.7g\n", row[j].label, row[j].score);
     }
     if (a->json) putchar(']');
@@ -89,14 +72,14 @@ static int classify(const classify_args *a, const cli_texts *t, vkbert_context *
 {
     vkbert_model *model = NULL;
     float *scores = NULL;
-    int code = cli_model_open(a->device, a->model, &a->config, ctx, &model);
+    int code = cli_model_open(a->m.device, a->m.model, &a->m.config, ctx, &model);
     if (!code && (*labels = vkbert_model_labels(model)) == 0)
-        code = cli_error("%s: not a sequence classifier (no classifier weights)", a->model);
+        code = cli_error("%s: not a sequence classifier (no classifier weights)", a->m.model);
     size_t n = (size_t)t->count * (size_t)*labels;
     if (!code && (!(scores = malloc(n * sizeof *scores)) || !(*out = calloc(n, sizeof **out))))
         code = cli_error("out of host memory");
     if (!code && vkbert_model_classify(model, (const char *const *)t->texts, t->count, scores))
-        code = cli_api_error(*ctx, a->model);
+        code = cli_api_error(*ctx, a->m.model);
     for (size_t i = 0; !code && i < n; i++) {
         int j = (int)(i % (size_t)*labels);
         /* Label names live in the model: copied before it goes. */
@@ -112,12 +95,12 @@ int cli_classify(int argc, char **argv)
 {
     classify_args a;
     int code = parse_args(argc, argv, &a);
-    if (code != CLI_CONTINUE) return free(a.texts), code;
+    if (code != CLI_CONTINUE) return free(a.m.texts), code;
     cli_texts t;
     vkbert_context *ctx = NULL;
     label_score *scores = NULL;
     int labels = 0;
-    code = cli_texts_load(&t, a.texts, a.text_count, "text to classify");
+    code = cli_texts_load(&t, a.m.texts, a.m.text_count, "text to classify");
     if (!code) code = classify(&a, &t, &ctx, &scores, &labels);
     if (ctx) code = cli_close(ctx, code);
     if (!code && a.json) putchar('[');

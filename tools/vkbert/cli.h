@@ -85,6 +85,20 @@ typedef struct cli_texts {
 int cli_texts_load(cli_texts *t, char **given, int count, const char *what);
 void cli_texts_free(cli_texts *t);
 
+/* What every model command takes (--model, --max-length, --no-truncate, --device,
+ * --precision) and its TEXT arguments. */
+typedef struct cli_model_args {
+    const char *model, *device, *precision_name;
+    int max_length, no_truncate;
+    vkbert_model_config config; /* precision, max_length and no_truncate set from the above */
+    char **texts;               /* free() it; points into argv */
+    int text_count;
+} cli_model_args;
+
+/* cli_parse_texts with the common options followed by the command's own `extra` ones. */
+int cli_parse_model(const char *usage, int argc, char **argv, cli_model_args *a,
+                    const cli_option *extra, int extra_count);
+
 /* Loads a model folder on a new context; prints the problem on failure. */
 int cli_model_open(const char *device, const char *model_dir, const vkbert_model_config *config,
                    vkbert_context **ctx, vkbert_model **model);

@@ -17,9 +17,9 @@ static const char usage[] =
     "modules, Normalize, max_seq_length and prompts. A folder without modules.json (a plain\n"
     "BertModel) mean-pools the last hidden states over the text's tokens and does not normalize.\n"
     "  --model DIR        a sentence-transformers or HuggingFace BERT folder\n"
-    "  --pooling MODES    override the pooling: cls_token, mean_tokens, max_tokens,\n"
-    "                     mean_sqrt_len_tokens, weightedmean_tokens, lasttoken (or cls, mean,\n"
-    "                     max, mean_sqrt_len, weightedmean), several joined by ','\n"
+    "  --pooling MODES    override the pooling: cls_token, max_tokens, mean_tokens,\n"
+    "                     mean_sqrt_len_tokens, weightedmean_tokens, lasttoken (or cls, max,\n"
+    "                     mean, weightedmean), several joined by ','\n"
     "  --normalize        divide each embedding by its L2 norm; --no-normalize: never\n"
     "  --prompt-name N    prepend the folder's prompt N (config_sentence_transformers.json);\n"
     "                     by default its default_prompt_name, if any\n"
@@ -33,41 +33,30 @@ static const char usage[] =
     "  TEXT               UTF-8 texts; '--' ends the options\n";
 
 typedef struct embed_args {
-    const char *model, *pooling, *output, *device, *precision_name, *prompt_name, *prompt;
-    int normalize, no_normalize, max_length, no_truncate;
-    vkbert_model_config config;
-    char **texts;
-    int text_count;
+    cli_model_args m;
+    const char *pooling, *output, *prompt_name, *prompt;
+    int normalize, no_normalize;
 } embed_args;
 
 static int parse_args(int argc, char **argv, embed_args *a)
 {
     memset(a, 0, sizeof *a);
     const cli_option options[] = {
-        {"model", CLI_STRING, &a->model, 1, 0, 0},
         {"pooling", CLI_STRING, &a->pooling, 0, 0, 0},
         {"normalize", CLI_FLAG, &a->normalize, 0, 0, 0},
         {"no-normalize", CLI_FLAG, &a->no_normalize, 0, 0, 0},
         {"prompt-name", CLI_STRING, &a->prompt_name, 0, 0, 0},
         {"prompt", CLI_STRING, &a->prompt, 0, 0, 0},
-        {"max-length", CLI_INT, &a->max_length, 0, 2, 1 << 20},
-        {"no-truncate", CLI_FLAG, &a->no_truncate, 0, 0, 0},
         {"output", CLI_STRING, &a->output, 0, 0, 0},
-        {"device", CLI_STRING, &a->device, 0, 0, 0},
-        {"precision", CLI_STRING, &a->precision_name, 0, 0, 0},
     };
-    int code = cli_parse_texts(usage, argc, argv, options, (int)(sizeof options / sizeof *options),
-                               &a->texts, &a->text_count);
-    if (code == CLI_CONTINUE) code = cli_precision(usage, a->precision_name, &a->config.precision);
+    int code = cli_parse_model(usage, argc, argv, &a->m, options, 6);
     if (code != CLI_CONTINUE) return code;
     if (a->normalize && a->no_normalize)
         return cli_usage_error(usage, "--normalize and --no-normalize contradict each other");
     if (a->prompt && a->prompt_name)
         return cli_usage_error(usage, "give --prompt or --prompt-name, not both");
-    a->config.pooling = a->pooling;
-    a->config.normalize = a->normalize ? 1 : a->no_normalize ? -1 : 0;
-    a->config.max_length = a->max_length;
-    a->config.no_truncate = a->no_truncate;
+    a->m.config.pooling = a->pooling;
+    a->m.config.normalize = a->normalize ? 1 : a->no_normalize ? -1 : 0;
     return CLI_CONTINUE;
 }
 
@@ -96,7 +85,7 @@ static int embed(const embed_args *a, const cli_texts *t, vkbert_context **ctx, 
                  int *dim)
 {
     vkbert_model *model = NULL;
-    int code = cli_model_open(a->device, a->model, &a->config, ctx, &model);
+    int code = cli_model_open(a->m.device, a->m.model, &a->m.config, ctx, &model);
     if (!code) {
         *dim = vkbert_model_dimension(model);
         *out = malloc((size_t)t->count * (size_t)*dim * sizeof **out);
@@ -104,7 +93,7 @@ static int embed(const embed_args *a, const cli_texts *t, vkbert_context **ctx, 
     }
     vkbert_embed_options options = {a->prompt_name, a->prompt};
     if (!code && vkbert_model_embed(model, (const char *const *)t->texts, t->count, &options, *out))
-        code = cli_api_error(*ctx, a->model);
+        code = cli_api_error(*ctx, a->m.model);
     vkbert_model_destroy(model);
     return code;
 }
@@ -113,12 +102,12 @@ int cli_embed(int argc, char **argv)
 {
     embed_args a;
     int code = parse_args(argc, argv, &a);
-    if (code != CLI_CONTINUE) return free(a.texts), code;
+    if (code != CLI_CONTINUE) return free(a.m.texts), code;
     cli_texts t;
     vkbert_context *ctx = NULL;
     float *embeddings = NULL;
     int dim = 0;
-    code = cli_texts_load(&t, a.texts, a.text_count, "text to embed");
+    code = cli_texts_load(&t, a.m.texts, a.m.text_count, "text to embed");
     if (!code) code = embed(&a, &t, &ctx, &embeddings, &dim);
     /* The device work ends first, so that a validation message fails the run before anything
      * is written. */

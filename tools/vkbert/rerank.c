@@ -24,32 +24,20 @@ static const char usage[] =
     "  --precision P    fp32 (default) or fp16\n";
 
 typedef struct rerank_args {
-    const char *model, *query, *device, *precision_name;
-    int raw_scores, json, max_length, no_truncate;
-    vkbert_model_config config;
-    char **texts;
-    int text_count;
+    cli_model_args m;
+    const char *query;
+    int raw_scores, json;
 } rerank_args;
 
 static int parse_args(int argc, char **argv, rerank_args *a)
 {
     memset(a, 0, sizeof *a);
     const cli_option options[] = {
-        {"model", CLI_STRING, &a->model, 1, 0, 0},
         {"query", CLI_STRING, &a->query, 1, 0, 0},
         {"raw-scores", CLI_FLAG, &a->raw_scores, 0, 0, 0},
         {"json", CLI_FLAG, &a->json, 0, 0, 0},
-        {"max-length", CLI_INT, &a->max_length, 0, 3, 1 << 20},
-        {"no-truncate", CLI_FLAG, &a->no_truncate, 0, 0, 0},
-        {"device", CLI_STRING, &a->device, 0, 0, 0},
-        {"precision", CLI_STRING, &a->precision_name, 0, 0, 0},
     };
-    int code = cli_parse_texts(usage, argc, argv, options, (int)(sizeof options / sizeof *options),
-                               &a->texts, &a->text_count);
-    if (code == CLI_CONTINUE) code = cli_precision(usage, a->precision_name, &a->config.precision);
-    a->config.max_length = a->max_length;
-    a->config.no_truncate = a->no_truncate;
-    return code;
+    return cli_parse_model(usage, argc, argv, &a->m, options, 3);
 }
 
 typedef struct ranked {
@@ -81,10 +69,10 @@ static int rerank(const rerank_args *a, const cli_texts *t, vkbert_context **ctx
     vkbert_model *model = NULL;
     float *scores = malloc((size_t)t->count * sizeof *scores);
     int code = scores ? 0 : cli_error("out of host memory");
-    if (!code) code = cli_model_open(a->device, a->model, &a->config, ctx, &model);
+    if (!code) code = cli_model_open(a->m.device, a->m.model, &a->m.config, ctx, &model);
     if (!code && vkbert_model_rerank(model, a->query, (const char *const *)t->texts, t->count,
                                      a->raw_scores, scores))
-        code = cli_api_error(*ctx, a->model);
+        code = cli_api_error(*ctx, a->m.model);
     for (int i = 0; !code && i < t->count; i++)
         r[i] = (ranked){scores[i], i};
     if (!code) qsort(r, (size_t)t->count, sizeof *r, higher_first);
@@ -97,11 +85,11 @@ int cli_rerank(int argc, char **argv)
 {
     rerank_args a;
     int code = parse_args(argc, argv, &a);
-    if (code != CLI_CONTINUE) return free(a.texts), code;
+    if (code != CLI_CONTINUE) return free(a.m.texts), code;
     cli_texts t;
     vkbert_context *ctx = NULL;
     ranked *r = NULL;
-    code = cli_texts_load(&t, a.texts, a.text_count, "document to rank");
+    code = cli_texts_load(&t, a.m.texts, a.m.text_count, "document to rank");
     if (!code && !(r = malloc((size_t)t.count * sizeof *r))) code = cli_error("out of host memory");
     if (!code) code = rerank(&a, &t, &ctx, r);
     if (ctx) code = cli_close(ctx, code);

@@ -106,3 +106,27 @@ int cli_model_open(const char *device, const char *model_dir, const vkbert_model
     if (vkbert_model_load(*ctx, model_dir, config, model)) return cli_api_error(*ctx, model_dir);
     return 0;
 }
+
+int cli_parse_model(const char *usage, int argc, char **argv, cli_model_args *a,
+                    const cli_option *extra, int extra_count)
+{
+    memset(a, 0, sizeof *a);
+    cli_option options[16] = {
+        {"model", CLI_STRING, &a->model, 1, 0, 0},
+        {"max-length", CLI_INT, &a->max_length, 0, 2, 1 << 20},
+        {"no-truncate", CLI_FLAG, &a->no_truncate, 0, 0, 0},
+        {"device", CLI_STRING, &a->device, 0, 0, 0},
+        {"precision", CLI_STRING, &a->precision_name, 0, 0, 0},
+    };
+    int common = 5;
+    if (extra_count > 16 - common) return cli_error("internal: too many options");
+    memcpy(options + common, extra, (size_t)extra_count * sizeof *extra);
+    int code = cli_parse_texts(usage, argc, argv, options, common + extra_count, &a->texts,
+                               &a->text_count);
+    if (code == CLI_CONTINUE) code = cli_precision(usage, a->precision_name, &a->config.precision);
+    if (code == CLI_CONTINUE && a->max_length && a->no_truncate)
+        code = cli_usage_error(usage, "--max-length and --no-truncate contradict each other");
+    a->config.max_length = a->max_length;
+    a->config.no_truncate = a->no_truncate;
+    return code;
+}
