@@ -17,10 +17,10 @@
 #include <sys/stat.h>
 
 static const char *const vocab[] = {
-    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the",   "cat",  "sat",     "on",    "mat",
-    "a",     "dog",   "ran",   "far",   "away",   "query", ":",    "passage", "hello", "world",
-    "!",     ".",     ",",     "big",   "small",  "red",   "blue", "##s",     "##ing", "run",
-    "fast",  "slow",  "and",   "or",    "is",     "was",   "it",   "good",    "bad",   "very"};
+    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat",     "sat",   "on",    "mat",  "a",
+    "dog",   "ran",   "far",   "away",  "query",  ":",   "passage", "hello", "world", "!",    ".",
+    ",",     "big",   "small", "red",   "blue",   "##s", "##ing",   "run",   "fast",  "slow", "and",
+    "or",    "is",    "was",   "it",    "good",   "bad", "very",    "Cat"};
 #define VOCAB_SIZE ((int)(sizeof vocab / sizeof *vocab))
 
 static const char *const texts[] = {
@@ -149,6 +149,7 @@ static void check_embed(const char *dir, const vkbert_model_config *config,
     status = vkbert_model_embed(m, in, count, options, got);
     cr_assert_eq(status, VKBERT_OK, "embed: %s", vkbert_last_error(ctx));
     double *want = malloc(4096 * sizeof *want);
+    double bound = config && config->precision == VKBERT_PRECISION_FP16 ? 3e-3 : 1e-4;
     for (int i = 0; i < count; i++) {
         char text[1024];
         snprintf(text, sizeof text, "%s%s", prefix ? prefix : "", in[i]);
@@ -158,7 +159,7 @@ static void check_embed(const char *dir, const vkbert_model_config *config,
         cr_assert_eq(width, dim, "width %d, dimension %d", width, dim);
         char what[64];
         snprintf(what, sizeof what, "%s text %d", dir, i);
-        test_assert_close(got + (size_t)i * dim, want, (size_t)dim, 1e-4, what);
+        test_assert_close(got + (size_t)i * dim, want, (size_t)dim, bound, what);
         vkbert_encoding_free(&e);
     }
     free(want), free(got);
@@ -220,6 +221,31 @@ Test(model, dense_modules_with_every_activation)
         bert_weights_free(&w);
         st_folder_dense_free(&dense[0]), st_folder_dense_free(&dense[1]);
     }
+}
+
+/* fp16: the dense weights, the attention activations and the word table stored as fp16. */
+Test(model, fp16_within_the_fp16_bound)
+{
+    vkbert_context *probe = test_context(0);
+    vkbert_device_info info;
+    TEST_OK(vkbert_context_device(probe, &info));
+    test_context_done(probe);
+    if (!info.fp16_storage) cr_skip("%s has no 16-bit storage buffers", info.name);
+    bert_config c = small_config(0);
+    st_dense dense = {2 * c.hidden_size, 24, 1, ST_ACT_GELU, NULL, NULL};
+    st_folder_dense_random(&dense, 7);
+    st_folder_spec spec = pooling_spec(ST_POOL_CLS | ST_POOL_MEAN, &c);
+    spec.dense_count = 1;
+    spec.dense = &dense;
+    spec.normalize = 1;
+    char dir[256];
+    bert_weights w;
+    write_st("fp16", &spec, &c, &w, dir);
+    pipeline p = {spec.pool_modes, 0, 1, &dense, 1};
+    vkbert_model_config fp16 = {.precision = VKBERT_PRECISION_FP16};
+    check_embed(dir, &fp16, NULL, &c, &w, &p, NULL, texts, TEXT_COUNT, 0);
+    bert_weights_free(&w);
+    st_folder_dense_free(&dense);
 }
 
 /* ---- prompts, lengths, plain folders, many texts ---- */
@@ -441,6 +467,54 @@ Test(model, a_classifier_folder_still_embeds)
     bert_weights_free(&w);
 }
 
+/* ---- tokenizers ---- */
+
+static const char cased_normalizer[] =
+    "{\"type\":\"BertNormalizer\",\"clean_text\":true,\"handle_chinese_chars\":true,"
+    "\"strip_accents\":null,\"lowercase\":false}";
+
+/* The id of `token` in the model's tokenization of `text`, or -1. */
+static int32_t find_token(const vkbert_model *m, const char *text, const char *token)
+{
+    const vkbert_tokenizer *t = vkbert_model_tokenizer(m);
+    vkbert_encoding e;
+    TEST_OK(vkbert_tokenizer_encode(t, text, NULL, 0, &e));
+    int32_t want = vkbert_tokenizer_token_id(t, token), found = -1;
+    for (int i = 0; i < e.count; i++)
+        if (e.ids[i] == want) found = want;
+    vkbert_encoding_free(&e);
+    return found;
+}
+
+/* A folder with tokenizer.json and no vocab.txt runs; a cased one keeps "Cat", an uncased one
+ * makes it "cat"; both embed as the reference of their own tokens. */
+Test(model, tokenizer_json_only_and_cased_folders)
+{
+    bert_config c = small_config(0);
+    bert_weights w;
+    const char *normalizers[] = {NULL, cased_normalizer};
+    for (int cased = 0; cased < 2; cased++) {
+        char dir[256], vocab_path[300];
+        snprintf(dir, sizeof dir, "%s/json%d", tmp, cased);
+        write_bert(dir, &c, &w, 51);
+        snprintf(vocab_path, sizeof vocab_path, "%s/vocab.txt", dir);
+        cr_assert_eq(remove(vocab_path), 0);
+        st_folder_write_tokenizer_json(dir, vocab, VOCAB_SIZE, "WordPiece", normalizers[cased],
+                                       NULL, NULL);
+        vkbert_context *ctx = test_context(0);
+        vkbert_model *m = load(ctx, dir);
+        cr_assert_eq(find_token(m, "the Cat [MASK]", "Cat") >= 0, cased, "cased %d", cased);
+        cr_assert_eq(find_token(m, "the Cat [MASK]", "cat") >= 0, !cased, "cased %d", cased);
+        cr_assert_geq(find_token(m, "the Cat [MASK]", "[MASK]"), 0, "[MASK] kept whole");
+        vkbert_model_destroy(m);
+        test_context_done(ctx);
+        pipeline p = {ST_POOL_MEAN, 0, 0, NULL, 0};
+        const char *cased_texts[] = {"the Cat sat [MASK] on the mat.", "Cat cat CAT"};
+        check_embed(dir, NULL, NULL, &c, &w, &p, NULL, cased_texts, 2, 0);
+        bert_weights_free(&w);
+    }
+}
+
 /* ---- errors ---- */
 
 static void expect_load_error(const char *dir, const vkbert_model_config *config,
@@ -465,6 +539,18 @@ Test(model, bad_folders_and_calls_are_clear_errors)
     char dir[256];
     write_st("errors", &spec, &c, &w, dir);
     vkbert_model_config bad_pool = {.pooling = "mean,median"};
+    vkbert_model_config two_modes = {.pooling = "cls,mean"};
+    bert_weights unused;
+    st_dense narrow = {c.hidden_size, 8, 1, ST_ACT_TANH, NULL, NULL};
+    st_folder_dense_random(&narrow, 9);
+    st_folder_spec dense_spec = pooling_spec(ST_POOL_MEAN, &c);
+    dense_spec.dense_count = 1;
+    dense_spec.dense = &narrow;
+    char dense_dir[256];
+    write_st("narrow", &dense_spec, &c, &unused, dense_dir);
+    bert_weights_free(&unused);
+    st_folder_dense_free(&narrow);
+    expect_load_error(dense_dir, &two_modes, "Dense module 0 takes 22 features");
     expect_load_error(dir, &bad_pool, "median");
     vkbert_model_config bad_length = {.max_length = 1};
     expect_load_error(dir, &bad_length, "max_length");
