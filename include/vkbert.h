@@ -354,7 +354,8 @@ VKBERT_API int32_t vkbert_tokenizer_token_id(const vkbert_tokenizer *tokenizer, 
  * or BertForSequenceClassification folder, or a sentence-transformers folder (modules.json:
  * Transformer, Pooling, Dense, Normalize; sentence_bert_config.json;
  * config_sentence_transformers.json's prompts). A folder without modules.json mean-pools and
- * does not normalize. Calls on a model hold its context's lock. */
+ * does not normalize. The calls that run on the device (load, embed, rerank, classify,
+ * describe, destroy) hold the context's lock; the others only read the loaded model. */
 typedef struct vkbert_model vkbert_model;
 
 typedef struct vkbert_model_config {
@@ -386,7 +387,9 @@ typedef struct vkbert_embed_options {
 
 /* embeddings[count][dimension] of `count` texts, as SentenceTransformer(dir).encode(texts):
  * the prompt prepended, truncation, pooling, Dense modules, normalization. Any count works:
- * texts run in batches sorted by length; results are in input order. `options` may be NULL. */
+ * texts run in batches sorted by length; results are in input order. `options` may be NULL.
+ * Stricter than encode(): a prompt and a prompt name together, or an unknown name, are errors
+ * (encode() warns and takes the prompt). */
 VKBERT_API vkbert_status vkbert_model_embed(vkbert_model *model, const char *const *texts,
                                             int count, const vkbert_embed_options *options,
                                             float *embeddings);

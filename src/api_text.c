@@ -15,7 +15,7 @@ vkbert_status vkbert_tokenizer_load(const char *model_dir, vkbert_tokenizer **ou
     vkbert_tokenizer *t = malloc(sizeof *t);
     if (!t) return vkb_fail_global(VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     char err[VKB_ERROR_SIZE];
-    if (vkb_tokenizer_open(model_dir, 0, t, err, sizeof err)) {
+    if (vkb_tokenizer_open(model_dir, NULL, t, err, sizeof err)) {
         free(t);
         return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "%s", err);
     }

@@ -324,6 +324,8 @@ Test(model, plain_folder_mean_pools_and_overrides_apply)
     write_bert(dir, &c, &w, 5);
     pipeline p = {ST_POOL_MEAN, 0, 0, NULL, 0};
     check_embed(dir, NULL, NULL, &c, &w, &p, NULL, texts, TEXT_COUNT, 0);
+    vkbert_embed_options prompt = {NULL, "hello world "}; /* no Pooling module: included */
+    check_embed(dir, NULL, &prompt, &c, &w, &p, "hello world ", texts, TEXT_COUNT, 0);
     vkbert_model_config over = {.pooling = "cls,lasttoken", .normalize = 1};
     pipeline q = {ST_POOL_CLS | ST_POOL_LASTTOKEN, 0, 0, NULL, 1};
     check_embed(dir, &over, NULL, &c, &w, &q, NULL, texts, TEXT_COUNT, 0);
@@ -486,25 +488,33 @@ static int32_t find_token(const vkbert_model *m, const char *text, const char *t
     return found;
 }
 
-/* A folder with tokenizer.json and no vocab.txt runs; a cased one keeps "Cat", an uncased one
- * makes it "cat"; both embed as the reference of their own tokens. */
+/* A folder with tokenizer.json and no vocab.txt runs. Folder k: 0 uncased; 1 a cased
+ * normalizer and tokenizer_config.json's do_lower_case false (a cased model as transformers
+ * saves one): "Cat" kept; 2 the cased normalizer alone, which AutoTokenizer's BertTokenizerFast
+ * overrides with its default do_lower_case true: "cat". Each embeds as the reference of its own
+ * tokens. */
 Test(model, tokenizer_json_only_and_cased_folders)
 {
     bert_config c = small_config(0);
     bert_weights w;
-    const char *normalizers[] = {NULL, cased_normalizer};
-    for (int cased = 0; cased < 2; cased++) {
-        char dir[256], vocab_path[300];
-        snprintf(dir, sizeof dir, "%s/json%d", tmp, cased);
+    const char *normalizers[] = {NULL, cased_normalizer, cased_normalizer};
+    for (int k = 0; k < 3; k++) {
+        char dir[256], path[300];
+        snprintf(dir, sizeof dir, "%s/json%d", tmp, k);
         write_bert(dir, &c, &w, 51);
-        snprintf(vocab_path, sizeof vocab_path, "%s/vocab.txt", dir);
-        cr_assert_eq(remove(vocab_path), 0);
-        st_folder_write_tokenizer_json(dir, vocab, VOCAB_SIZE, "WordPiece", normalizers[cased],
-                                       NULL, NULL);
+        snprintf(path, sizeof path, "%s/vocab.txt", dir);
+        cr_assert_eq(remove(path), 0);
+        st_folder_write_tokenizer_json(dir, vocab, VOCAB_SIZE, "WordPiece", normalizers[k], NULL,
+                                       NULL);
+        snprintf(path, sizeof path, "%s/tokenizer_config.json", dir);
+        FILE *f = k == 1 ? fopen(path, "w") : NULL;
+        if (f) fputs("{\"do_lower_case\": false, \"tokenizer_class\": \"BertTokenizer\"}", f);
+        if (f) fclose(f);
+        int cased = k == 1;
         vkbert_context *ctx = test_context(0);
         vkbert_model *m = load(ctx, dir);
-        cr_assert_eq(find_token(m, "the Cat [MASK]", "Cat") >= 0, cased, "cased %d", cased);
-        cr_assert_eq(find_token(m, "the Cat [MASK]", "cat") >= 0, !cased, "cased %d", cased);
+        cr_assert_eq(find_token(m, "the Cat [MASK]", "Cat") >= 0, cased, "folder %d", k);
+        cr_assert_eq(find_token(m, "the Cat [MASK]", "cat") >= 0, !cased, "folder %d", k);
         cr_assert_geq(find_token(m, "the Cat [MASK]", "[MASK]"), 0, "[MASK] kept whole");
         vkbert_model_destroy(m);
         test_context_done(ctx);
@@ -513,6 +523,31 @@ Test(model, tokenizer_json_only_and_cased_folders)
         check_embed(dir, NULL, NULL, &c, &w, &p, NULL, cased_texts, 2, 0);
         bert_weights_free(&w);
     }
+}
+
+/* A Transformer in 0_Transformer, as older sentence-transformers folders have it: its
+ * sentence_bert_config.json's max_seq_length still truncates. */
+Test(model, transformer_in_a_subfolder_keeps_its_limit)
+{
+    bert_config c = small_config(0);
+    bert_weights w;
+    st_folder_spec spec = pooling_spec(ST_POOL_MEAN, &c);
+    spec.transformer_in_subfolder = 1;
+    spec.max_seq_length = 7;
+    char dir[256];
+    write_st("subfolder", &spec, &c, &w, dir);
+    vkbert_context *ctx = test_context(0);
+    vkbert_model *m = load(ctx, dir);
+    cr_assert_eq(vkbert_tokenizer_max_length(vkbert_model_tokenizer(m)), 7);
+    vkbert_model_destroy(m);
+    test_context_done(ctx);
+    pipeline p = {ST_POOL_MEAN, 0, 0, NULL, 0};
+    check_embed(dir, NULL, NULL, &c, &w, &p, NULL, texts, TEXT_COUNT, 7);
+    vkbert_tokenizer *t;
+    TEST_OK(vkbert_tokenizer_load(dir, &t)); /* the public tokenizer reads the same folder */
+    cr_assert_eq(vkbert_tokenizer_max_length(t), 7);
+    vkbert_tokenizer_destroy(t);
+    bert_weights_free(&w);
 }
 
 /* ---- errors ---- */

@@ -362,6 +362,36 @@ Test(tokenizer, truncate_longest_first)
     }
 }
 
+/* A few cases worked out by hand from tokenizers' truncation.rs (budget = max_len - 3), as
+ * literal lengths: the shorter keeps its length when it fits in half the budget, else each
+ * gets half and the odd token goes to the longer (to the second on a tie). */
+Test(tokenizer, truncate_longest_first_literal_cases)
+{
+    static const int cases[][5] = {
+        /* n1, n2, budget, kept of the first, kept of the second */
+        {8, 4, 7, 4, 3},  {4, 8, 7, 3, 4},  {3, 3, 5, 2, 3}, {2, 10, 7, 2, 5},
+        {10, 2, 7, 5, 2}, {5, 5, 10, 5, 5}, {6, 6, 5, 2, 3}, {9, 1, 4, 3, 1},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char a[128] = "", b[128] = "";
+        for (int i = 0; i < cases[k][0]; i++)
+            strcat(a, "hello ");
+        for (int i = 0; i < cases[k][1]; i++)
+            strcat(b, "hi ");
+        tok_ids got;
+        cr_assert_eq(tok_encode(lower, a, b, cases[k][2] + 3, &got, err, sizeof err), 0, "%s", err);
+        int first = 0, second = 0;
+        for (int i = 0; i < got.count; i++) {
+            first += got.ids[i] == HELLO;
+            second += got.ids[i] == HI;
+        }
+        cr_expect(first == cases[k][3] && second == cases[k][4],
+                  "%d + %d at budget %d kept %d + %d, want %d + %d", cases[k][0], cases[k][1],
+                  cases[k][2], first, second, cases[k][3], cases[k][4]);
+        tok_ids_free(&got);
+    }
+}
+
 Test(tokenizer, max_len_too_small)
 {
     expect_error(lower, "hello", NULL, 1, "max_len 1");

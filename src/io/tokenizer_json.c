@@ -20,6 +20,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,9 @@
 
 typedef struct folder {
     char json_path[4096], vocab_path[4096], config_path[4096], map_path[4096];
-    cJSON *config, *map; /* NULL when the file is absent */
+    char model_path[4096]; /* config.json */
+    cJSON *config, *map;   /* NULL when the file is absent */
+    int bert_model;        /* config.json says model_type "bert" */
 } folder;
 
 static const char *const special_keys[TOK_SPECIALS] = {"unk_token", "sep_token", "pad_token",
@@ -57,8 +60,9 @@ static int get_bool(const err_ctx *c, const cJSON *o, const char *where, const c
 static int get_int(const err_ctx *c, const cJSON *v, const char *what, double lo, double hi,
                    double *out)
 {
-    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(long long)v->valuedouble ||
-        v->valuedouble < lo || v->valuedouble > hi)
+    /* The range first: converting an out-of-range double to an integer is undefined. */
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi) ||
+        v->valuedouble != floor(v->valuedouble))
         return io_fail(c, "%s: expected an integer from %.0f to %.0f", what, lo, hi);
     *out = v->valuedouble;
     return 0;
@@ -401,12 +405,15 @@ static int json_post_processor(const err_ctx *c, tokenizer *t, const cJSON *pp)
 
 /* BertTokenizerFast.__init__ rebuilds a BertNormalizer whose lowercase, strip_accents or
  * handle_chinese_chars differ from its own do_lower_case, strip_accents and
- * tokenize_chinese_chars arguments (defaults true, None, true). */
+ * tokenize_chinese_chars arguments (defaults true, None, true). AutoTokenizer makes one when
+ * tokenizer_config.json names BertTokenizer(Fast), or names no class and config.json's
+ * model_type is "bert" (its TOKENIZER_MAPPING). */
 static int config_normalizer(const folder *f, tokenizer *t, int always, char *err, size_t size)
 {
     const cJSON *cls = f->config ? member(f->config, "tokenizer_class") : NULL;
-    int bert = cJSON_IsString(cls) && (strcmp(cls->valuestring, "BertTokenizer") == 0 ||
-                                       strcmp(cls->valuestring, "BertTokenizerFast") == 0);
+    int bert = cJSON_IsString(cls) ? strcmp(cls->valuestring, "BertTokenizer") == 0 ||
+                                         strcmp(cls->valuestring, "BertTokenizerFast") == 0
+                                   : f->bert_model;
     if (!t->normalize || (!always && !bert)) return 0;
     err_ctx c = {f->config_path, err, size};
     const cJSON *o = f->config, *strip = o ? member(o, "strip_accents") : NULL;
@@ -458,9 +465,23 @@ static int model_max_length(const folder *f, tokenizer *t, char *err, size_t siz
     return 0;
 }
 
+/* Whether config.json says model_type "bert"; a missing or unreadable one says no (the model
+ * loader reports its problems). */
+static int is_bert_model(const char *path)
+{
+    char ignored[256];
+    cJSON *root = NULL;
+    if (read_json(path, 1, &root, ignored, sizeof ignored) != 0 || !root) return 0;
+    const cJSON *type = member(root, "model_type");
+    int bert = cJSON_IsString(type) && strcmp(type->valuestring, "bert") == 0;
+    cJSON_Delete(root);
+    return bert;
+}
+
 static int load_folder(folder *f, tokenizer *t, char *err, size_t size)
 {
     cJSON *root = NULL;
+    f->bert_model = is_bert_model(f->model_path);
     if (read_json(f->config_path, 1, &f->config, err, size) ||
         read_json(f->map_path, 1, &f->map, err, size) ||
         read_json(f->json_path, 1, &root, err, size))
@@ -481,6 +502,7 @@ int tok_load_dir(const char *dir, tokenizer **out, char *err, size_t err_size)
     snprintf(f.vocab_path, sizeof f.vocab_path, "%s/vocab.txt", dir);
     snprintf(f.config_path, sizeof f.config_path, "%s/tokenizer_config.json", dir);
     snprintf(f.map_path, sizeof f.map_path, "%s/special_tokens_map.json", dir);
+    snprintf(f.model_path, sizeof f.model_path, "%s/config.json", dir);
     tokenizer *t = tok_new();
     int rc = t ? load_folder(&f, t, err, err_size) : io_fail(&c, "out of memory");
     cJSON_Delete(f.config);

@@ -25,24 +25,28 @@ static int folder_limit(const char *dir, const tokenizer *tok, char *err, size_t
     return limit;
 }
 
-int vkb_tokenizer_open(const char *dir, int lower_text, vkbert_tokenizer *out, char *err,
+int vkb_tokenizer_open(const char *dir, const st_model *st, vkbert_tokenizer *out, char *err,
                        size_t err_size)
 {
     memset(out, 0, sizeof *out);
-    if (tok_load_dir(dir, &out->tok, err, err_size)) return -1;
-    snprintf(out->source, sizeof out->source, "%s", dir);
-    out->lower_text = lower_text;
+    st_model own;
     char ignored[256];
-    out->max_length = folder_limit(dir, out->tok, ignored, sizeof ignored);
-    st_model st;
-    if (st_model_load(dir, &st, ignored, sizeof ignored) == 0) {
-        if (st.max_seq_length > 0 && (out->max_length == 0 || st.max_seq_length < out->max_length))
-            out->max_length = st.max_seq_length;
-        if (st.do_lower_case > 0) out->lower_text = 1;
-        st_model_free(&st);
+    if (!st && st_model_load(dir, &own, ignored, sizeof ignored) != 0)
+        memset(&own, 0, sizeof own); /* unreadable modules: the folder read as a plain one */
+    const st_model *s = st ? st : &own;
+    /* sentence-transformers keeps the tokenizer and its config in the Transformer's folder */
+    const char *bert_dir = s->has_modules ? s->transformer_dir : dir;
+    int rc = tok_load_dir(bert_dir, &out->tok, err, err_size);
+    if (rc == 0) {
+        snprintf(out->source, sizeof out->source, "%s", bert_dir);
+        out->lower_text = s->do_lower_case > 0;
+        out->max_length = folder_limit(bert_dir, out->tok, ignored, sizeof ignored);
+        if (s->max_seq_length > 0 && (out->max_length == 0 || s->max_seq_length < out->max_length))
+            out->max_length = s->max_seq_length;
+        if (out->max_length <= 0) out->max_length = 512;
     }
-    if (out->max_length <= 0) out->max_length = 512;
-    return 0;
+    if (!st) st_model_free(&own);
+    return rc;
 }
 
 void vkb_tokenizer_close(vkbert_tokenizer *t)
@@ -213,7 +217,7 @@ static vkbert_status load_parts(vkbert_model *m, const char *dir, const vkbert_m
     if (st_model_load(dir, &m->st, err, sizeof err))
         return vkb_fail(m->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "%s", err);
     const char *bert_dir = m->st.has_modules ? m->st.transformer_dir : dir;
-    if (vkb_tokenizer_open(bert_dir, m->st.do_lower_case > 0, &m->tokenizer, err, sizeof err))
+    if (vkb_tokenizer_open(dir, &m->st, &m->tokenizer, err, sizeof err))
         return vkb_fail(m->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "%s", err);
     vkbert_status status = apply_config(m, config);
     if (status) return status;

@@ -33,8 +33,10 @@ struct vkbert_model {
     uint64_t parameters;
 };
 
-/* Loads a folder's tokenizer into *out (zeroed first); on failure writes the message. */
-int vkb_tokenizer_open(const char *dir, int lower_text, vkbert_tokenizer *out, char *err,
+/* Loads a folder's tokenizer into *out (zeroed first), with what the folder's
+ * sentence-transformers files say (`st`, or NULL to read them): the Transformer's folder, the
+ * length limit, lowercasing. On failure writes the message. */
+int vkb_tokenizer_open(const char *dir, const st_model *st, vkbert_tokenizer *out, char *err,
                        size_t err_size);
 void vkb_tokenizer_close(vkbert_tokenizer *t);
 /* Encodes one text (and a pair) with sentence-transformers' lowercasing when set; max_len < 0

@@ -140,7 +140,8 @@ static vkbert_status find_prompt(vkbert_model *m, const vkbert_embed_options *o,
 static vkbert_status prompt_length(vkbert_model *m, const char *prompt, int *out)
 {
     *out = 0;
-    if (!prompt || m->st.include_prompt) return VKBERT_OK;
+    /* A folder without a Pooling module pools as its default does: prompt included. */
+    if (!prompt || !m->st.has_pooling || m->st.include_prompt) return VKBERT_OK;
     tok_ids t;
     char err[VKB_ERROR_SIZE];
     if (vkb_tokenizer_encode(&m->tokenizer, prompt, NULL, m->max_length, &t, err, sizeof err))
@@ -203,6 +204,10 @@ vkbert_status vkb_model_rerank(vkbert_model *m, const char *query, const char *c
         return vkb_fail(m->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
                         "rerank needs a cross-encoder with one label; this model has %d",
                         m->labels);
+    if (m->max_length < 3)
+        return vkb_fail(m->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "max_length %d leaves no room for a pair's 3 special tokens",
+                        m->max_length);
     text_job job = {m, NULL, count, 0, RUN_LOGITS, 1, scores};
     status = run_texts(&job, NULL, documents, query);
     for (int i = 0; !status && !raw_scores && i < count; i++)

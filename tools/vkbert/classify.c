@@ -4,6 +4,7 @@
 
 #include "cli.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,10 +43,13 @@ typedef struct label_score {
     int index;
 } label_score;
 
+/* Highest score first, NaN last, ties in input order. */
 static int higher_first(const void *x, const void *y)
 {
     const label_score *a = x, *b = y;
-    if (a->score != b->score) return a->score < b->score ? 1 : -1;
+    int a_nan = isnan(a->score), b_nan = isnan(b->score);
+    if (a_nan != b_nan) return a_nan - b_nan;
+    if (!a_nan && a->score != b->score) return a->score < b->score ? 1 : -1;
     return a->index - b->index;
 }
 
@@ -60,7 +64,9 @@ static void print_text(const classify_args *a, const char *text, label_score *ro
         if (a->json) {
             printf("%s{\"label\": ", j ? ", " : "");
             cli_print_json_string(row[j].label);
-            printf(", \"score\": %.7g}", row[j].score);
+            fputs(", \"score\": ", stdout);
+            cli_print_json_number(row[j].score);
+            putchar('}');
         } else
             printf("  %-20s %.7g\n", row[j].label, row[j].score);
     }

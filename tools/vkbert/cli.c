@@ -58,6 +58,14 @@ void cli_print_json_string(const char *text)
     putchar('"');
 }
 
+void cli_print_json_number(double value)
+{
+    if (isfinite(value))
+        printf("%.7g", value);
+    else
+        fputs("null", stdout); /* JSON has no NaN or infinity */
+}
+
 void cli_format_shape(char *out, size_t size, int ndim, const int64_t *shape)
 {
     size_t n = 0;

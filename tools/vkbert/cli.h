@@ -125,6 +125,9 @@ int cli_api_error(const vkbert_context *ctx, const char *what);
 /* Prints `text` to stdout as a JSON string, quoted and escaped. */
 void cli_print_json_string(const char *text);
 
+/* Prints a number to stdout as JSON: %.7g, or null when it is not finite. */
+void cli_print_json_number(double value);
+
 /* Writes "[d0, d1, ...]" into out. */
 void cli_format_shape(char *out, size_t size, int ndim, const int64_t *shape);
 

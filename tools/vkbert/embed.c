@@ -65,8 +65,10 @@ static void print_json(const float *e, int count, int dim)
     fputs("{\"embeddings\": [", stdout);
     for (int i = 0; i < count; i++) {
         printf("%s[", i ? ", " : "");
-        for (int k = 0; k < dim; k++)
-            printf("%s%.7g", k ? ", " : "", e[(size_t)i * dim + k]);
+        for (int k = 0; k < dim; k++) {
+            if (k) fputs(", ", stdout);
+            cli_print_json_number(e[(size_t)i * dim + k]);
+        }
         putchar(']');
     }
     puts("]}");

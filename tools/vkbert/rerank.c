@@ -2,6 +2,7 @@
  * (BertForSequenceClassification, one label), highest first. */
 #include "cli.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,10 +46,13 @@ typedef struct ranked {
     int index;
 } ranked;
 
+/* Highest score first, NaN last, ties in input order. */
 static int higher_first(const void *x, const void *y)
 {
     const ranked *a = x, *b = y;
-    if (a->score != b->score) return a->score < b->score ? 1 : -1;
+    int a_nan = isnan(a->score), b_nan = isnan(b->score);
+    if (a_nan != b_nan) return a_nan - b_nan;
+    if (!a_nan && a->score != b->score) return a->score < b->score ? 1 : -1;
     return a->index - b->index;
 }
 
@@ -56,9 +60,11 @@ static void print_ranked(const rerank_args *a, const cli_texts *t, const ranked 
 {
     if (a->json) putchar('[');
     for (int i = 0; i < t->count; i++) {
-        if (a->json)
-            printf("%s{\"index\": %d, \"score\": %.7g}", i ? ", " : "", r[i].index, r[i].score);
-        else
+        if (a->json) {
+            printf("%s{\"index\": %d, \"score\": ", i ? ", " : "", r[i].index);
+            cli_print_json_number(r[i].score);
+            putchar('}');
+        } else
             printf("%.7g\t%d\t%s\n", r[i].score, r[i].index, t->texts[r[i].index]);
     }
     if (a->json) puts("]");
