@@ -13,10 +13,10 @@
 //                  mask: sum(w x) / max(sum(w), 1e-9).
 //   lasttoken:     the last kept token's row; zeros when there is none (Pooling gathers row 0
 //                  of token_embeddings * mask, whose mask is then 0).
-// include_prompt=false: positions before first + prompt_tokens count as masked, first being
-// the first kept position (0 when none), for every mode but cls: Pooling's rule, which skips
-// left padding (argmax of the mask) before the prompt. Not reproduced: with max and cls both
-// on, Pooling's cls is a view that max's -1e9 overwrites where token 0 is masked.
+// include_prompt=false is the caller's: it zeroes the prompt's positions in the mask, as
+// Pooling zeroes attention_mask[:, :prompt_length], so that one recorded pass serves every
+// prompt. Not reproduced: with max and cls both on, Pooling's cls is a view that max's -1e9
+// overwrites where token 0 is masked.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x_id = 0) in; // a power of two
 #include "common.glsl"
@@ -27,7 +27,7 @@ layout(std430, binding = 1) readonly buffer Mask { float mask[]; };
 layout(std430, binding = 2) writeonly buffer Out { float out_rows[]; };
 
 layout(push_constant) uniform Push {
-    uint batch, seq_len, H, ld, mask_ld, modes, out_ld, prompt_tokens;
+    uint batch, seq_len, H, ld, mask_ld, modes, out_ld;
 } p;
 
 const uint CLS = 1u, MAX = 2u, MEAN = 4u, MEAN_SQRT_LEN = 8u, WEIGHTED_MEAN = 16u,
@@ -57,15 +57,9 @@ void main()
     if (b >= p.batch) return; // uniform over the workgroup
     uint t = gl_LocalInvocationID.x, n = gl_WorkGroupSize.x, S = p.seq_len;
 
-    float from_end = 0.0; // S - the first kept position, 0 when none
-    for (uint s = t; s < S; s += n)
-        if (kept(b, s)) from_end = max(from_end, float(S - s));
-    from_end = reduce(from_end, true);
-    uint start = (from_end > 0.0 ? S - uint(from_end) : 0u) + p.prompt_tokens;
-
     float count = 0.0, weights = 0.0, last = 0.0; // last: the last kept position + 1
     for (uint s = t; s < S; s += n)
-        if (s >= start && kept(b, s)) {
+        if (kept(b, s)) {
             count += 1.0;
             weights += float(s + 1u);
             last = float(s + 1u);
@@ -78,7 +72,7 @@ void main()
     for (uint j = t; j < p.H; j += n) {
         float top = NEG_INF, sum = 0.0, weighted = 0.0;
         for (uint s = 0u; scan && s < S; s++) {
-            bool keep = s >= start && kept(b, s);
+            bool keep = kept(b, s);
             float x = hidden[token_at(b, s, j)];
             top = max(top, keep ? x : -1e9);
             sum += keep ? x : 0.0;

@@ -1,13 +1,13 @@
 /* shaders/pool.comp alone, against a double reference written from sentence-transformers'
  * Pooling.forward (sentence_transformer/models/Pooling.py): every set of modes, right, left
- * and no padding, holes, prompts shorter and longer than the sequence. Masked tokens past
+ * and no padding, holes. Masked tokens past
  * position 0 and every padding hold NaN, so reading one where Pooling would not fails. */
 #include "support.h"
 
 #include <stdlib.h>
 
 typedef struct pool_case {
-    uint32_t batch, seq, hidden, modes, prompt;
+    uint32_t batch, seq, hidden, modes;
 } pool_case;
 
 static uint32_t pad4(uint32_t x)
@@ -37,17 +37,12 @@ static float mask_value(uint32_t b, uint32_t s, uint32_t seq, ref_rng *rng)
 static void reference(const float *x, const float *mask, const pool_case *c, uint32_t ld,
                       double *want)
 {
-    uint32_t seq = c->seq, h = c->hidden, first = 0;
+    uint32_t seq = c->seq, h = c->hidden;
     int *keep = malloc(seq * sizeof *keep);
-    /* include_prompt=false: attention_mask[positions < argmax(mask) + prompt_length] = 0;
-     * argmax is the first maximum, 0 for an all-zero mask. */
-    while (first < seq && mask[first] == 0)
-        first++;
-    if (first == seq) first = 0;
     double count = 0, weights = 0;
     int last = -1;
     for (uint32_t s = 0; s < seq; s++) {
-        keep[s] = mask[s] != 0 && s >= first + c->prompt;
+        keep[s] = mask[s] != 0;
         count += keep[s], weights += keep[s] * (s + 1.0);
         if (keep[s]) last = (int)s;
     }
@@ -78,9 +73,8 @@ static void compare(const float *got, const double *want, const pool_case *c, ui
         for (uint32_t j = 0; j < c->hidden; j++) {
             double w = want[mode * c->hidden + j];
             float g = got[block * c->hidden + j];
-            cr_assert(fabs(g - w) <= 1e-5 * (1 + fabs(w)),
-                      "modes 0x%x prompt %u b%u mode %u j%u: %g vs %g", c->modes, c->prompt, b,
-                      mode, j, g, w);
+            cr_assert(fabs(g - w) <= 1e-5 * (1 + fabs(w)), "modes 0x%x b%u mode %u j%u: %g vs %g",
+                      c->modes, b, mode, j, g, w);
         }
         block++;
     }
@@ -105,7 +99,7 @@ static void check(vkbert_context *ctx, VkDescriptorPool pool, pool_case c, uint6
         }
     vkb_buffer bh = test_buffer(ctx, h, nh), bm = test_buffer(ctx, mask, nm);
     vkb_buffer bo = test_buffer(ctx, got, no);
-    vkb_pool_desc d = {c.batch, c.seq, c.hidden, ld, mask_ld, c.modes, out_ld, c.prompt};
+    vkb_pool_desc d = {c.batch, c.seq, c.hidden, ld, mask_ld, c.modes, out_ld};
     vkb_dispatch dispatch = {0};
     TEST_OK(vkb_op_pool(ctx, pool, &d, vkb_whole(&bh), vkb_whole(&bm), vkb_whole(&bo), &dispatch));
     test_run(ctx, &dispatch, 1);
@@ -124,13 +118,13 @@ Test(pool, every_set_of_modes)
     vkbert_context *ctx = test_context(0);
     for (uint32_t modes = 1; modes < 64; modes++) {
         VkDescriptorPool pool = test_pool(ctx);
-        check(ctx, pool, (pool_case){10, 9, 20, modes, 0}, modes);
+        check(ctx, pool, (pool_case){10, 9, 20, modes}, modes);
         vkDestroyDescriptorPool(ctx->device, pool, NULL);
     }
     test_context_done(ctx);
 }
 
-Test(pool, prompts_and_shapes)
+Test(pool, shapes)
 {
     vkbert_context *ctx = test_context(0);
     VkDescriptorPool pool = test_pool(ctx);
@@ -139,12 +133,11 @@ Test(pool, prompts_and_shapes)
     /* Then the shared-memory reductions, which devices without subgroup arithmetic run. */
     for (int shared = 0; shared < 2; shared++) {
         ctx->subgroup_arithmetic = ctx->subgroup_arithmetic && !shared;
-        check(ctx, pool, (pool_case){1, 1, 16, all, 0}, 1);
-        check(ctx, pool, (pool_case){10, 9, 20, all, 1}, 2);
-        check(ctx, pool, (pool_case){10, 9, 20, all, 3}, 3);
-        check(ctx, pool, (pool_case){5, 6, 7, all, 8}, 4); /* the prompt covers everything */
-        check(ctx, pool, (pool_case){5, 33, 384, all, 2}, 5);
-        check(ctx, pool, (pool_case){3, 300, 37, VKB_POOL_MEAN | VKB_POOL_LAST_TOKEN, 0}, 6);
+        check(ctx, pool, (pool_case){1, 1, 16, all}, 1);
+        check(ctx, pool, (pool_case){10, 9, 20, all}, 2);
+        check(ctx, pool, (pool_case){5, 6, 7, all}, 4);
+        check(ctx, pool, (pool_case){5, 33, 384, all}, 5);
+        check(ctx, pool, (pool_case){3, 300, 37, VKB_POOL_MEAN | VKB_POOL_LAST_TOKEN}, 6);
         vkDestroyDescriptorPool(ctx->device, pool, NULL);
         pool = test_pool(ctx);
     }
@@ -161,10 +154,10 @@ Test(pool, bad_descriptions_are_refused)
     vkb_view v = vkb_whole(&buffer);
     vkb_dispatch dispatch = {0};
     vkb_pool_desc bad[] = {
-        {2, 3, 8, 8, 4, 0, 8, 0},                           /* no mode */
-        {2, 3, 8, 8, 4, 64, 8, 0},                          /* an unknown bit */
-        {2, 3, 8, 8, 4, VKB_POOL_CLS | VKB_POOL_MAX, 8, 0}, /* two blocks in 8 columns */
-        {2, 3, 8, 8, 2, VKB_POOL_MEAN, 8, 0},               /* mask pitch under seq_len */
+        {2, 3, 8, 8, 4, 0, 8},                           /* no mode */
+        {2, 3, 8, 8, 4, 64, 8},                          /* an unknown bit */
+        {2, 3, 8, 8, 4, VKB_POOL_CLS | VKB_POOL_MAX, 8}, /* two blocks in 8 columns */
+        {2, 3, 8, 8, 2, VKB_POOL_MEAN, 8},               /* mask pitch under seq_len */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         cr_assert_eq(vkb_op_pool(ctx, pool, &bad[i], v, v, v, &dispatch),

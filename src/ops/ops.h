@@ -97,8 +97,8 @@ vkbert_status vkb_op_embedding(vkbert_context *ctx, VkDescriptorPool pool,
 /* sentence-transformers' Pooling over hidden [B*S][ld] and a mask [B][mask_ld] (1 keep, 0
  * padding; shaders/pool.comp has each mode's exact rule): the modes set in `modes`, in the
  * order of the bits below, concatenated into out [B][out_ld], block k at k * hidden, the
- * columns past the last block written as zero. With include_prompt=false, `prompt_tokens`
- * positions after any left padding count as masked for every mode but cls. */
+ * columns past the last block written as zero. include_prompt=false is the mask's: the
+ * caller zeroes the prompt's positions (cls still reads row 0). */
 enum {
     VKB_POOL_CLS = 1u << 0,
     VKB_POOL_MAX = 1u << 1,
@@ -108,7 +108,7 @@ enum {
     VKB_POOL_LAST_TOKEN = 1u << 5
 };
 typedef struct vkb_pool_desc {
-    uint32_t batch, seq_len, hidden, ld, mask_ld, modes, out_ld, prompt_tokens;
+    uint32_t batch, seq_len, hidden, ld, mask_ld, modes, out_ld;
 } vkb_pool_desc;
 
 vkbert_status vkb_op_pool(vkbert_context *ctx, VkDescriptorPool pool, const vkb_pool_desc *d,

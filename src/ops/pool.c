@@ -4,7 +4,7 @@
 #include "tune.h"
 
 typedef struct pool_push {
-    uint32_t batch, seq_len, hidden, ld, mask_ld, modes, out_ld, prompt_tokens;
+    uint32_t batch, seq_len, hidden, ld, mask_ld, modes, out_ld;
 } pool_push;
 
 #define POOL_MODES 0x3fu
@@ -34,8 +34,7 @@ vkbert_status vkb_op_pool(vkbert_context *ctx, VkDescriptorPool pool, const vkb_
                         mode_count(d->modes), d->hidden);
     uint32_t size = vkb_tune_softmax_workgroup(ctx, d->hidden);
     const vkb_spirv *shader = ctx->subgroup_arithmetic ? &vkb_shader_pool : &vkb_shader_pool_shared;
-    pool_push push = {d->batch,   d->seq_len, d->hidden, d->ld,
-                      d->mask_ld, d->modes,   d->out_ld, d->prompt_tokens};
+    pool_push push = {d->batch, d->seq_len, d->hidden, d->ld, d->mask_ld, d->modes, d->out_ld};
     vkb_view views[3] = {hidden, mask, out};
     vkb_kernel kernel = {shader, NULL, &size, 1, views, 3, &push, sizeof push};
     vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, dispatch);
