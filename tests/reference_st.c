@@ -2,8 +2,10 @@
 #include "reference_st.h"
 
 #include "io/st_model.h"
+#include "reference_bert.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void pool_cls(const double *x, int seq, int h, const int32_t *keep, double *out)
@@ -110,4 +112,28 @@ void ref_st_normalize(double *v, int n)
     double norm = sqrt(sq) > 1e-12 ? sqrt(sq) : 1e-12;
     for (int i = 0; i < n; i++)
         v[i] /= norm;
+}
+
+int ref_st_embedding(const bert_config *c, const bert_weights *w, const ref_st_pipeline *p,
+                     const int32_t *ids, const int32_t *type_ids, int seq, double *out)
+{
+    int h = c->hidden_size;
+    double *hidden = malloc((size_t)seq * h * sizeof *hidden);
+    double *a = malloc(4096 * sizeof *a), *b = malloc(4096 * sizeof *b);
+    int32_t *mask = malloc((size_t)seq * sizeof *mask);
+    for (int s = 0; s < seq; s++)
+        mask[s] = 1;
+    ref_bert(c, w, 1, seq, ids, type_ids, NULL, hidden, NULL);
+    int width = ref_st_pool(hidden, mask, seq, h, p->modes, p->prompt_tokens, a);
+    for (int i = 0; i < p->dense_count; i++) {
+        const st_dense *d = &p->dense[i];
+        ref_st_dense(d->weight, d->has_bias ? d->bias : NULL, d->in_features, d->out_features,
+                     d->activation, a, b);
+        width = d->out_features;
+        memcpy(a, b, (size_t)width * sizeof *a);
+    }
+    if (p->normalize) ref_st_normalize(a, width);
+    memcpy(out, a, (size_t)width * sizeof *out);
+    free(hidden), free(a), free(b), free(mask);
+    return width;
 }

@@ -3,6 +3,9 @@
 #ifndef VKBERT_REFERENCE_ST_H
 #define VKBERT_REFERENCE_ST_H
 
+#include "io/bert_model.h"
+#include "io/st_model.h"
+
 #include <stdint.h>
 
 /* Pooling of one sequence: hidden [seq][h], mask [seq] (0 = padding); the first prompt_tokens
@@ -17,5 +20,20 @@ void ref_st_dense(const float *w, const float *b, int in, int out, int act, cons
 
 /* v / max(||v||, 1e-12), as torch.nn.functional.normalize. */
 void ref_st_normalize(double *v, int n);
+
+/* What runs after a BertModel: Pooling of `modes` (the first prompt_tokens tokens left out),
+ * the Dense modules, Normalize when set. */
+typedef struct ref_st_pipeline {
+    unsigned modes;
+    int prompt_tokens;
+    int dense_count;
+    const st_dense *dense;
+    int normalize;
+} ref_st_pipeline;
+
+/* The embedding of one tokenized text [seq], alone and unpadded: BertModel, then the
+ * pipeline. Returns its width (at most 4096). */
+int ref_st_embedding(const bert_config *c, const bert_weights *w, const ref_st_pipeline *p,
+                     const int32_t *ids, const int32_t *type_ids, int seq, double *out);
 
 #endif

@@ -97,47 +97,11 @@ static void write_st(const char *name, const st_folder_spec *spec, const bert_co
     cr_assert_eq(st_folder_write(dir, spec, err, sizeof err), 0, "%s", err);
 }
 
-/* ---- the reference ---- */
-
-typedef struct pipeline {
-    unsigned modes;
-    int prompt_tokens;
-    int dense_count;
-    const st_dense *dense;
-    int normalize;
-} pipeline;
-
-/* The embedding of one tokenized text, alone and unpadded: BertModel, Pooling, Dense...,
- * Normalize. Returns its width. */
-static int reference_embedding(const bert_config *c, const bert_weights *w, const pipeline *p,
-                               const vkbert_encoding *e, double *out)
-{
-    int h = c->hidden_size, seq = e->count;
-    double *hidden = malloc((size_t)seq * h * sizeof *hidden);
-    double *a = malloc(4096 * sizeof *a), *b = malloc(4096 * sizeof *b);
-    int32_t *mask = malloc((size_t)seq * sizeof *mask);
-    for (int s = 0; s < seq; s++)
-        mask[s] = 1;
-    ref_bert(c, w, 1, seq, e->ids, e->type_ids, NULL, hidden, NULL);
-    int width = ref_st_pool(hidden, mask, seq, h, p->modes, p->prompt_tokens, a);
-    for (int i = 0; i < p->dense_count; i++) {
-        const st_dense *d = &p->dense[i];
-        ref_st_dense(d->weight, d->has_bias ? d->bias : NULL, d->in_features, d->out_features,
-                     d->activation, a, b);
-        width = d->out_features;
-        memcpy(a, b, (size_t)width * sizeof *a);
-    }
-    if (p->normalize) ref_st_normalize(a, width);
-    memcpy(out, a, (size_t)width * sizeof *out);
-    free(hidden), free(a), free(b), free(mask);
-    return width;
-}
-
 /* Embeds `count` texts with the model at dir and checks each against the reference of the
  * text with `prefix` prepended, truncated to max_len. */
 static void check_embed(const char *dir, const vkbert_model_config *config,
                         const vkbert_embed_options *options, const bert_config *c,
-                        const bert_weights *w, const pipeline *p, const char *prefix,
+                        const bert_weights *w, const ref_st_pipeline *p, const char *prefix,
                         const char *const *in, int count, int max_len)
 {
     vkbert_context *ctx = test_context(0);
@@ -155,7 +119,7 @@ static void check_embed(const char *dir, const vkbert_model_config *config,
         snprintf(text, sizeof text, "%s%s", prefix ? prefix : "", in[i]);
         vkbert_encoding e;
         TEST_OK(vkbert_tokenizer_encode(vkbert_model_tokenizer(m), text, NULL, max_len, &e));
-        int width = reference_embedding(c, w, p, &e, want);
+        int width = ref_st_embedding(c, w, p, e.ids, e.type_ids, e.count, want);
         cr_assert_eq(width, dim, "width %d, dimension %d", width, dim);
         char what[64];
         snprintf(what, sizeof what, "%s text %d", dir, i);
@@ -178,7 +142,7 @@ static void check_pooling(unsigned modes, int normalize)
     char dir[256], name[32];
     snprintf(name, sizeof name, "pool%u", modes);
     write_st(name, &spec, &c, &w, dir);
-    pipeline p = {modes, 0, 0, NULL, normalize};
+    ref_st_pipeline p = {modes, 0, 0, NULL, normalize};
     check_embed(dir, NULL, NULL, &c, &w, &p, NULL, texts, TEXT_COUNT, 0);
     bert_weights_free(&w);
 }
@@ -216,7 +180,7 @@ Test(model, dense_modules_with_every_activation)
         bert_weights w;
         snprintf(name, sizeof name, "dense%d", k);
         write_st(name, &spec, &c, &w, dir);
-        pipeline p = {spec.pool_modes, 0, 2, dense, spec.normalize};
+        ref_st_pipeline p = {spec.pool_modes, 0, 2, dense, spec.normalize};
         check_embed(dir, NULL, NULL, &c, &w, &p, NULL, texts, TEXT_COUNT, 0);
         bert_weights_free(&w);
         st_folder_dense_free(&dense[0]), st_folder_dense_free(&dense[1]);
@@ -241,7 +205,7 @@ Test(model, fp16_within_the_fp16_bound)
     char dir[256];
     bert_weights w;
     write_st("fp16", &spec, &c, &w, dir);
-    pipeline p = {spec.pool_modes, 0, 1, &dense, 1};
+    ref_st_pipeline p = {spec.pool_modes, 0, 1, &dense, 1};
     vkbert_model_config fp16 = {.precision = VKBERT_PRECISION_FP16};
     check_embed(dir, &fp16, NULL, &c, &w, &p, NULL, texts, TEXT_COUNT, 0);
     bert_weights_free(&w);
@@ -277,7 +241,7 @@ Test(model, prompts_default_named_given_and_left_out_of_pooling)
     spec.default_prompt_name = "query";
     char dir[256];
     write_st("prompts", &spec, &c, &w, dir);
-    pipeline p = {spec.pool_modes, prompt_tokens(dir, "query: "), 0, NULL, 1};
+    ref_st_pipeline p = {spec.pool_modes, prompt_tokens(dir, "query: "), 0, NULL, 1};
     cr_assert_eq(p.prompt_tokens, 3, "[CLS] query : is 3 tokens, not %d", p.prompt_tokens);
     check_embed(dir, NULL, NULL, &c, &w, &p, "query: ", texts, TEXT_COUNT, 0);
     vkbert_embed_options named = {"passage", NULL};
@@ -297,7 +261,7 @@ Test(model, max_seq_length_truncates_and_no_truncate_refuses)
     spec.max_seq_length = 9;
     char dir[256];
     write_st("short", &spec, &c, &w, dir);
-    pipeline p = {ST_POOL_MAX, 0, 0, NULL, 0};
+    ref_st_pipeline p = {ST_POOL_MAX, 0, 0, NULL, 0};
     check_embed(dir, NULL, NULL, &c, &w, &p, NULL, texts, TEXT_COUNT, 9);
 
     vkbert_context *ctx = test_context(0);
@@ -322,12 +286,12 @@ Test(model, plain_folder_mean_pools_and_overrides_apply)
     char dir[256];
     snprintf(dir, sizeof dir, "%s/plain", tmp);
     write_bert(dir, &c, &w, 5);
-    pipeline p = {ST_POOL_MEAN, 0, 0, NULL, 0};
+    ref_st_pipeline p = {ST_POOL_MEAN, 0, 0, NULL, 0};
     check_embed(dir, NULL, NULL, &c, &w, &p, NULL, texts, TEXT_COUNT, 0);
     vkbert_embed_options prompt = {NULL, "hello world "}; /* no Pooling module: included */
     check_embed(dir, NULL, &prompt, &c, &w, &p, "hello world ", texts, TEXT_COUNT, 0);
     vkbert_model_config over = {.pooling = "cls,lasttoken", .normalize = 1};
-    pipeline q = {ST_POOL_CLS | ST_POOL_LASTTOKEN, 0, 0, NULL, 1};
+    ref_st_pipeline q = {ST_POOL_CLS | ST_POOL_LASTTOKEN, 0, 0, NULL, 1};
     check_embed(dir, &over, NULL, &c, &w, &q, NULL, texts, TEXT_COUNT, 0);
     bert_weights_free(&w);
 }
@@ -352,7 +316,7 @@ Test(model, many_texts_in_sorted_batches_keep_their_order)
             strcat(many[i], " ");
         }
     }
-    pipeline p = {ST_POOL_MEAN, 0, 0, NULL, 1};
+    ref_st_pipeline p = {ST_POOL_MEAN, 0, 0, NULL, 1};
     check_embed(dir, NULL, NULL, &c, &w, &p, NULL, (const char *const *)many, N, 0);
     for (int i = 0; i < N; i++)
         free(many[i]);
@@ -464,7 +428,7 @@ Test(model, a_classifier_folder_still_embeds)
     char dir[256];
     snprintf(dir, sizeof dir, "%s/cls_embed", tmp);
     write_bert(dir, &c, &w, 41);
-    pipeline p = {ST_POOL_MEAN, 0, 0, NULL, 0};
+    ref_st_pipeline p = {ST_POOL_MEAN, 0, 0, NULL, 0};
     check_embed(dir, NULL, NULL, &c, &w, &p, NULL, texts, 3, 0);
     bert_weights_free(&w);
 }
@@ -518,7 +482,7 @@ Test(model, tokenizer_json_only_and_cased_folders)
         cr_assert_geq(find_token(m, "the Cat [MASK]", "[MASK]"), 0, "[MASK] kept whole");
         vkbert_model_destroy(m);
         test_context_done(ctx);
-        pipeline p = {ST_POOL_MEAN, 0, 0, NULL, 0};
+        ref_st_pipeline p = {ST_POOL_MEAN, 0, 0, NULL, 0};
         const char *cased_texts[] = {"the Cat sat [MASK] on the mat.", "Cat cat CAT"};
         check_embed(dir, NULL, NULL, &c, &w, &p, NULL, cased_texts, 2, 0);
         bert_weights_free(&w);
@@ -541,7 +505,7 @@ Test(model, transformer_in_a_subfolder_keeps_its_limit)
     cr_assert_eq(vkbert_tokenizer_max_length(vkbert_model_tokenizer(m)), 7);
     vkbert_model_destroy(m);
     test_context_done(ctx);
-    pipeline p = {ST_POOL_MEAN, 0, 0, NULL, 0};
+    ref_st_pipeline p = {ST_POOL_MEAN, 0, 0, NULL, 0};
     check_embed(dir, NULL, NULL, &c, &w, &p, NULL, texts, TEXT_COUNT, 7);
     vkbert_tokenizer *t;
     TEST_OK(vkbert_tokenizer_load(dir, &t)); /* the public tokenizer reads the same folder */
