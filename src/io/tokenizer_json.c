@@ -80,8 +80,11 @@ static int read_json(const char *path, int optional, cJSON **root, char *err, si
     *root = cJSON_ParseWithLength(text, size);
     free(text);
     if (!*root) return io_fail(&c, "not valid JSON");
-    if (!cJSON_IsObject(*root)) return io_fail(&c, "not a JSON object");
-    return 0;
+    if (cJSON_IsObject(*root)) return 0;
+    /* the callers free only what they were given back */
+    cJSON_Delete(*root);
+    *root = NULL;
+    return io_fail(&c, "not a JSON object");
 }
 
 /* ---- added and special tokens ---- */
