@@ -151,3 +151,16 @@ Test(fuzz_regressions, tokenizer_json_not_an_object)
 {
     expect_tokenizer_error("not_an_object", "tokenizer.json: not a JSON object");
 }
+
+/* An id of 1.8e96 (or any number beyond long long's range) was converted to long long, to
+ * test that it is whole, before its range was checked: undefined behaviour. */
+Test(fuzz_regressions, tokenizer_json_huge_vocab_id) /* as fuzz_tokenizer_json found it */
+{
+    expect_tokenizer_error("huge_vocab_id",
+                           "model.vocab: expected an integer from 0 to 1073741823");
+}
+
+Test(fuzz_regressions, tokenizer_json_huge_max_chars)
+{
+    expect_tokenizer_error("huge_max_chars", "model.max_input_chars_per_word: expected an integer");
+}

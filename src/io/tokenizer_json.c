@@ -20,6 +20,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,10 +58,11 @@ static int get_bool(const err_ctx *c, const cJSON *o, const char *where, const c
 static int get_int(const err_ctx *c, const cJSON *v, const char *what, double lo, double hi,
                    double *out)
 {
-    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(long long)v->valuedouble ||
-        v->valuedouble < lo || v->valuedouble > hi)
+    /* the range first: converting a double outside long long's is undefined behaviour */
+    double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    if (!(d >= lo && d <= hi && d == floor(d)))
         return io_fail(c, "%s: expected an integer from %.0f to %.0f", what, lo, hi);
-    *out = v->valuedouble;
+    *out = d;
     return 0;
 }
 
