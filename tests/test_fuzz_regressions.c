@@ -123,3 +123,44 @@ Test(fuzz_regressions, tokenize_empty_text)
     cr_expect_eq(ids.ids[1], 3); /* [SEP] */
     tok_ids_free(&ids);
 }
+
+/* ---- tokenizer_json: fuzz_tokenizer_json's input is tokenizer.json (alone here) ---- */
+
+static void expect_tokenizer_error(const char *name, const char *message)
+{
+    char text[4096], path[256];
+    size_t n = read_input("tokenizer_json", name, text, sizeof text);
+    snprintf(path, sizeof path, "%s/tokenizer.json", tmpdir);
+    write_file(path, text, n);
+    tokenizer *t;
+    err[0] = '\0';
+    cr_assert_eq(tok_load_dir(tmpdir, &t, err, sizeof err), -1, "%s loaded", name);
+    cr_expect_null(t);
+    cr_expect_not_null(strstr(err, message), "%s: error \"%s\" lacks \"%s\"", name, err, message);
+}
+
+/* JSON whose top value is not an object (cJSON stops after the first value, so a string
+ * followed by anything parses) was refused without its parse tree being freed: a leak that
+ * the sanitizer build reports. */
+Test(fuzz_regressions, tokenizer_json_string_root) /* as fuzz_tokenizer_json found it */
+{
+    expect_tokenizer_error("string_root", "tokenizer.json: not a JSON object");
+}
+
+Test(fuzz_regressions, tokenizer_json_not_an_object)
+{
+    expect_tokenizer_error("not_an_object", "tokenizer.json: not a JSON object");
+}
+
+/* An id of 1.8e96 (or any number beyond long long's range) was converted to long long, to
+ * test that it is whole, before its range was checked: undefined behaviour. */
+Test(fuzz_regressions, tokenizer_json_huge_vocab_id) /* as fuzz_tokenizer_json found it */
+{
+    expect_tokenizer_error("huge_vocab_id",
+                           "model.vocab: expected an integer from 0 to 1073741823");
+}
+
+Test(fuzz_regressions, tokenizer_json_huge_max_chars)
+{
+    expect_tokenizer_error("huge_max_chars", "model.max_input_chars_per_word: expected an integer");
+}

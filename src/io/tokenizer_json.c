@@ -60,11 +60,11 @@ static int get_bool(const err_ctx *c, const cJSON *o, const char *where, const c
 static int get_int(const err_ctx *c, const cJSON *v, const char *what, double lo, double hi,
                    double *out)
 {
-    /* The range first: converting an out-of-range double to an integer is undefined. */
-    if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi) ||
-        v->valuedouble != floor(v->valuedouble))
+    /* the range first: converting a double outside long long's is undefined behaviour */
+    double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    if (!(d >= lo && d <= hi && d == floor(d)))
         return io_fail(c, "%s: expected an integer from %.0f to %.0f", what, lo, hi);
-    *out = v->valuedouble;
+    *out = d;
     return 0;
 }
 
@@ -84,8 +84,11 @@ static int read_json(const char *path, int optional, cJSON **root, char *err, si
     *root = cJSON_ParseWithLength(text, size);
     free(text);
     if (!*root) return io_fail(&c, "not valid JSON");
-    if (!cJSON_IsObject(*root)) return io_fail(&c, "not a JSON object");
-    return 0;
+    if (cJSON_IsObject(*root)) return 0;
+    /* the callers free only what they were given back */
+    cJSON_Delete(*root);
+    *root = NULL;
+    return io_fail(&c, "not a JSON object");
 }
 
 /* ---- added and special tokens ---- */

@@ -2,7 +2,7 @@
  * (src/io/tokenizer.c): the input is the config of a model folder whose model.safetensors is
  * a fixed tiny model, so that a config that parses goes on to size, allocate and check the
  * weights against it. Two folders: F32 tensors with plain names, and F16 under "bert.". */
-#define _GNU_SOURCE /* memfd_create, mkdtemp */
+#define _GNU_SOURCE /* memfd_create, mkdtemp, nftw */
 #include "fuzz_util.h"
 #include "io/bert_model.h"
 #include "tiny_model.h"
@@ -15,31 +15,20 @@ static fuzz_file file = {.fd = -1};
 
 static void remove_dirs(void)
 {
-    char p[600];
-    for (int i = 0; i < 2; i++) {
-        if (!dirs[i][0]) continue;
-        snprintf(p, sizeof p, "%s/config.json", dirs[i]);
-        unlink(p);
-        snprintf(p, sizeof p, "%s/model.safetensors", dirs[i]);
-        unlink(p);
-        rmdir(dirs[i]);
-    }
+    for (int i = 0; i < 2; i++)
+        fuzz_remove_tree(dirs[i]);
 }
 
-/* Saves the tiny model in dir, then makes its config.json a link to the memfd: the link is
- * resolved by the process that opens it, so every run reads the current input. */
+/* Saves the tiny model in dir, then makes its config.json a link to the memfd. */
 static int make_dir(char *dir, int f16, const char *prefix, const bert_weights *w)
 {
-    char p[600], err[256];
-    const char *tmp = getenv("TMPDIR"); /* run.sh points it at a folder it removes */
-    snprintf(dir, sizeof dirs[0], "%s/vkbert_fuzz_config_XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(dir)) return -1;
+    char err[256];
+    if (fuzz_make_dir(dir, sizeof dirs[0], "config") != 0) return -1;
     if (bert_model_save(dir, &tiny, w, f16, prefix, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         return -1;
     }
-    snprintf(p, sizeof p, "%s/config.json", dir);
-    return unlink(p) == 0 && symlink(file.path, p) == 0 ? 0 : -1;
+    return fuzz_link_input(dir, "config.json", &file);
 }
 
 static int setup(void)

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ftw.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Printed when a harness cannot set itself up; run.sh fails on it, since a harness that
@@ -59,6 +61,49 @@ static inline const char *fuzz_input_path(const uint8_t *data, size_t size)
     const char *path = fuzz_file_write(&file, data, size);
     if (!path) fuzz_setup_failed("writing the memfd");
     return path;
+}
+
+/* A new folder vkbert_fuzz_<name>_XXXXXX in $TMPDIR (run.sh points it at a folder it removes)
+ * or /tmp, its path into dir[size]; -1 when it cannot be made. */
+static inline int fuzz_make_dir(char *dir, size_t size, const char *name)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, size, "%s/vkbert_fuzz_%s_XXXXXX", tmp && *tmp ? tmp : "/tmp", name);
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+/* Writes `text` to dir/name; -1 on failure. */
+static inline int fuzz_write_text(const char *dir, const char *name, const char *text)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "wb");
+    if (!f) return -1;
+    int ok = fputs(text, f) >= 0;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* Makes dir/name a link to the memfd: the link is resolved by the process that opens it, so
+ * every run reads the current input. */
+static inline int fuzz_link_input(const char *dir, const char *name, const fuzz_file *f)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    unlink(p);
+    return symlink(f->path, p);
+}
+
+static inline int fuzz_remove_entry(const char *path, const struct stat *st, int flag,
+                                    struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+/* Removes dir and everything under it, links themselves rather than what they point at. */
+static inline void fuzz_remove_tree(const char *dir)
+{
+    if (dir[0]) nftw(dir, fuzz_remove_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
 
 /* data[0..size) as a NUL-terminated string (cut at its first NUL); NULL when out of memory. */

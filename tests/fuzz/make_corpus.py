@@ -118,9 +118,138 @@ def tokenize_corpus():
     put("tokenize", "long_word", b"\x00\x20" + b"ab" * 60 + b" a")
 
 
+TOK_VOCAB = SPECIALS + ["hello", "world", "un", "##aff", "##able", "caf", "##e", "##\u00e9",
+                        "na", "##ive", "\u4e2d", "\u6587", ",", "!", "-", "#", "$", "a", "b"]
+ADDED = [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+          "normalized": False, "special": True} for i, t in enumerate(SPECIALS)]
+BERT_NORMALIZER = {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+                   "strip_accents": None, "lowercase": True}
+
+
+def special(token, type_id):
+    return {"SpecialToken": {"id": token, "type_id": type_id}}
+
+
+def sequence(seq, type_id):
+    return {"Sequence": {"id": seq, "type_id": type_id}}
+
+
+BERT_TEMPLATE = {
+    "type": "TemplateProcessing",
+    "single": [special("[CLS]", 0), sequence("A", 0), special("[SEP]", 0)],
+    "pair": [special("[CLS]", 0), sequence("A", 0), special("[SEP]", 0), sequence("B", 1),
+             special("[SEP]", 1)],
+    "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [2], "tokens": ["[CLS]"]},
+                       "[SEP]": {"id": "[SEP]", "ids": [3], "tokens": ["[SEP]"]}}}
+
+
+def tokenizer_json(**pieces):
+    """tokenizer.json as transformers saves BERT's (tests/st_folder.c writes the same)."""
+    model = {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+             "max_input_chars_per_word": 100,
+             "vocab": {t: i for i, t in enumerate(TOK_VOCAB)}}
+    model.update(pieces.pop("model", {}))
+    doc = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": ADDED,
+           "normalizer": BERT_NORMALIZER, "pre_tokenizer": {"type": "BertPreTokenizer"},
+           "post_processor": BERT_TEMPLATE, "decoder": None, "model": model}
+    doc.update(pieces)
+    return json.dumps(doc, indent=1, ensure_ascii=False)
+
+
+def tokenizer_json_corpus():
+    # fuzz_tokenizer_json picks its folder by the input's size: even tokenizer.json alone,
+    # odd with a tokenizer_config.json beside it.
+    bert = tokenizer_json()
+    put("tokenizer_json", "bert_even", bert if len(bert.encode()) % 2 == 0 else bert + " ")
+    put("tokenizer_json", "bert_odd", bert if len(bert.encode()) % 2 == 1 else bert + " ")
+    put("tokenizer_json", "bert_processing", tokenizer_json(post_processor={
+        "type": "BertProcessing", "sep": ["[SEP]", 3], "cls": ["[CLS]", 2]}))
+    put("tokenizer_json", "null_normalizer", tokenizer_json(normalizer=None, post_processor=None))
+    put("tokenizer_json", "sequences_of_one", tokenizer_json(
+        normalizer={"type": "Sequence", "normalizers": [dict(BERT_NORMALIZER, lowercase=False,
+                                                             strip_accents=True)]},
+        pre_tokenizer={"type": "Sequence", "pretokenizers": []},
+        post_processor={"type": "Sequence", "processors": [BERT_TEMPLATE]}))
+    put("tokenizer_json", "added_flags", tokenizer_json(added_tokens=ADDED + [
+        {"id": 24, "content": "<new>", "single_word": True, "lstrip": True, "rstrip": True,
+         "normalized": False, "special": False},
+        {"id": 25, "content": "Hello", "single_word": False, "lstrip": False, "rstrip": True,
+         "normalized": True, "special": False},
+        {"id": 26, "content": "\u00e9", "single_word": True, "lstrip": False, "rstrip": False,
+         "normalized": True, "special": False},
+        {"id": 4, "content": "[MASK]", "lstrip": True, "special": True}]))
+    put("tokenizer_json", "template_multi_ids", tokenizer_json(post_processor=dict(
+        BERT_TEMPLATE, single=[special("[CLS]", 0), sequence("A", 0), special("[X]", 2)],
+        special_tokens=dict(BERT_TEMPLATE["special_tokens"],
+                            **{"[X]": {"id": "[X]", "ids": [3, 4, 0], "tokens": ["a", "b", "c"]}}))))
+    put("tokenizer_json", "vocab_holes", tokenizer_json(model={
+        "unk_token": "[UNK]", "continuing_subword_prefix": "@@", "max_input_chars_per_word": 5,
+        "vocab": {"[PAD]": 0, "[UNK]": 3, "[CLS]": 7, "[SEP]": 9, "hello": 40, "@@s": 12}}))
+    put("tokenizer_json", "bpe_model", tokenizer_json(model={"type": "BPE"}))
+
+
+ST_FILES = {  # the harness's order: the input's first byte picks the file
+    "modules": 0, "pooling": 1, "dense": 2, "sbert": 3, "prompts": 4}
+
+
+def st_module(idx, path, kind):
+    return {"idx": idx, "name": str(idx), "path": path,
+            "type": "sentence_transformers.models." + kind}
+
+
+def st_model_corpus():
+    def put_st(which, name, doc):
+        text = doc if isinstance(doc, str) else json.dumps(doc, indent=2)
+        put("st_model", which + "_" + name, bytes([ST_FILES[which]]) + text.encode())
+
+    modules = [st_module(0, "", "Transformer"), st_module(1, "1_Pooling", "Pooling"),
+               st_module(2, "2_Dense", "Dense"), st_module(3, "3_Normalize", "Normalize")]
+    put_st("modules", "full", modules)
+    put_st("modules", "no_dense", [modules[0], modules[1], modules[3]])
+    put_st("modules", "class_paths", [dict(m, type=m["type"] + "." + m["type"].split(".")[-1])
+                                      for m in modules])
+    put_st("modules", "dense_twice", modules[:3] + [dict(modules[2], idx=3)])
+    put_st("modules", "wrong_order", [modules[1], modules[0]])
+    put_st("modules", "missing_folder", [st_module(0, "0_Transformer", "Transformer")])
+    pooling = {"word_embedding_dimension": 4, "pooling_mode_cls_token": False,
+               "pooling_mode_mean_tokens": True, "pooling_mode_max_tokens": False,
+               "pooling_mode_mean_sqrt_len_tokens": False,
+               "pooling_mode_weightedmean_tokens": False, "pooling_mode_lasttoken": False,
+               "include_prompt": True}
+    put_st("pooling", "mean", pooling)
+    put_st("pooling", "mode_string", dict(pooling, pooling_mode="LastToken"))
+    put_st("pooling", "all_modes", dict(pooling, pooling_mode_cls_token=True,
+                                        pooling_mode_max_tokens=True, include_prompt=False))
+    put_st("pooling", "none", dict(pooling, pooling_mode_mean_tokens=False))
+    dense = {"in_features": 4, "out_features": 3, "bias": True,
+             "activation_function": "torch.nn.modules.activation.Tanh",
+             "module_input_name": "sentence_embedding",
+             "module_output_name": "sentence_embedding"}
+    put_st("dense", "tanh", dense)
+    put_st("dense", "gelu_alias", dict(dense, activation_function="torch.nn.GELU"))
+    put_st("dense", "no_bias", dict(dense, bias=False))
+    put_st("dense", "wrong_shape", dict(dense, in_features=3, out_features=4))
+    put_st("dense", "token_embeddings", dict(dense, module_input_name="token_embeddings"))
+    put_st("sbert", "full", {"max_seq_length": 128, "do_lower_case": False})
+    put_st("sbert", "nulls", {"max_seq_length": None, "do_lower_case": None})
+    put_st("sbert", "bad_length", {"max_seq_length": 0.5})
+    prompts = {"__version__": {"sentence_transformers": "5.1.0"},
+               "model_type": "SentenceTransformer",
+               "prompts": {"query": "query: ", "document": ""}, "default_prompt_name": None,
+               "similarity_fn_name": "cosine"}
+    put_st("prompts", "full", prompts)
+    put_st("prompts", "default", dict(prompts, default_prompt_name="query"))
+    put_st("prompts", "null_prompt", dict(prompts, prompts={"q": None, "r": "\u00e9"},
+                                          default_prompt_name="q"))
+    put_st("prompts", "unknown_default", dict(prompts, default_prompt_name="passage"))
+    put_st("prompts", "not_string", dict(prompts, prompts={"q": 1}))
+
+
 if __name__ == "__main__":
     npy_corpus()
     st_corpus()
     config_corpus()
     vocab_corpus()
     tokenize_corpus()
+    tokenizer_json_corpus()
+    st_model_corpus()

@@ -13,9 +13,9 @@ seconds=${1:-30}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${VKBERT_FUZZ_BUILD:-$root/build-fuzz}
 here=$root/tests/fuzz
-harnesses=(npy safetensors config vocab tokenize)
+harnesses=(npy safetensors config vocab tokenize tokenizer_json st_model)
 declare -A dicts=([npy]=npy.dict [safetensors]=json.dict [config]=json.dict [vocab]=tokenize.dict
-                  [tokenize]=tokenize.dict)
+                  [tokenize]=tokenize.dict [tokenizer_json]=json.dict [st_model]=json.dict)
 
 # Configured every time, so that an existing folder without VKBERT_FUZZ gets it; clang is
 # forced because libFuzzer is clang's (a folder first configured with gcc fails with a message).
@@ -25,7 +25,7 @@ cmake --build "$build" -j"$(nproc)" --target fuzz >/dev/null
 work=$(mktemp -d /tmp/vkbert_fuzz_XXXXXX)
 trap 'rm -rf "$work"' EXIT
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
-export TMPDIR=$work # fuzz_config's model folders, left behind when a harness crashes
+export TMPDIR=$work # the harnesses' model folders, left behind when a harness crashes
 
 # Succeeds when the harness exited cleanly and never said it could not set itself up.
 run_one() {
