@@ -16,6 +16,15 @@ vkbert_context *test_context(int timestamps)
     vkbert_context *ctx = NULL;
     vkbert_status status = vkbert_context_create(&options, &ctx);
     cr_assert_eq(status, VKBERT_OK, "context: %s", vkbert_last_error(NULL));
+    /* A run meant for another subgroup size (tests/CMakeLists.txt) must get it, or it would
+     * pass without testing anything new. */
+    const char *want = getenv("VKBERT_TEST_SUBGROUP_SIZE");
+    vkbert_device_info info;
+    if (want && *want) {
+        TEST_OK(vkbert_context_device(ctx, &info));
+        cr_assert_eq(info.subgroup_size, (uint32_t)atoi(want), "subgroup size %u, not %s",
+                     info.subgroup_size, want);
+    }
     return ctx;
 }
 

@@ -144,9 +144,8 @@ static const char *const hard_texts[] = {
     "a [MASK] b",
     "[SEP][SEP]",
     "x[CLS]y",
-    "[mask] [Mask]", /* not the token: it is not normalized */
-    "a\x01"
-    "b\x7f\t\u200bx\u00a0y\u3000a", /* control and space characters */
+    "[mask] [Mask]",                     /* not the token: it is not normalized */
+    "a\001b\x7f\t\u200bx\u00a0y\u3000a", /* control and space characters */
     "hello! hello!!",
     "",
     "   ",
