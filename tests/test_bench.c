@@ -62,7 +62,17 @@ Test(bench, encoder_small)
     cr_assert_float_eq(r.flops, 2 * (8 * b * s * h * h + 4 * b * s * s * h + 4 * b * s * h * 48),
                        1e-6);
     cr_assert(strstr(r.config, "2 layers"), "%s", r.config);
+    test_context_done(ctx);
+}
+
+Test(bench, encoder_small_fp16)
+{
+    vkbert_context *ctx = test_context(1);
+    test_require_fp16_storage(ctx);
+    vkbert_bench_result r;
+    vkbert_bench_encoder_shape shape = {2, 32, 4, 48, 40, 2, 16};
     TEST_OK(vkbert_bench_encoder(ctx, &shape, VKBERT_PRECISION_FP16, 2, &r));
+    expect_times(&r);
     cr_assert(strstr(r.config, "fp16"), "%s", r.config);
     test_context_done(ctx);
 }
@@ -227,6 +237,7 @@ Test(bench, cli_writes_json)
 
 Test(bench, cli_fp16_cases)
 {
+    test_require_fp16_storage(test_context(0));
     char dir[] = "/tmp/vkbert_bench_XXXXXX", json[64];
     cr_assert_not_null(mkdtemp(dir));
     snprintf(json, sizeof json, "%s/bench.json", dir);

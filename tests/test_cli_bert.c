@@ -191,6 +191,11 @@ static void expect_unit_rows(const char *precision)
 Test(cli_bert, embed_normalize_gives_unit_rows)
 {
     expect_unit_rows("fp32");
+}
+
+Test(cli_bert, embed_normalize_gives_unit_rows_fp16)
+{
+    test_require_fp16_storage(test_context(0));
     expect_unit_rows("fp16");
 }
 

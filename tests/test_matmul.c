@@ -135,14 +135,18 @@ Test(matmul, fixed_shapes)
 Test(matmul, fp16_weights)
 {
     vkbert_context *ctx = test_context(0);
+    test_require_fp16_storage(ctx);
     half_b = true;
     check(ctx, (mm_case){1, 1, 1, 1, false, true}, 21);
     check(ctx, (mm_case){129, 77, 35, 2, false, true}, 22);
     check(ctx, (mm_case){64, 80, 130, 1, false, true}, 23);
     check(ctx, (mm_case){33, 19, 17, 3, true, false}, 24);
+    half_act = true; /* and activations */
+    check(ctx, (mm_case){70, 130, 66, 1, false, true}, 44);
     test_context_done(ctx);
 }
 
+/* Packed halves: no device feature needed. */
 Test(matmul, fp16_activations)
 {
     vkbert_context *ctx = test_context(0);
@@ -150,8 +154,6 @@ Test(matmul, fp16_activations)
     check(ctx, (mm_case){1, 1, 1, 1, false, true}, 41);
     check(ctx, (mm_case){129, 77, 35, 3, false, true}, 42);
     check(ctx, (mm_case){33, 19, 17, 2, true, false}, 43);
-    half_b = true;
-    check(ctx, (mm_case){70, 130, 66, 1, false, true}, 44);
     test_context_done(ctx);
 }
 
