@@ -19,7 +19,7 @@
 # fp16 weights skip there (no storageBuffer16BitAccess), with the reason printed.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=${1:-$root/build}
+build=$(cd "${1:-$root/build}" && pwd) # absolute: ctest runs each test in its own folder
 dir="$build/swiftshader"
 if [ ! -f "$dir/usr/lib/chromium/vk_swiftshader_icd.json" ]; then
     mkdir -p "$dir"
