@@ -52,6 +52,13 @@ void test_require_fp16_storage(vkbert_context *ctx)
                  info.name);
 }
 
+void test_require_fp16_device(void)
+{
+    vkbert_context *ctx = test_context(0);
+    test_require_fp16_storage(ctx); /* destroys ctx when it skips */
+    test_context_done(ctx);
+}
+
 test_weights test_weights_random(int embed_dim, uint64_t seed)
 {
     test_weights w = {.embed_dim = embed_dim};

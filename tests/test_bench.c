@@ -237,7 +237,7 @@ Test(bench, cli_writes_json)
 
 Test(bench, cli_fp16_cases)
 {
-    test_require_fp16_storage(test_context(0));
+    test_require_fp16_device();
     char dir[] = "/tmp/vkbert_bench_XXXXXX", json[64];
     cr_assert_not_null(mkdtemp(dir));
     snprintf(json, sizeof json, "%s/bench.json", dir);
