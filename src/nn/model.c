@@ -9,6 +9,14 @@
 #include <string.h>
 #include <utf8proc.h>
 
+/* The folder's pooling modes go to the encoder as they are: the two sets of bits must agree. */
+_Static_assert((unsigned)ST_POOL_CLS == VKB_POOL_CLS && (unsigned)ST_POOL_MAX == VKB_POOL_MAX &&
+                   (unsigned)ST_POOL_MEAN == VKB_POOL_MEAN &&
+                   (unsigned)ST_POOL_MEAN_SQRT_LEN == VKB_POOL_MEAN_SQRT_LEN &&
+                   (unsigned)ST_POOL_WEIGHTEDMEAN == VKB_POOL_WEIGHTED_MEAN &&
+                   (unsigned)ST_POOL_LASTTOKEN == VKB_POOL_LAST_TOKEN,
+               "sentence-transformers' pooling bits and the pool kernel's differ");
+
 /* ---- the tokenizer ---- */
 
 static int folder_limit(const char *dir, const tokenizer *tok, char *err, size_t err_size)
@@ -38,7 +46,6 @@ int vkb_tokenizer_open(const char *dir, const st_model *st, vkbert_tokenizer *ou
     const char *bert_dir = s->has_modules ? s->transformer_dir : dir;
     int rc = tok_load_dir(bert_dir, &out->tok, err, err_size);
     if (rc == 0) {
-        snprintf(out->source, sizeof out->source, "%s", bert_dir);
         out->lower_text = s->do_lower_case > 0;
         out->max_length = folder_limit(bert_dir, out->tok, ignored, sizeof ignored);
         if (s->max_seq_length > 0 && (out->max_length == 0 || s->max_seq_length < out->max_length))

@@ -11,9 +11,8 @@
 /* The public tokenizer: the io tokenizer and the folder's length limit. */
 struct vkbert_tokenizer {
     tokenizer *tok;
-    int max_length;    /* the smallest limit the folder states (README, "Lengths") */
-    int lower_text;    /* sentence-transformers' do_lower_case: texts lowercased first */
-    char source[4096]; /* the folder */
+    int max_length; /* the smallest limit the folder states (README, "Lengths") */
+    int lower_text; /* sentence-transformers' do_lower_case: texts lowercased first */
 };
 
 struct vkbert_model {
