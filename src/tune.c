@@ -150,15 +150,23 @@ bool vkb_tune_tiles_fit(const vkbert_context *ctx, vkb_matmul_tiles *t)
     return false;
 }
 
-/* Each family's starting tiles, before the problem shrinks them. The simd family reads
- * through texel views, which have a cap of their own: past it, the gpu family's kernel without
- * shared memory, on storage buffers, which have none. */
+bool vkb_tune_texels_fit(const vkbert_context *ctx, uint32_t texel_bindings, uint32_t bindings,
+                         uint64_t texels)
+{
+    const VkPhysicalDeviceLimits *l = &ctx->props.limits;
+    return texels <= l->maxTexelBufferElements &&
+           texel_bindings <= l->maxPerStageDescriptorSampledImages &&
+           bindings <= l->maxPerStageResources;
+}
+
+/* Each family's starting tiles, before the problem shrinks them. The simd family reads A and
+ * B through texel views, which have limits of their own: past them, the gpu family's kernel
+ * without shared memory, on storage buffers. */
 static vkb_matmul_tiles base_tiles(const vkbert_context *ctx, uint64_t a_texels, uint64_t b_texels)
 {
     if (vkb_tune_family(ctx) == VKB_FAMILY_GPU)
         return (vkb_matmul_tiles){VKB_FAMILY_GPU, 16, 8, 4, 1, 0, 0, 0};
-    uint32_t limit = ctx->props.limits.maxTexelBufferElements;
-    if (a_texels > limit || b_texels > limit)
+    if (!vkb_tune_texels_fit(ctx, 2, 4, a_texels > b_texels ? a_texels : b_texels))
         return (vkb_matmul_tiles){VKB_FAMILY_GPU, 8, 4, 8, 2, 0, 0, 0};
     return (vkb_matmul_tiles){VKB_FAMILY_SIMD, 8, 4, 16, 4, 0, 0, 0};
 }

@@ -31,6 +31,12 @@ vkb_matmul_tiles vkb_tune_matmul(const vkbert_context *ctx, uint32_t m, uint32_t
 vkb_matmul_tiles vkb_tune_matmul_batched(const vkbert_context *ctx, uint32_t m, uint32_t n,
                                          uint32_t k, uint32_t batch, uint64_t a_texels,
                                          uint64_t b_texels);
+/* Whether a kernel with `texel_bindings` uniform texel buffers among `bindings`, the largest
+ * holding `texels` texels, fits the device: maxTexelBufferElements, and texel buffers count
+ * as sampled images (maxPerStageDescriptorSampledImages) and all as resources
+ * (maxPerStageResources). Where not, the op takes its storage-buffer variant. */
+bool vkb_tune_texels_fit(const vkbert_context *ctx, uint32_t texel_bindings, uint32_t bindings,
+                         uint64_t texels);
 /* Writes a one-line description of the tiles to `out`, e.g. "gpu smem 64x64x16 wg 16x16 tile
  * 4x4", "gpu fallback wg 16x8 tile 4x4" or "simd wg 8x4 tile 16x16" (tile: rows x columns per
  * invocation). */

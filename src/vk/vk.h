@@ -163,9 +163,16 @@ vkbert_status vkb_context_init(vkbert_context *ctx, const vkbert_context_options
 void vkb_context_release(vkbert_context *ctx);
 void vkb_describe_device(VkPhysicalDevice device, vkbert_device_info *info);
 
-/* Reads maxMemoryAllocationSize and the heap size, then lowers the limits by VKBERT_LIMITS
- * and `option` (both "name=value,..."): an unknown name or a bad value is an error. */
+/* Reads maxMemoryAllocationSize and the heap size, then lowers the limits and turns off
+ * features by VKBERT_LIMITS and `option` (both "item,...": name=value, a feature switch,
+ * `minimum`; vkbert.h lists them): an unknown name or a bad value is an error. */
 vkbert_status vkb_limits_init(vkbert_context *ctx, const char *option);
+/* Fails with VKBERT_ERROR_DEVICE_LIMIT, naming the limit, when a pipeline of `shader` with
+ * these bindings (NULL types: all storage buffers) and push constants exceeds a per-stage
+ * descriptor limit, maxPushConstantsSize or maxBoundDescriptorSets. */
+vkbert_status vkb_check_layout(vkbert_context *ctx, const char *shader,
+                               const VkDescriptorType *types, uint32_t binding_count,
+                               uint32_t push_size);
 /* VKBERT_ERROR_DEVICE_LOST once the device was lost or a wait timed out. */
 vkbert_status vkb_check_alive(vkbert_context *ctx);
 

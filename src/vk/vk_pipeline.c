@@ -103,18 +103,8 @@ vkbert_status vkb_pipeline_get(vkbert_context *ctx, const vkb_spirv *shader,
     if (binding_count > 4 || spec_count > VKB_MAX_SPEC || push_size > 128)
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "bad pipeline description for %s",
                         shader->name);
-    if (push_size > ctx->props.limits.maxPushConstantsSize)
-        return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT, "%s needs %u bytes of push constants",
-                        shader->name, push_size);
-    uint32_t storage = 0;
-    for (uint32_t i = 0; i < binding_count; i++)
-        storage += !types || types[i] == VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    if (storage > ctx->props.limits.maxPerStageDescriptorStorageBuffers)
-        return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT,
-                        "%s needs %u storage buffers; the device allows %u "
-                        "(maxPerStageDescriptorStorageBuffers)",
-                        shader->name, storage,
-                        ctx->props.limits.maxPerStageDescriptorStorageBuffers);
+    vkbert_status status = vkb_check_layout(ctx, shader->name, types, binding_count, push_size);
+    if (status) return status;
     vkb_pipeline *p = &ctx->pipelines[ctx->pipeline_count];
     memset(p, 0, sizeof *p);
     p->shader = shader->code;
@@ -123,7 +113,7 @@ vkbert_status vkb_pipeline_get(vkbert_context *ctx, const vkb_spirv *shader,
     p->binding_count = binding_count;
     for (uint32_t i = 0; i < binding_count; i++)
         p->types[i] = types ? types[i] : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    vkbert_status status = create_layouts(ctx, p, push_size);
+    status = create_layouts(ctx, p, push_size);
     if (!status) status = create_pipeline(ctx, p, shader);
     if (status) {
         destroy(ctx, p);
