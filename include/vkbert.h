@@ -101,16 +101,35 @@ typedef struct vkbert_context_options {
     int validation;
     /* Records timestamp queries around each dispatch (vkbert_attention_timings). */
     int timestamps;
-    /* Lowers device limits, as a small device has them: "name=value,..." with the names of
-     * VkPhysicalDeviceLimits in snake case (max_storage_buffer_range,
-     * max_compute_shared_memory_size, max_compute_work_group_count (each dimension),
-     * max_compute_work_group_invocations, max_compute_work_group_size,
-     * max_texel_buffer_elements, max_push_constants_size,
-     * max_per_stage_descriptor_storage_buffers, max_memory_allocation_count), plus
-     * max_memory_allocation_size and device_memory_budget; values in bytes or counts, with an
-     * optional k, m or g suffix (powers of 1024). Applied after the environment variable
-     * VKBERT_LIMITS of the same form. A value above the device's own limit changes nothing; an
-     * unknown name or a bad value fails context creation. NULL: none. */
+    /* Lowers device limits and turns off features, as a small device has them: a
+     * comma-separated list of
+     *   name=value  the names of VkPhysicalDeviceLimits in snake case (max_storage_buffer_range,
+     *               max_compute_shared_memory_size, max_compute_work_group_count (each
+     *               dimension), max_compute_work_group_invocations, max_compute_work_group_size
+     *               (each dimension), max_texel_buffer_elements, max_push_constants_size,
+     *               max_per_stage_descriptor_storage_buffers,
+     *               max_per_stage_descriptor_sampled_images, max_per_stage_resources,
+     *               max_bound_descriptor_sets, max_memory_allocation_count), plus
+     *               max_memory_allocation_size and device_memory_budget; values in bytes or
+     *               counts, with an optional k, m or g suffix (powers of 1024). A value above
+     *               the device's own limit changes nothing. min_storage_buffer_offset_alignment
+     *               and min_texel_buffer_offset_alignment go the other way: a power of two up to
+     *               256 that raises them.
+     *   fp16_storage=0, fp16_arithmetic=0, fp16_texels=0
+     *               feature switches, each alone: no 16-bit storage buffers, no shaderFloat16,
+     *               no R16G16B16A16_SFLOAT uniform texel buffers (=1 keeps the device's).
+     *   subgroup_operations=basic[+vote+arithmetic+ballot+shuffle+shuffle_relative+clustered
+     *               +quad]  keeps only these of the device's subgroup operations (basic always).
+     *   minimum     the smallest conformant Vulkan 1.1 device: every limit above at the
+     *               specification's required value (storage range 128 MiB, shared memory 16 KiB,
+     *               128 invocations of at most 128 x 128 x 64, 65535 workgroups per dimension,
+     *               4 storage buffers, 16 sampled images and 128 resources per stage, 65536
+     *               texels, 128 bytes of push constants, 4 descriptor sets, 4096 allocations of
+     *               at most 1 GiB, alignments 256), fp16_storage=0, fp16_arithmetic=0 and
+     *               subgroup_operations=basic. Combines with other items; the lowest cap wins.
+     * Applied after the environment variable VKBERT_LIMITS of the same form. An unknown name or
+     * a bad value fails context creation. vkbert_context_device reports the result. NULL:
+     * none. */
     const char *limits;
     /* How long one submission may run before the context reports VKBERT_ERROR_DEVICE_LOST;
      * 0: the environment variable VKBERT_TIMEOUT_MS, else 600000 (ten minutes). */

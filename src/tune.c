@@ -12,12 +12,13 @@ static bool cpu_backed(const vkbert_context *ctx)
     return ctx->info.type == VKBERT_DEVICE_CPU;
 }
 
+/* Halving keeps the power of two that the reductions' shared-memory trees need
+ * (shaders/reduce.glsl), whatever limits a device (or VKBERT_LIMITS) sets. */
 static uint32_t clamp_workgroup(const vkbert_context *ctx, uint32_t size)
 {
-    uint32_t max = ctx->props.limits.maxComputeWorkGroupInvocations;
-    if (size > ctx->props.limits.maxComputeWorkGroupSize[0])
-        size = ctx->props.limits.maxComputeWorkGroupSize[0];
-    while (size > max)
+    const VkPhysicalDeviceLimits *l = &ctx->props.limits;
+    while (size > 1 &&
+           (size > l->maxComputeWorkGroupInvocations || size > l->maxComputeWorkGroupSize[0]))
         size /= 2;
     return size;
 }

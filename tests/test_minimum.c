@@ -339,6 +339,19 @@ Test(limits, texel_and_resource_counts)
     test_context_done(ctx);
 }
 
+/* A workgroup-size limit that is not a power of two (24 here) must not make one: the
+ * reductions' shared-memory trees need powers of two. With subgroup arithmetic off, every
+ * reduction takes that tree. */
+Test(limits, workgroup_size_not_a_power_of_two)
+{
+    vkbert_context *ctx = limited("max_compute_work_group_size=24,subgroup_operations=basic");
+    uint32_t size = vkb_tune_softmax_workgroup(ctx, 768);
+    cr_assert(size <= 24 && (size & (size - 1)) == 0, "workgroup of %u", size);
+    kernels_seen seen = {0};
+    check_small_encoder(ctx, &seen);
+    test_context_done(ctx);
+}
+
 /* ---- BERT-base on the smallest device ---- */
 
 /* Hidden 768, 12 heads, intermediate 3072, 12 layers, on short padded sequences, against the
