@@ -5,8 +5,9 @@
 // bytes are a uint16 array in element order: what float_to_half's callers upload.
 // A variant reading the weights as f16vec4 through storageBuffer16BitAccess was no faster on
 // lavapipe (gpu family, fp16 matmuls of 1024x768 by 768 and by 3072, medians of 5 runs
-// alternating the two builds, 16-bit storage vs packed: 715 vs 838 ms, 3286 vs 2632 ms with shared memory, 808 vs 708,
-// 4850 vs 3136 ms without), so it was removed: one path, every device.
+// alternating the two builds, 16-bit storage vs packed: 715 vs 838 ms and 3286 vs 2632 ms
+// with shared memory, 808 vs 708 and 4850 vs 3136 ms without), so it was removed: one path,
+// every device.
 #ifndef VKBERT_HALF_IO_GLSL
 #define VKBERT_HALF_IO_GLSL
 
