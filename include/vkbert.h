@@ -239,9 +239,9 @@ typedef enum vkbert_precision {
     VKBERT_PRECISION_FP32 = 0, /* relative L2 error <= 1e-5 against float64 */
     /* Weights and activations (Q, K, V and the attention output) stored as fp16, half the
      * memory and bandwidth; accumulation, softmax and the layer's input and output fp32:
-     * relative L2 error <= 3e-3. Needs storageBuffer16BitAccess (for the weights). A head
-     * longer than 256 runs the unfused path with fp16 weights and fp32 activations. Values
-     * beyond fp16's range (65504) become infinite. */
+     * relative L2 error <= 3e-3. Works on every device: halves are stored in pairs, no 16-bit
+     * storage feature needed. A head longer than 256 runs the unfused path with fp16 weights
+     * and fp32 activations. Values beyond fp16's range (65504) become infinite. */
     VKBERT_PRECISION_FP16 = 1,
 } vkbert_precision;
 

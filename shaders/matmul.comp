@@ -17,18 +17,14 @@ layout(constant_id = 3) const uint TN4 = 2;
 layout(constant_id = 4) const bool B_TRANS = false;
 layout(constant_id = 5) const bool HAS_BIAS = false;
 layout(constant_id = 9) const bool A_HALF = false; // A stored as fp16 (packed pairs)
+layout(constant_id = 10) const bool B_HALF = false; // B (the weights) too: no 16-bit storage
 
 layout(std430, binding = 0) readonly buffer ABuffer { vec4 a[]; };
 layout(std430, binding = 0) readonly buffer AHalfBuffer { uvec2 a_half[]; };
-#ifdef FP16_B // weights stored as fp16, arithmetic in fp32
-#extension GL_EXT_shader_16bit_storage : require
-layout(std430, binding = 1) readonly buffer BBuffer { f16vec4 b[]; };
-#define B(i) vec4(b[i])
-#else
 layout(std430, binding = 1) readonly buffer BBuffer { vec4 b[]; };
-#define B(i) b[i]
-#endif
+layout(std430, binding = 1) readonly buffer BHalfBuffer { uvec2 b_half[]; };
 #define A(i) (A_HALF ? unpack_half4(a_half[i]) : a[i])
+#define B(i) (B_HALF ? unpack_half4(b_half[i]) : b[i])
 
 layout(push_constant) uniform Push {
     uint M, N, K;

@@ -41,24 +41,6 @@ void test_context_done(vkbert_context *ctx)
                  vkb_validation_last);
 }
 
-void test_require_fp16_storage(vkbert_context *ctx)
-{
-    vkbert_device_info info;
-    TEST_OK(vkbert_context_device(ctx, &info));
-    if (info.fp16_storage) return;
-    test_context_done(ctx);
-    cr_skip_test("%s has no 16-bit storage buffers (storageBuffer16BitAccess), which fp16 "
-                 "weights need",
-                 info.name);
-}
-
-void test_require_fp16_device(void)
-{
-    vkbert_context *ctx = test_context(0);
-    test_require_fp16_storage(ctx); /* destroys ctx when it skips */
-    test_context_done(ctx);
-}
-
 test_weights test_weights_random(int embed_dim, uint64_t seed)
 {
     test_weights w = {.embed_dim = embed_dim};

@@ -14,11 +14,6 @@
 vkbert_context *test_context(int timestamps);
 /* Destroys the context after asserting that validation reported nothing. */
 void test_context_done(vkbert_context *ctx);
-/* Skips the test, with the reason, when the device lacks 16-bit storage buffers (fp16
- * weights need them; packed fp16 activations do not). Destroys ctx first when skipping. */
-void test_require_fp16_storage(vkbert_context *ctx);
-/* The same for the default device, through a context of its own (for tests of the tool). */
-void test_require_fp16_device(void);
 
 /* A layer's weights in PyTorch's layout, random like nn.Linear's init. */
 typedef struct test_weights {

@@ -322,7 +322,6 @@ Test(attention, fp16_within_fp16_bound)
     /* Weights and activations in fp16; a head longer than the fused kernel holds takes the
      * unfused path, with fp16 weights only. */
     vkbert_context *ctx = test_context(0);
-    test_require_fp16_storage(ctx);
     case_shape shapes[] = {{2, 33, 4, 16}, {1, 64, 2, 80}, {3, 7, 3, 17}, {1, 9, 1, 260}};
     for (int t = 0; t < 4; t++) {
         case_shape c = shapes[t];

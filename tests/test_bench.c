@@ -68,7 +68,6 @@ Test(bench, encoder_small)
 Test(bench, encoder_small_fp16)
 {
     vkbert_context *ctx = test_context(1);
-    test_require_fp16_storage(ctx);
     vkbert_bench_result r;
     vkbert_bench_encoder_shape shape = {2, 32, 4, 48, 40, 2, 16};
     TEST_OK(vkbert_bench_encoder(ctx, &shape, VKBERT_PRECISION_FP16, 2, &r));
@@ -237,7 +236,6 @@ Test(bench, cli_writes_json)
 
 Test(bench, cli_fp16_cases)
 {
-    test_require_fp16_device();
     char dir[] = "/tmp/vkbert_bench_XXXXXX", json[64];
     cr_assert_not_null(mkdtemp(dir));
     snprintf(json, sizeof json, "%s/bench.json", dir);

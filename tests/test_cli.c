@@ -322,7 +322,6 @@ Test(cli, demo_small)
 
 Test(cli, demo_fp16)
 {
-    test_require_fp16_device();
     static run_result r;
     const char *args[] = {"demo",    "--batch",     "1",       "--seq", "16",
                           "--embed", "64",          "--heads", "4",     "--iterations",

@@ -195,7 +195,6 @@ Test(cli_bert, embed_normalize_gives_unit_rows)
 
 Test(cli_bert, embed_normalize_gives_unit_rows_fp16)
 {
-    test_require_fp16_device();
     expect_unit_rows("fp16");
 }
 

@@ -150,7 +150,6 @@ Test(encoder, twelve_layers_within_1e4)
 Test(encoder, fp16_weights_within_fp16_bound)
 {
     vkbert_context *ctx = test_context(0);
-    test_require_fp16_storage(ctx);
     bert_config c = config(40, 3, 4, 72);
     bert_weights w;
     char dir[] = "/tmp/vkbert_encoder_XXXXXX";
@@ -245,7 +244,6 @@ static void check_word_table_over_the_range(int half)
     vkbert_context_options options = {.validation = 1, .limits = "max_storage_buffer_range=64k"};
     vkbert_context *ctx = NULL;
     TEST_OK(vkbert_context_create(&options, &ctx));
-    if (half) test_require_fp16_storage(ctx);
     bert_config c = config(32, 2, 4, 64);
     c.vocab_size = 3000;
     bert_weights w;

@@ -135,7 +135,6 @@ Test(matmul, fixed_shapes)
 Test(matmul, fp16_weights)
 {
     vkbert_context *ctx = test_context(0);
-    test_require_fp16_storage(ctx);
     half_b = true;
     check(ctx, (mm_case){1, 1, 1, 1, false, true}, 21);
     check(ctx, (mm_case){129, 77, 35, 2, false, true}, 22);
@@ -238,6 +237,11 @@ Test(matmul, gpu_each_tile)
         vkb_matmul_describe(&t, what, sizeof what);
         cr_assert(t.bk > 0, "%s: runs without shared memory (%s)", tiles[i], what);
         check_around(ctx, t.bm, t.bn, t.bk, 1000 + 100 * i);
+        /* fp16 weights through the same tile: a block and a slice past the edges. */
+        half_b = true;
+        check(ctx, (mm_case){t.bm + 1, t.bn + 3, t.bk + 1, 2, false, true}, 1050 + 100 * i);
+        check(ctx, (mm_case){t.bm + 1, t.bn + 3, t.bk + 1, 1, true, false}, 1051 + 100 * i);
+        half_b = false;
         test_context_done(ctx);
     }
     unsetenv("VKBERT_MATMUL_TILES");
@@ -304,6 +308,9 @@ Test(matmul, gpu_fallback_env)
     cr_assert_eq(tiles_for(ctx, (mm_case){256, 256, 64, 1, false, false}).bk, 0);
     check(ctx, (mm_case){33, 80, 130, 3, false, false}, 31);
     check(ctx, (mm_case){65, 17, 19, 2, true, true}, 32);
+    half_b = true;
+    check(ctx, (mm_case){33, 80, 130, 3, false, false}, 33);
+    check(ctx, (mm_case){65, 17, 19, 2, true, true}, 34);
     test_context_done(ctx);
     unsetenv("VKBERT_MATMUL_FALLBACK");
 }

@@ -132,11 +132,6 @@ vkbert_status vkb_attention_new(vkbert_context *ctx, int embed_dim, int num_head
     layer->head_pitch = vkb_pitch(layer->head_dim);
     layer->heads_width = layer->heads * layer->head_pitch;
     layer->half = config && config->precision == VKBERT_PRECISION_FP16;
-    if (layer->half && !ctx->info.fp16_storage) {
-        free(layer);
-        return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT,
-                        "fp16 needs 16-bit storage buffers, which %s lacks", ctx->info.name);
-    }
     uint64_t weight_bytes = weight_elements(layer) * (layer->half ? 2 : 4);
     layer->weight_block = (weight_bytes + 255) / 256 * 256;
     uint32_t widest = layer->heads_width > layer->pitch ? layer->heads_width : layer->pitch;

@@ -212,11 +212,6 @@ vkbert_status vkb_encoder_new(vkbert_context *ctx, const bert_config *config,
     e->ip = vkb_pitch((uint64_t)config->intermediate_size);
     e->has_pooler = weights->has_pooler != 0;
     e->half = precision == VKBERT_PRECISION_FP16;
-    if (e->half && !ctx->info.fp16_storage) {
-        free(e);
-        return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT,
-                        "fp16 needs 16-bit storage buffers, which %s lacks", ctx->info.name);
-    }
     vkbert_status status = upload_tables(e, weights);
     if (!status) status = create_attention(e, weights);
     if (!status) status = upload_dense(e, weights);

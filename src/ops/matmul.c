@@ -81,24 +81,20 @@ vkbert_status vkb_op_matmul(vkbert_context *ctx, VkDescriptorPool pool, const vk
     if (d->batch_a / 4 > UINT32_MAX || d->batch_b / 4 > UINT32_MAX || d->batch_c / 4 > UINT32_MAX ||
         d->batch_bias / 4 > UINT32_MAX)
         return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT, "matmul: batch stride too large");
-    if (d->b_half && !ctx->info.fp16_storage)
-        return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT,
-                        "%s has no 16-bit storage buffers (storageBuffer16BitAccess)",
-                        ctx->info.name);
     vkb_matmul_tiles t =
         vkb_tune_matmul_batched(ctx, d->m, d->n, d->k, d->batch, texel_count(ctx, a, d->a_half),
                                 texel_count(ctx, b, d->b_half));
     bool simd = t.family == VKB_FAMILY_SIMD;
-    /* fp16 B: the simd family reads it through an fp16 texel view, with the same shader. */
-    const vkb_spirv *shader =
-        simd   ? simd_shader(ctx, &t)
-        : t.bk ? (d->b_half ? &vkb_shader_matmul_gpu_fp16b : &vkb_shader_matmul_gpu)
-               : (d->b_half ? &vkb_shader_matmul_fp16b : &vkb_shader_matmul);
+    const vkb_spirv *shader = simd   ? simd_shader(ctx, &t)
+                              : t.bk ? &vkb_shader_matmul_gpu
+                                     : &vkb_shader_matmul;
     /* Ids 0-5 and 7 (the activation, shaders/epilogue.glsl) are common to the three shaders;
-     * 6, the slice depth, is matmul_gpu.comp's and has no effect elsewhere. */
-    uint32_t spec[] = {t.wg_x,       t.wg_y, t.tm,          t.tn4,     d->b_trans,
-                       bias != NULL, t.bk,   d->activation, d->c_half, d->a_half};
-    uint32_t spec_count = 10; /* 8 and 9: C and A in fp16 (9 not read by the simd family) */
+     * 6, the slice depth, is matmul_gpu.comp's and has no effect elsewhere. 8-10: C, A and B
+     * in fp16, packed pairs of halves; the simd family reads A and B through fp16 texel views
+     * instead, so it ignores 9 and 10. */
+    uint32_t spec[] = {t.wg_x, t.wg_y,        t.tm,      t.tn4,     d->b_trans, bias != NULL,
+                       t.bk,   d->activation, d->c_half, d->a_half, d->b_half};
+    uint32_t spec_count = 11;
     /* Without a bias, binding 2 still needs a storage buffer: C, never read. */
     vkb_view views[4] = {a, b, bias ? *bias : c, c};
     if (d->a_half) views[0].format = VK_FORMAT_R16G16B16A16_SFLOAT;

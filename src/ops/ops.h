@@ -12,7 +12,7 @@ typedef struct vkb_matmul_desc {
     uint32_t lda, ldb, ldc;
     uint64_t batch_a, batch_b, batch_c, batch_bias;
     bool b_trans;
-    bool b_half; /* B stored as fp16 (needs storageBuffer16BitAccess); pitches still in elements */
+    bool b_half;         /* B stored as fp16, packed pairs of halves; pitches still in elements */
     bool a_half, c_half; /* A read, C written as fp16 (VKBERT_PRECISION_FP16's activations) */
     uint32_t activation; /* applied after the bias: VKB_ACTIVATION_* */
 } vkb_matmul_desc;
