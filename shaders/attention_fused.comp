@@ -111,25 +111,25 @@ void load_query(uint q_at, uint cc, out vec4 q[CHUNK_MAX])
 }
 
 // scores[t] = q . K[j0 + t] over the whole head; keys past S read the last row. Where the head
-// is one chunk, q holds it already; else each chunk of q is reloaded here.
+// is one chunk, q holds it already; else each chunk of q is reloaded here, once per key (from
+// the cache): one accumulator live at a time keeps the registers for q and o.
 void score_block(uint j0, uint q_at, uint k_row, inout vec4 q[CHUNK_MAX], out float scores[TK])
 {
-    vec4 acc[TK];
-    [[unroll]] for (uint t = 0; t < TK; t++) acc[t] = vec4(0);
-    for (uint cc = 0; cc < SLICES; cc++) {
-        if (SLICES > 1) load_query(q_at, cc, q);
-        [[unroll]] for (uint t = 0; t < TK; t++) {
-            uint k_at = k_row + min(j0 + t, p.S - 1) * p.ld4 + cc * CHUNK4;
+    [[unroll]] for (uint t = 0; t < TK; t++) {
+        uint k_at = k_row + min(j0 + t, p.S - 1) * p.ld4;
+        vec4 acc = vec4(0);
+        for (uint cc = 0; cc < SLICES; cc++) {
+            if (SLICES > 1) load_query(q_at, cc, q);
 #ifdef SUBGROUP_KV
             vec4 k_mine[CHUNK_MAX];
-            LOAD_SHARED(k_mine, k_at)
-            [[unroll]] for (uint c = 0; c < CHUNK4; c++) acc[t] = fma(q[c], SHARED(k_mine, c), acc[t]);
+            LOAD_SHARED(k_mine, k_at + cc * CHUNK4)
+            [[unroll]] for (uint c = 0; c < CHUNK4; c++) acc = fma(q[c], SHARED(k_mine, c), acc);
 #else
-            [[unroll]] for (uint c = 0; c < CHUNK4; c++) acc[t] = fma(q[c], ROW(k_at + c), acc[t]);
+            [[unroll]] for (uint c = 0; c < CHUNK4; c++) acc = fma(q[c], ROW(k_at + cc * CHUNK4 + c), acc);
 #endif
         }
+        scores[t] = acc.x + acc.y + acc.z + acc.w;
     }
-    [[unroll]] for (uint t = 0; t < TK; t++) scores[t] = acc[t].x + acc[t].y + acc[t].z + acc[t].w;
 }
 
 void main()
