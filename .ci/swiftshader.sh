@@ -14,6 +14,10 @@
 #   - the simd family's runs without shuffles (*_simd_noshuffle): on SwiftShader's 4-lane
 #     subgroups the simd kernels never shuffle (their shuffles need one 8-lane subgroup
 #     making up the workgroup), so these would repeat test_*_simd.
+#   - for time (the whole suite takes 13 minutes there on 2 cores), test_threads (172 s: the
+#     library's locking, which lavapipe exercises as well) and test_attention_gpu (201 s, which
+#     passes; the gpu family's fused kernel and layers still run there in
+#     test_attention_fused_gpu, test_encoder_gpu and test_limits_gpu).
 # The fused attention kernel once stopped most of this: SwiftShader's shader compiler ran out
 # of memory on its fully unrolled per-head-size modules; one module per way of reading, with
 # the head length a specialization constant, compiles in well under a second.
@@ -35,6 +39,6 @@ export VK_DRIVER_FILES="$dir/usr/lib/chromium/vk_swiftshader_icd.json"
 "$build/vkbert" devices | grep -q SwiftShader || { echo "SwiftShader did not load" >&2; exit 1; }
 
 left_out='_sg(4|16)_|^(test_bench|test_cli|bench_plot|install_package)$'
-left_out+='|_simd_noshuffle$'
+left_out+='|_simd_noshuffle$|^(test_threads|test_attention_gpu)$'
 ulimit -v 8000000
 ctest --test-dir "$build" --output-on-failure -E "$left_out"
