@@ -9,15 +9,21 @@
 //   O:       [B*S, ld_out], head h in columns h*Dp.., its padding written as zeros.
 // One invocation owns one query row; neighbouring invocations own neighbouring rows of the
 // same head, so they read the same K and V rows (a broadcast on GPUs, a cache hit on CPUs).
-// The loops over the head and over a block of keys have compile-time bounds and no branch
-// inside: on CPU-backed devices a branch turns every update into a masked select, and a
-// loop that does not unroll puts q and o in memory.
+//
+// The head length is a specialization constant, and registers hold at most a chunk of it
+// (CHUNK_MAX vec4, a 64-float head: BERT's), as ggml's flash attention keeps its head sizes
+// (flash_attn_base.glsl): one module serves every head, and no driver compiles a fully
+// unrolled 256-float head (SwiftShader's compiler ran out of memory on those, issue 10).
+// A longer head runs as SLICES column slices of the output (workgroups along z): each slice
+// scores against the whole head, chunk by chunk with q reloaded, and accumulates its own
+// CHUNK4 columns of V. A head that fits is one slice holding q for the whole row.
+// The loops over a chunk and over a block of keys have bounds that are constant once
+// specialized, and no branch inside: on CPU-backed devices a branch turns every update into
+// a masked select, and a loop that does not unroll puts q and o in memory.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 
-#ifndef D4_MAX
-#define D4_MAX 16 // the longest head in vec4 this variant holds: one variant per size
-#endif
+#define CHUNK_MAX 16 // the most vec4 of a head held in registers
 #define TK 8 // keys per block: one rescale of the accumulator per block
 
 layout(local_size_x_id = 0) in;
@@ -25,20 +31,29 @@ layout(local_size_x_id = 0) in;
 // or packed pairs), O written as packed pairs.
 layout(constant_id = 1) const bool ROWS_HALF = false;
 layout(constant_id = 2) const bool OUT_HALF = false;
+layout(constant_id = 3) const uint D4 = 16; // the head pitch Dp in vec4
+layout(constant_id = 4) const uint CHUNK4 = 16; // vec4 per slice, at most CHUNK_MAX
+const uint SLICES = (D4 + CHUNK4 - 1) / CHUNK4;
 #include "common.glsl"
 #include "half_io.glsl"
 
 #ifdef SUBGROUP_KV
 // Every lane of a subgroup reads the same K and V rows (lanes are query rows): each lane
-// fetches D4_MAX / SUBGROUP_KV vec4 of a row and the subgroup shares them by shuffles, instead
-// of each lane gathering the whole row (shaders/matmul_simd.comp does the same for A). Needs
-// subgroups of exactly SUBGROUP_KV lanes making up the workgroup.
+// fetches a share of a chunk and the subgroup passes them round by shuffles, instead of each
+// lane gathering the whole chunk (shaders/matmul_simd.comp does the same for A). Needs one
+// subgroup making up the workgroup (src/ops/attention_fused.c checks the sizes), so the
+// workgroup size is the subgroup's. A lane past the chunk re-reads its last vec4 rather than
+// the slack past the rows.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
-#define SHARES (D4_MAX / SUBGROUP_KV)
+#define LANES gl_WorkGroupSize.x
+#define SHARES ((CHUNK4 + LANES - 1) / LANES)
 #define LOAD_SHARED(mine, at)                                                                     \
-    [[unroll]] for (uint r = 0; r < SHARES; r++) mine[r] = ROW(at + r * SUBGROUP_KV + gl_SubgroupInvocationID);
-#define SHARED(mine, c) subgroupShuffle(mine[(c) / SUBGROUP_KV], (c) % SUBGROUP_KV)
+    [[unroll]] for (uint r = 0; r < SHARES; r++) {                                                \
+        uint c = r * LANES + gl_SubgroupInvocationID;                                             \
+        mine[r] = ROW(at + (CHUNK4 % LANES == 0 ? c : min(c, CHUNK4 - 1)));                       \
+    }
+#define SHARED(mine, c) subgroupShuffle(mine[(c) / LANES], (c) % LANES)
 #endif
 
 #ifdef TEXEL_LOADS // simd family: a vectorized gather on lavapipe (LAVAPIPE.md)
@@ -60,7 +75,7 @@ const uint ADDITIVE = 8u;
 const float LOWEST = -3.40282347e38;
 
 layout(push_constant) uniform Push {
-    uint S, H, d4; // d4: the head pitch Dp in vec4, at most D4_MAX
+    uint S, H;
     uint ld4, q_off4, k_off4, v_off4; // in vec4
     uint ld_out4;
     uint mask_b, mask_h, mask_i, mask_j;
@@ -85,23 +100,54 @@ float dropout_factor(uint b, uint h, uint i, uint j)
     return (r[j % 4] >> 8) < p.drop_below ? 0.0 : p.keep_scale;
 }
 
+// Chunk `cc` of the query row at q_at, its columns past the head zero: so the K columns read
+// past the head (the next head's, or slack at the end of the buffer) add nothing.
+void load_query(uint q_at, uint cc, out vec4 q[CHUNK_MAX])
+{
+    [[unroll]] for (uint c = 0; c < CHUNK4; c++) {
+        uint col = cc * CHUNK4 + c;
+        q[c] = col < D4 ? ROW(q_at + col) : vec4(0);
+    }
+}
+
+// scores[t] = q . K[j0 + t] over the whole head; keys past S read the last row. Where the head
+// is one chunk, q holds it already; else each chunk of q is reloaded here, once per key (from
+// the cache): one accumulator live at a time keeps the registers for q and o.
+void score_block(uint j0, uint q_at, uint k_row, inout vec4 q[CHUNK_MAX], out float scores[TK])
+{
+    [[unroll]] for (uint t = 0; t < TK; t++) {
+        uint k_at = k_row + min(j0 + t, p.S - 1) * p.ld4;
+        vec4 acc = vec4(0);
+        for (uint cc = 0; cc < SLICES; cc++) {
+            if (SLICES > 1) load_query(q_at, cc, q);
+#ifdef SUBGROUP_KV
+            vec4 k_mine[CHUNK_MAX];
+            LOAD_SHARED(k_mine, k_at + cc * CHUNK4)
+            [[unroll]] for (uint c = 0; c < CHUNK4; c++) acc = fma(q[c], SHARED(k_mine, c), acc);
+#else
+            [[unroll]] for (uint c = 0; c < CHUNK4; c++) acc = fma(q[c], ROW(k_at + cc * CHUNK4 + c), acc);
+#endif
+        }
+        scores[t] = acc.x + acc.y + acc.z + acc.w;
+    }
+}
+
 void main()
 {
     uint bh = gl_WorkGroupID.y, b = bh / p.H, h = bh % p.H;
+    uint slice = gl_WorkGroupID.z * CHUNK4; // the first column (vec4) of this slice's output
     uint first = gl_WorkGroupID.x * gl_WorkGroupSize.x;
     uint i = first + gl_LocalInvocationID.x;
     uint qi = min(i, p.S - 1); // rows past S compute a copy of the last and write nothing
-    uint head4 = h * p.d4;
+    uint head4 = h * D4;
     uint key_base = b * p.S;
-
-    // Lanes c >= d4 of q are zero, so the K columns read past the head (the next head's,
-    // or slack at the end of the buffer) add nothing; o's extra lanes are never written.
-    vec4 q[D4_MAX], o[D4_MAX];
     uint q_at = p.q_off4 + (key_base + qi) * p.ld4 + head4;
-    [[unroll]] for (uint c = 0; c < D4_MAX; c++) {
-        q[c] = c < p.d4 ? ROW(q_at + c) : vec4(0);
-        o[c] = vec4(0);
-    }
+    uint k_row = p.k_off4 + key_base * p.ld4 + head4;
+    uint v_row = p.v_off4 + key_base * p.ld4 + head4 + slice;
+
+    vec4 q[CHUNK_MAX], o[CHUNK_MAX];
+    if (SLICES == 1) load_query(q_at, 0, q);
+    [[unroll]] for (uint c = 0; c < CHUNK4; c++) o[c] = vec4(0);
     float run_max = NEG_INF, run_sum = 0.0;
     float masked = (p.flags & ADDITIVE) != 0 ? LOWEST : NEG_INF;
     // The same bound for the whole workgroup; causal rows need no key past the group's last,
@@ -112,41 +158,30 @@ void main()
 
     for (uint j0 = 0; j0 < end; j0 += TK) {
         float s[TK];
-        bool keep[TK];
+        score_block(j0, q_at, k_row, q, s);
         float block_max = NEG_INF;
         [[unroll]] for (uint t = 0; t < TK; t++) {
-            uint j = min(j0 + t, p.S - 1);
-            uint k_at = p.k_off4 + (key_base + j) * p.ld4 + head4;
-            vec4 acc = vec4(0);
-#ifdef SUBGROUP_KV
-            vec4 k_mine[SHARES];
-            LOAD_SHARED(k_mine, k_at)
-            [[unroll]] for (uint c = 0; c < D4_MAX; c++) acc = fma(q[c], SHARED(k_mine, c), acc);
-#else
-            [[unroll]] for (uint c = 0; c < D4_MAX; c++) acc = fma(q[c], ROW(k_at + c), acc);
-#endif
-            keep[t] = kept(b, h, qi, j0 + t);
-            s[t] = keep[t] ? acc.x + acc.y + acc.z + acc.w : j0 + t < p.S ? masked : NEG_INF;
+            bool keep = kept(b, h, qi, j0 + t);
+            s[t] = keep ? s[t] : j0 + t < p.S ? masked : NEG_INF;
             block_max = max(block_max, s[t]);
         }
         float new_max = max(run_max, block_max);
         // Nothing kept so far: no rescale, and exp(-inf - -inf) must not make a NaN.
         float rescale = new_max == NEG_INF ? 1.0 : exp(run_max - new_max);
         run_sum *= rescale;
-        [[unroll]] for (uint c = 0; c < D4_MAX; c++) o[c] *= rescale;
+        [[unroll]] for (uint c = 0; c < CHUNK4; c++) o[c] *= rescale;
         run_max = new_max;
         [[unroll]] for (uint t = 0; t < TK; t++) {
-            uint j = min(j0 + t, p.S - 1);
             float w = s[t] == NEG_INF ? 0.0 : exp(s[t] - new_max);
             run_sum += w; // the softmax denominator counts dropped weights too
             if (dropout) w *= dropout_factor(b, h, qi, j0 + t);
-            uint v_at = p.v_off4 + (key_base + j) * p.ld4 + head4;
+            uint v_at = v_row + min(j0 + t, p.S - 1) * p.ld4;
 #ifdef SUBGROUP_KV
-            vec4 v_mine[SHARES];
+            vec4 v_mine[CHUNK_MAX];
             LOAD_SHARED(v_mine, v_at)
-            [[unroll]] for (uint c = 0; c < D4_MAX; c++) o[c] = fma(vec4(w), SHARED(v_mine, c), o[c]);
+            [[unroll]] for (uint c = 0; c < CHUNK4; c++) o[c] = fma(vec4(w), SHARED(v_mine, c), o[c]);
 #else
-            [[unroll]] for (uint c = 0; c < D4_MAX; c++) o[c] = fma(vec4(w), ROW(v_at + c), o[c]);
+            [[unroll]] for (uint c = 0; c < CHUNK4; c++) o[c] = fma(vec4(w), ROW(v_at + c), o[c]);
 #endif
         }
     }
@@ -154,9 +189,9 @@ void main()
     if (i >= p.S) return;
     // A row with no key kept has run_sum 0: its output is the zero vector (ATTENTION.md).
     float inv = run_sum > 0.0 ? 1.0 / run_sum : 0.0;
-    uint o_at = (key_base + i) * p.ld_out4 + head4;
-    [[unroll]] for (uint c = 0; c < D4_MAX; c++) {
-        if (c >= p.d4) break;
+    uint o_at = (key_base + i) * p.ld_out4 + head4 + slice;
+    [[unroll]] for (uint c = 0; c < CHUNK4; c++) {
+        if (slice + c >= D4) break;
         if (OUT_HALF)
             out_half[o_at + c] = pack_half4(o[c] * inv);
         else

@@ -47,7 +47,7 @@ vkbert_status vkb_op_head_merge(vkbert_context *ctx, VkDescriptorPool pool, cons
  * heads with pitch dp, their padding zero, Q pre-scaled); writes O [B*S, ld_out]. The rows'
  * binding needs VKB_FUSED_SLACK elements past V, which may be read but add nothing. */
 #define VKB_FUSED_SLACK 256
-#define VKB_FUSED_MAX_HEAD 256 /* the longest head the fused kernel holds (CMakeLists.txt) */
+#define VKB_FUSED_MAX_HEAD 256 /* the longest head the fused kernel takes (in slices of 64) */
 typedef struct vkb_fused_desc {
     uint32_t batch, heads, seq_len, head_dim;
     uint32_t ld, ld_out;
