@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <io.h>
+#include <share.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>

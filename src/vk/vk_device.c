@@ -25,9 +25,13 @@ vkbert_status vkb_load_vulkan(void)
         return vkb_fail_global(VKBERT_ERROR_NO_VULKAN,
                                "no Vulkan loader found (" PLAT_VULKAN_LOADER "): install a "
                                "Vulkan driver, for example mesa-vulkan-drivers");
+    /* Wine's loader with no driver behind it (no display) also says 1.0. */
     uint32_t version = volkGetInstanceVersion();
     if (version < VK_API_VERSION_1_1)
-        return vkb_fail_global(VKBERT_ERROR_NO_VULKAN, "the Vulkan loader is older than 1.1");
+        return vkb_fail_global(VKBERT_ERROR_NO_VULKAN,
+                               "no Vulkan 1.1: the loader (" PLAT_VULKAN_LOADER
+                               ") offers Vulkan %u.%u; install a Vulkan 1.1 driver",
+                               VK_API_VERSION_MAJOR(version), VK_API_VERSION_MINOR(version));
     instance_version = version < VK_API_VERSION_1_3 ? version : VK_API_VERSION_1_3;
     return VKBERT_OK;
 }

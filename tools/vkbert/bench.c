@@ -169,13 +169,13 @@ static void measure_peaks(vkbert_context *ctx, vkbert_peaks *peaks)
 
 /* ---- the CPU comparison ---- */
 
+#ifdef VKBERT_HAVE_OPENBLAS
 static int compare_doubles(const void *x, const void *y)
 {
     double a = *(const double *)x, b = *(const double *)y;
     return (a > b) - (a < b);
 }
 
-#ifdef VKBERT_HAVE_OPENBLAS
 /* y[rows][n] = x[rows][k] * w[n][k]^T + b: the bias rows first, then sgemm adds (beta 1). */
 static void cpu_linear(const float *x, int rows, int n, int k, const float *w, const float *b,
                        float *y)
