@@ -26,7 +26,18 @@
 extern "C" {
 #endif
 
-#if defined(VKBERT_BUILDING_LIBRARY) && defined(__GNUC__)
+/* What the library exports: on Windows, dllexport while building the DLL and dllimport for
+ * its users (VKBERT_STATIC for the static library's); elsewhere, default visibility while
+ * building (everything else is hidden). */
+#if defined(_WIN32) || defined(__CYGWIN__)
+#if defined(VKBERT_BUILDING_LIBRARY)
+#define VKBERT_API __declspec(dllexport)
+#elif defined(VKBERT_STATIC)
+#define VKBERT_API
+#else
+#define VKBERT_API __declspec(dllimport)
+#endif
+#elif defined(VKBERT_BUILDING_LIBRARY) && defined(__GNUC__)
 #define VKBERT_API __attribute__((visibility("default")))
 #else
 #define VKBERT_API

@@ -56,7 +56,7 @@ vkbert_status vkbert_context_create(const vkbert_context_options *options, vkber
 {
     if (!out) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "out is NULL");
     *out = NULL;
-    double start = vkb_now_ms();
+    double start = plat_now_ms();
     vkbert_context *ctx = calloc(1, sizeof *ctx);
     if (!ctx) return vkb_fail_global(VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     static atomic_uint_fast64_t next_serial = 1;
@@ -68,12 +68,12 @@ vkbert_status vkbert_context_create(const vkbert_context_options *options, vkber
     vkbert_status status = vkb_context_init(ctx, options);
     if (!status) vkb_tune_cache_load(ctx); /* never fails: a bad cache is ignored */
     if (!status) status = vkb_check_validation(ctx, 0);
-    ctx->startup_ms = vkb_now_ms() - start;
+    ctx->startup_ms = plat_now_ms() - start;
     if (status) {
         vkb_fail_global(status, "%s", ctx->error);
         vkb_context_release(ctx);
         vkb_tune_cache_free(ctx);
-        pthread_mutex_destroy(&ctx->lock);
+        vkb_lock_free(ctx);
         free(ctx);
         return status;
     }
@@ -86,7 +86,7 @@ void vkbert_context_destroy(vkbert_context *ctx)
     if (!ctx) return;
     vkb_context_release(ctx);
     vkb_tune_cache_free(ctx);
-    pthread_mutex_destroy(&ctx->lock);
+    vkb_lock_free(ctx);
     free(ctx);
 }
 
@@ -94,18 +94,23 @@ vkbert_status vkbert_context_startup_ms(const vkbert_context *ctx, double *conte
                                         double *pipelines_ms)
 {
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
-    VKB_LOCKED(ctx);
+    vkb_lock(ctx);
     if (context_ms) *context_ms = ctx->startup_ms;
     if (pipelines_ms) *pipelines_ms = ctx->pipeline_ms;
-    return VKBERT_OK;
+    return vkb_unlock_return(ctx, VKBERT_OK);
+}
+
+static vkbert_status tune_save(vkbert_context *ctx, const char *json, char *path, size_t path_size)
+{
+    CHECK_ARG(ctx, json, "json is NULL");
+    return vkb_tune_cache_save(ctx, json, path, path_size);
 }
 
 vkbert_status vkbert_tune_save(vkbert_context *ctx, const char *json, char *path, size_t path_size)
 {
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
-    VKB_LOCKED(ctx);
-    CHECK_ARG(ctx, json, "json is NULL");
-    return vkb_tune_cache_save(ctx, json, path, path_size);
+    vkb_lock(ctx);
+    return vkb_unlock_return(ctx, tune_save(ctx, json, path, path_size));
 }
 
 const char *vkbert_last_error(const vkbert_context *ctx)
@@ -116,30 +121,33 @@ const char *vkbert_last_error(const vkbert_context *ctx)
 vkbert_status vkbert_context_device(const vkbert_context *ctx, vkbert_device_info *info)
 {
     if (!ctx) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "ctx is NULL");
-    VKB_LOCKED(ctx);
-    CHECK_ARG((vkbert_context *)ctx, info, "info is NULL");
-    *info = ctx->info;
-    return VKBERT_OK;
+    vkb_lock(ctx);
+    vkbert_status status = VKBERT_OK;
+    if (info)
+        *info = ctx->info;
+    else
+        status = vkb_fail((vkbert_context *)ctx, VKBERT_ERROR_INVALID_ARGUMENT, "info is NULL");
+    return vkb_unlock_return(ctx, status);
 }
 
 uint32_t vkbert_validation_messages(const vkbert_context *ctx, char *first, size_t first_size)
 {
     if (!ctx) return 0;
-    VKB_LOCKED(ctx);
+    vkb_lock(ctx);
     if (first && first_size) {
         strncpy(first, ctx->validation_first, first_size - 1);
         first[first_size - 1] = '\0';
     }
-    return ctx->validation_count;
+    uint32_t count = ctx->validation_count;
+    vkb_unlock(ctx);
+    return count;
 }
 
 /* ---- tensors ---- */
 
-vkbert_status vkbert_tensor_create(vkbert_context *ctx, int ndim, const int64_t *shape,
+static vkbert_status tensor_create(vkbert_context *ctx, int ndim, const int64_t *shape,
                                    vkbert_tensor **out)
 {
-    if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
-    VKB_LOCKED(ctx);
     CHECK_ARG(ctx, out, "out is NULL");
     CHECK_ALIVE(ctx);
     uint32_t before = ctx->validation_count;
@@ -147,15 +155,27 @@ vkbert_status vkbert_tensor_create(vkbert_context *ctx, int ndim, const int64_t 
     return status ? status : vkb_check_validation(ctx, before);
 }
 
-void vkbert_tensor_destroy(vkbert_context *ctx, vkbert_tensor *tensor)
+vkbert_status vkbert_tensor_create(vkbert_context *ctx, int ndim, const int64_t *shape,
+                                   vkbert_tensor **out)
 {
-    VKB_LOCKED(ctx);
-    if (ctx) vkb_tensor_free(ctx, tensor);
+    if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    vkb_lock(ctx);
+    return vkb_unlock_return(ctx, tensor_create(ctx, ndim, shape, out));
 }
 
+void vkbert_tensor_destroy(vkbert_context *ctx, vkbert_tensor *tensor)
+{
+    if (!ctx) return;
+    vkb_lock(ctx);
+    vkb_tensor_free(ctx, tensor);
+    vkb_unlock(ctx);
+}
+
+/* A live context, and a host array that matches the tensor. */
 static vkbert_status check_count(vkbert_context *ctx, const vkbert_tensor *t, const float *data,
                                  size_t count)
 {
+    CHECK_ALIVE(ctx);
     CHECK_ARG(ctx, t && data, "tensor or data is NULL");
     if (count != vkb_tensor_count(t))
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
@@ -168,24 +188,22 @@ vkbert_status vkbert_tensor_write(vkbert_context *ctx, vkbert_tensor *tensor, co
                                   size_t count)
 {
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
-    VKB_LOCKED(ctx);
-    CHECK_ALIVE(ctx);
-    vkbert_status status = check_count(ctx, tensor, data, count);
+    vkb_lock(ctx);
     uint32_t before = ctx->validation_count;
+    vkbert_status status = check_count(ctx, tensor, data, count);
     if (!status) status = vkb_tensor_write(ctx, tensor, data);
-    return status ? status : vkb_check_validation(ctx, before);
+    return vkb_unlock_return(ctx, status ? status : vkb_check_validation(ctx, before));
 }
 
 vkbert_status vkbert_tensor_read(vkbert_context *ctx, const vkbert_tensor *tensor, float *data,
                                  size_t count)
 {
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
-    VKB_LOCKED(ctx);
-    CHECK_ALIVE(ctx);
-    vkbert_status status = check_count(ctx, tensor, data, count);
+    vkb_lock(ctx);
     uint32_t before = ctx->validation_count;
+    vkbert_status status = check_count(ctx, tensor, data, count);
     if (!status) status = vkb_tensor_read(ctx, tensor, data);
-    return status ? status : vkb_check_validation(ctx, before);
+    return vkb_unlock_return(ctx, status ? status : vkb_check_validation(ctx, before));
 }
 
 int vkbert_tensor_shape(const vkbert_tensor *tensor, int64_t shape[VKBERT_MAX_DIMS])
@@ -204,13 +222,10 @@ vkbert_status vkbert_attention_create(vkbert_context *ctx, int embed_dim, int nu
     return vkbert_attention_create_ex(ctx, embed_dim, num_heads, weights, NULL, out);
 }
 
-vkbert_status vkbert_attention_create_ex(vkbert_context *ctx, int embed_dim, int num_heads,
-                                         const vkbert_attention_weights *weights,
-                                         const vkbert_attention_config *config,
-                                         vkbert_attention **out)
+static vkbert_status attention_create(vkbert_context *ctx, int embed_dim, int num_heads,
+                                      const vkbert_attention_weights *weights,
+                                      const vkbert_attention_config *config, vkbert_attention **out)
 {
-    if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
-    VKB_LOCKED(ctx);
     CHECK_ARG(ctx, weights && out, "weights or out is NULL");
     CHECK_ALIVE(ctx);
     vkbert_attention_config fp32 = {VKBERT_PRECISION_FP32};
@@ -224,10 +239,24 @@ vkbert_status vkbert_attention_create_ex(vkbert_context *ctx, int embed_dim, int
     return status ? status : vkb_check_validation(ctx, before);
 }
 
+vkbert_status vkbert_attention_create_ex(vkbert_context *ctx, int embed_dim, int num_heads,
+                                         const vkbert_attention_weights *weights,
+                                         const vkbert_attention_config *config,
+                                         vkbert_attention **out)
+{
+    if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    vkb_lock(ctx);
+    return vkb_unlock_return(ctx,
+                             attention_create(ctx, embed_dim, num_heads, weights, config, out));
+}
+
 void vkbert_attention_destroy(vkbert_attention *layer)
 {
-    VKB_LOCKED(layer ? layer->ctx : NULL);
+    if (!layer) return;
+    vkbert_context *ctx = layer->ctx; /* read before the layer is freed */
+    vkb_lock(ctx);
     vkb_attention_free(layer);
+    vkb_unlock(ctx);
 }
 
 vkbert_status vkbert_attention_forward(vkbert_attention *layer, const vkbert_tensor *x,
@@ -235,12 +264,13 @@ vkbert_status vkbert_attention_forward(vkbert_attention *layer, const vkbert_ten
                                        const vkbert_attention_options *options, vkbert_tensor *y)
 {
     if (!layer) return VKBERT_ERROR_INVALID_ARGUMENT;
-    VKB_LOCKED(layer->ctx);
-    CHECK_ARG(layer->ctx, x && y, "x or y is NULL");
-    CHECK_ALIVE(layer->ctx);
-    uint32_t before = layer->ctx->validation_count;
-    vkbert_status status = vkb_attention_forward(layer, x, mask, options, y);
-    return status ? status : vkb_check_validation(layer->ctx, before);
+    vkbert_context *ctx = layer->ctx;
+    vkb_lock(ctx);
+    uint32_t before = ctx->validation_count;
+    vkbert_status status = x && y ? vkb_check_alive(ctx)
+                                  : vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "x or y is NULL");
+    if (!status) status = vkb_attention_forward(layer, x, mask, options, y);
+    return vkb_unlock_return(ctx, status ? status : vkb_check_validation(ctx, before));
 }
 
 vkbert_status vkbert_attention_forward_host(vkbert_attention *layer, int batch, int seq_len,
@@ -248,25 +278,23 @@ vkbert_status vkbert_attention_forward_host(vkbert_attention *layer, int batch, 
                                             const vkbert_attention_options *options, float *y)
 {
     if (!layer) return VKBERT_ERROR_INVALID_ARGUMENT;
-    VKB_LOCKED(layer->ctx);
-    CHECK_ALIVE(layer->ctx);
-    uint32_t before = layer->ctx->validation_count;
-    vkbert_status status = vkb_attention_forward_host(layer, batch, seq_len, x, mask, options, y);
-    return status ? status : vkb_check_validation(layer->ctx, before);
+    VKB_RUN_LOCKED(layer->ctx,
+                   vkb_attention_forward_host(layer, batch, seq_len, x, mask, options, y));
 }
 
 vkbert_status vkbert_attention_timings(const vkbert_attention *layer, vkbert_timing *timings,
                                        uint32_t capacity, uint32_t *count)
 {
     if (!layer || !count) return VKBERT_ERROR_INVALID_ARGUMENT;
-    VKB_LOCKED(layer->ctx);
-    if (!layer->ctx->timestamps)
-        return vkb_fail(layer->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
-                        "the context was made without timestamps");
+    vkbert_context *ctx = layer->ctx;
+    vkb_lock(ctx);
+    if (!ctx->timestamps)
+        return vkb_unlock_return(ctx, vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                                               "the context was made without timestamps"));
     *count = layer->timing_count;
     for (uint32_t i = 0; i < layer->timing_count && i < capacity && timings; i++)
         timings[i] = layer->timings[i];
-    return VKBERT_OK;
+    return vkb_unlock_return(ctx, VKBERT_OK);
 }
 
 /* ---- the BERT encoder ---- */
@@ -276,11 +304,9 @@ vkbert_status vkbert_encoder_load(vkbert_context *ctx, const char *model_dir, vk
     return vkbert_encoder_load_ex(ctx, model_dir, NULL, out);
 }
 
-vkbert_status vkbert_encoder_load_ex(vkbert_context *ctx, const char *model_dir,
-                                     const vkbert_encoder_config *config, vkbert_encoder **out)
+static vkbert_status encoder_load(vkbert_context *ctx, const char *model_dir,
+                                  const vkbert_encoder_config *config, vkbert_encoder **out)
 {
-    if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
-    VKB_LOCKED(ctx);
     CHECK_ARG(ctx, model_dir && out, "model_dir or out is NULL");
     CHECK_ALIVE(ctx);
     vkbert_precision precision = config ? config->precision : VKBERT_PRECISION_FP32;
@@ -297,10 +323,21 @@ vkbert_status vkbert_encoder_load_ex(vkbert_context *ctx, const char *model_dir,
     return status ? status : vkb_check_validation(ctx, before);
 }
 
+vkbert_status vkbert_encoder_load_ex(vkbert_context *ctx, const char *model_dir,
+                                     const vkbert_encoder_config *config, vkbert_encoder **out)
+{
+    if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    vkb_lock(ctx);
+    return vkb_unlock_return(ctx, encoder_load(ctx, model_dir, config, out));
+}
+
 void vkbert_encoder_destroy(vkbert_encoder *encoder)
 {
-    VKB_LOCKED(encoder ? encoder->ctx : NULL);
+    if (!encoder) return;
+    vkbert_context *ctx = encoder->ctx; /* read before the encoder is freed */
+    vkb_lock(ctx);
     vkb_encoder_free(encoder);
+    vkb_unlock(ctx);
 }
 
 int vkbert_encoder_hidden_size(const vkbert_encoder *encoder)
@@ -314,12 +351,9 @@ vkbert_status vkbert_encoder_forward_host(vkbert_encoder *encoder, int batch, in
                                           float *pooled)
 {
     if (!encoder) return VKBERT_ERROR_INVALID_ARGUMENT;
-    VKB_LOCKED(encoder->ctx);
-    CHECK_ALIVE(encoder->ctx);
-    uint32_t before = encoder->ctx->validation_count;
-    vkbert_status status = vkb_encoder_forward_host(encoder, batch, seq_len, input_ids,
-                                                    token_type_ids, attention_mask, hidden, pooled);
-    return status ? status : vkb_check_validation(encoder->ctx, before);
+    VKB_RUN_LOCKED(encoder->ctx,
+                   vkb_encoder_forward_host(encoder, batch, seq_len, input_ids, token_type_ids,
+                                            attention_mask, hidden, pooled));
 }
 
 vkbert_status vkbert_encoder_embed_host(vkbert_encoder *encoder, int batch, int seq_len,
@@ -328,10 +362,7 @@ vkbert_status vkbert_encoder_embed_host(vkbert_encoder *encoder, int batch, int 
                                         float *embeddings)
 {
     if (!encoder) return VKBERT_ERROR_INVALID_ARGUMENT;
-    VKB_LOCKED(encoder->ctx);
-    CHECK_ALIVE(encoder->ctx);
-    uint32_t before = encoder->ctx->validation_count;
-    vkbert_status status = vkb_encoder_embed_host(
-        encoder, batch, seq_len, input_ids, token_type_ids, attention_mask, normalize, embeddings);
-    return status ? status : vkb_check_validation(encoder->ctx, before);
+    VKB_RUN_LOCKED(encoder->ctx,
+                   vkb_encoder_embed_host(encoder, batch, seq_len, input_ids, token_type_ids,
+                                          attention_mask, normalize, embeddings));
 }

@@ -87,22 +87,22 @@ vkbert_status vkbert_model_load(vkbert_context *ctx, const char *model_dir,
                                 const vkbert_model_config *config, vkbert_model **out)
 {
     if (!ctx) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "ctx is NULL");
-    VKB_LOCKED(ctx);
-    if (!model_dir || !out)
-        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "model_dir or out is NULL");
+    if (!model_dir || !out) {
+        vkb_lock(ctx);
+        return vkb_unlock_return(
+            ctx, vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "model_dir or out is NULL"));
+    }
     *out = NULL;
-    vkbert_status status = vkb_check_alive(ctx);
-    if (status) return status;
-    uint32_t before = ctx->validation_count;
-    status = vkb_model_load(ctx, model_dir, config, out);
-    return status ? status : vkb_check_validation(ctx, before);
+    VKB_RUN_LOCKED(ctx, vkb_model_load(ctx, model_dir, config, out));
 }
 
 void vkbert_model_destroy(vkbert_model *model)
 {
     if (!model) return;
-    VKB_LOCKED(model->ctx);
+    vkbert_context *ctx = model->ctx; /* read before the model is freed */
+    vkb_lock(ctx);
     vkb_model_free(model);
+    vkb_unlock(ctx);
 }
 
 int vkbert_model_dimension(const vkbert_model *model)
@@ -129,12 +129,7 @@ const char *vkbert_model_label(const vkbert_model *model, int index)
 #define RUN_LOCKED(model, call)                                                                    \
     do {                                                                                           \
         CHECK_MODEL(model);                                                                        \
-        VKB_LOCKED((model)->ctx);                                                                  \
-        vkbert_status status_ = vkb_check_alive((model)->ctx);                                     \
-        if (status_) return status_;                                                               \
-        uint32_t before_ = (model)->ctx->validation_count;                                         \
-        status_ = (call);                                                                          \
-        return status_ ? status_ : vkb_check_validation((model)->ctx, before_);                    \
+        VKB_RUN_LOCKED((model)->ctx, call);                                                        \
     } while (0)
 
 vkbert_status vkbert_model_embed(vkbert_model *model, const char *const *texts, int count,
@@ -159,9 +154,11 @@ vkbert_status vkbert_model_classify(vkbert_model *model, const char *const *text
 vkbert_status vkbert_model_describe(vkbert_model *model, char **json)
 {
     CHECK_MODEL(model);
-    VKB_LOCKED(model->ctx);
-    if (!json) return vkb_fail(model->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "json is NULL");
-    return vkb_model_describe(model, json);
+    vkb_lock(model->ctx);
+    vkbert_status status =
+        json ? vkb_model_describe(model, json)
+             : vkb_fail(model->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "json is NULL");
+    return vkb_unlock_return(model->ctx, status);
 }
 
 void vkbert_free(void *memory)

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define PEAK_RUNS 5
 /* A run this long dwarfs the submit overhead (~0.1 ms on lavapipe) and the timer's tick. */
@@ -29,13 +28,6 @@
 #define MAX_RUNS 1000000
 
 /* ---- small helpers ---- */
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
 
 static int compare_doubles(const void *a, const void *b)
 {
@@ -124,10 +116,10 @@ static vkbert_status gpu_timer_record(vkbert_context *ctx, gpu_timer *t, const v
 static vkbert_status gpu_timer_run(vkbert_context *ctx, gpu_timer *t, double *gpu_ms,
                                    double *wall_ms)
 {
-    double start = now_ms();
+    double start = plat_now_ms();
     vkbert_status status = vkb_submit_wait(ctx, t->cmd);
     if (status) return status;
-    if (wall_ms) *wall_ms = now_ms() - start;
+    if (wall_ms) *wall_ms = plat_now_ms() - start;
     uint64_t ticks[2];
     VkResult result =
         vkGetQueryPoolResults(ctx->device, t->queries, 0, 2, sizeof ticks, ticks, sizeof ticks[0],
@@ -247,14 +239,14 @@ static vkbert_status measure_copy(vkbert_context *ctx, double *gbs)
 vkbert_status vkbert_measure_peaks(vkbert_context *ctx, vkbert_peaks *peaks)
 {
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
-    VKB_LOCKED(ctx);
-    if (!peaks) return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "peaks is NULL");
-    memset(peaks, 0, sizeof *peaks);
+    vkb_lock(ctx);
     uint32_t before = ctx->validation_count;
-    vkbert_status status = need_timestamps(ctx);
+    vkbert_status status = peaks ? need_timestamps(ctx)
+                                 : vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "peaks is NULL");
+    if (peaks) memset(peaks, 0, sizeof *peaks);
     if (!status) status = measure_fma(ctx, &peaks->fma_gflops);
     if (!status) status = measure_copy(ctx, &peaks->copy_gbs);
-    return status ? status : vkb_check_validation(ctx, before);
+    return vkb_unlock_return(ctx, status ? status : vkb_check_validation(ctx, before));
 }
 
 /* ---- the matmul benchmark ---- */
@@ -398,11 +390,10 @@ static vkbert_status bench_matmul(vkbert_context *ctx, const vkb_matmul_desc *d,
     return status;
 }
 
-vkbert_status vkbert_bench_matmul(vkbert_context *ctx, int m, int n, int k,
-                                  vkbert_precision precision, int runs, vkbert_bench_result *result)
+static vkbert_status matmul_checked(vkbert_context *ctx, int m, int n, int k,
+                                    vkbert_precision precision, int runs,
+                                    vkbert_bench_result *result)
 {
-    if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
-    VKB_LOCKED(ctx);
     vkbert_status status = check_bench_args(ctx, precision, runs, result);
     if (status) return status;
     if (m < 1 || n < 1 || k < 1 || m > 1 << 20 || n > 1 << 20 || k > 1 << 20)
@@ -421,6 +412,14 @@ vkbert_status vkbert_bench_matmul(vkbert_context *ctx, int m, int n, int k,
     uint32_t before = ctx->validation_count;
     status = bench_matmul(ctx, &d, runs, result);
     return status ? status : vkb_check_validation(ctx, before);
+}
+
+vkbert_status vkbert_bench_matmul(vkbert_context *ctx, int m, int n, int k,
+                                  vkbert_precision precision, int runs, vkbert_bench_result *result)
+{
+    if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    vkb_lock(ctx);
+    return vkb_unlock_return(ctx, matmul_checked(ctx, m, n, k, precision, runs, result));
 }
 
 /* ---- the attention benchmark ---- */
@@ -481,9 +480,9 @@ static vkbert_status attention_pass(vkbert_context *ctx, attention_bench *b, att
 {
     vkbert_timing timings[VKBERT_BENCH_MAX_KERNELS];
     uint32_t count = 0;
-    double start = now_ms();
+    double start = plat_now_ms();
     vkbert_status status = vkbert_attention_forward(b->layer, b->x, NULL, NULL, b->y);
-    double wall = now_ms() - start;
+    double wall = plat_now_ms() - start;
     if (!status)
         status = vkbert_attention_timings(b->layer, timings, VKBERT_BENCH_MAX_KERNELS, &count);
     if (status || run < 0) return status;
@@ -541,12 +540,11 @@ static vkbert_status bench_attention(vkbert_context *ctx, const int shape[4],
     return status;
 }
 
-vkbert_status vkbert_bench_attention(vkbert_context *ctx, int batch, int seq_len, int embed_dim,
-                                     int num_heads, vkbert_precision precision, int runs,
-                                     vkbert_bench_result *result)
+static vkbert_status attention_checked(vkbert_context *ctx, const int shape[4],
+                                       vkbert_precision precision, int runs,
+                                       vkbert_bench_result *result)
 {
-    if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
-    VKB_LOCKED(ctx);
+    int batch = shape[0], seq_len = shape[1], embed_dim = shape[2], num_heads = shape[3];
     vkbert_status status = check_bench_args(ctx, precision, runs, result);
     if (status) return status;
     /* Checked before the host weights are made; the layer checks E % H itself. */
@@ -557,10 +555,19 @@ vkbert_status vkbert_bench_attention(vkbert_context *ctx, int batch, int seq_len
                         batch, seq_len, embed_dim, num_heads);
     double b = batch, s = seq_len, e = embed_dim;
     uint32_t before = ctx->validation_count;
-    status = bench_attention(ctx, (const int[4]){batch, seq_len, embed_dim, num_heads}, precision,
-                             runs, result);
+    status = bench_attention(ctx, shape, precision, runs, result);
     if (!status) result->flops = 8.0 * b * s * e * e + 4.0 * b * s * s * e;
     return status ? status : vkb_check_validation(ctx, before);
+}
+
+vkbert_status vkbert_bench_attention(vkbert_context *ctx, int batch, int seq_len, int embed_dim,
+                                     int num_heads, vkbert_precision precision, int runs,
+                                     vkbert_bench_result *result)
+{
+    if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    vkb_lock(ctx);
+    const int shape[4] = {batch, seq_len, embed_dim, num_heads};
+    return vkb_unlock_return(ctx, attention_checked(ctx, shape, precision, runs, result));
 }
 
 /* ---- the encoder benchmark ---- */
@@ -577,21 +584,19 @@ static vkbert_status encoder_runs(vkbert_context *ctx, vkbert_encoder *e, int ba
     for (size_t i = 0; !status && i < n; i++)
         ids[i] = (int32_t)((i * 7919) % (size_t)e->config.vocab_size);
     for (int r = -1; r < runs && !status; r++) { /* run -1 is the warm-up */
-        double start = now_ms();
+        double start = plat_now_ms();
         status = vkb_encoder_forward_host(e, batch, seq, ids, NULL, NULL, hidden, NULL);
-        if (!status && r >= 0) gpu[r] = e->plan->gpu_ms, wall[r] = now_ms() - start;
+        if (!status && r >= 0) gpu[r] = e->plan->gpu_ms, wall[r] = plat_now_ms() - start;
     }
     free(ids);
     free(hidden);
     return status;
 }
 
-vkbert_status vkbert_bench_encoder(vkbert_context *ctx, const vkbert_bench_encoder_shape *shape,
-                                   vkbert_precision precision, int runs,
-                                   vkbert_bench_result *result)
+static vkbert_status encoder_checked(vkbert_context *ctx, const vkbert_bench_encoder_shape *shape,
+                                     vkbert_precision precision, int runs,
+                                     vkbert_bench_result *result)
 {
-    if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
-    VKB_LOCKED(ctx);
     if (!shape) return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "shape is NULL");
     vkbert_status status = check_bench_args(ctx, precision, runs, result);
     if (status) return status;
@@ -632,14 +637,23 @@ vkbert_status vkbert_bench_encoder(vkbert_context *ctx, const vkbert_bench_encod
     return status ? status : vkb_check_validation(ctx, before);
 }
 
+vkbert_status vkbert_bench_encoder(vkbert_context *ctx, const vkbert_bench_encoder_shape *shape,
+                                   vkbert_precision precision, int runs,
+                                   vkbert_bench_result *result)
+{
+    if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    vkb_lock(ctx);
+    return vkb_unlock_return(ctx, encoder_checked(ctx, shape, precision, runs, result));
+}
+
 /* ---- memory ---- */
 
 vkbert_status vkbert_context_memory(const vkbert_context *ctx, uint64_t *allocated,
                                     uint64_t *in_use)
 {
     if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
-    VKB_LOCKED(ctx);
+    vkb_lock(ctx);
     if (allocated) *allocated = ctx->allocated_bytes;
     if (in_use) *in_use = ctx->in_use_bytes;
-    return VKBERT_OK;
+    return vkb_unlock_return(ctx, VKBERT_OK);
 }

@@ -3,20 +3,17 @@
  * the classifier) names each tensor, its shape and where it lives in bert_weights, so that
  * loading, saving, random filling and freeing all walk the same list and cannot disagree on a
  * name or a shape. */
-#define _POSIX_C_SOURCE 200809L /* mkdir */
-
 #include "bert_model.h"
 
 #include "io_error.h"
 #include "json_file.h"
+#include "platform/platform.h"
 #include "safetensors.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* ---- the tensor tables ---- */
 
@@ -516,8 +513,8 @@ int bert_model_save(const char *dir, const bert_config *c, const bert_weights *w
     if (!dir) return io_fail(&e, "no directory given");
     if (!prefix) prefix = "";
     if (check_save_args(&e, c, w, prefix) != 0) return -1;
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return io_fail(&e, "cannot create the directory: %s", strerror(errno));
+    int error = plat_mkdir(dir, false);
+    if (error) return io_fail(&e, "cannot create the directory: %s", strerror(error));
     char *config_path = io_path_join(dir, "config.json");
     char *weights_path = io_path_join(dir, "model.safetensors");
     int rc = config_path && weights_path ? 0 : io_fail(&e, "out of memory");

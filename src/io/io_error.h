@@ -2,6 +2,8 @@
 #ifndef VKBERT_IO_ERROR_H
 #define VKBERT_IO_ERROR_H
 
+#include "platform/platform.h"
+
 #include <stddef.h>
 
 typedef struct err_ctx {
@@ -11,6 +13,6 @@ typedef struct err_ctx {
 } err_ctx;
 
 /* Writes the message and returns -1. */
-int io_fail(const err_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int io_fail(const err_ctx *c, const char *fmt, ...) PLAT_PRINTF(2, 3);
 
 #endif

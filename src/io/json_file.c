@@ -1,7 +1,7 @@
 /* See json_file.h. */
-#define _POSIX_C_SOURCE 200809L /* stat */
-
 #include "json_file.h"
+
+#include "platform/platform.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 char *io_path_join(const char *dir, const char *name)
 {
@@ -21,8 +20,7 @@ char *io_path_join(const char *dir, const char *name)
 
 int io_path_exists(const char *path)
 {
-    struct stat st;
-    return stat(path, &st) == 0;
+    return plat_file_info(path, NULL) != PLAT_MISSING;
 }
 
 /* PyTorch's pickle format runs code when loaded, and reading it needs Python; a folder

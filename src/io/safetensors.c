@@ -1,4 +1,3 @@
-#define _POSIX_C_SOURCE 200809L /* open, fstat, mmap */
 /* safetensors reader and writer. The whole file is mapped read-only and every header field
  * is checked before a tensor points into it, so a malformed file gives a message, never a
  * crash. Offsets are arbitrary, so data is only ever read through memcpy. */
@@ -6,13 +5,10 @@
 
 #include "half.h"
 #include "io_error.h"
+#include "platform/platform.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,24 +58,10 @@ static char *dup_string(const char *s)
  * and the page cache serves them without a copy. */
 static int map_file(const err_ctx *c, const uint8_t **buf, size_t *size)
 {
-    int fd = open(c->path, O_RDONLY);
-    if (fd < 0) return io_fail(c, "cannot open: %s", strerror(errno));
-    struct stat st;
-    int failed = fstat(fd, &st) != 0    ? io_fail(c, "cannot read: %s", strerror(errno))
-                 : S_ISDIR(st.st_mode)  ? io_fail(c, "cannot read: %s", strerror(EISDIR))
-                 : !S_ISREG(st.st_mode) ? io_fail(c, "cannot read: not a regular file")
-                                        : 0;
-    *size = failed ? 0 : (size_t)st.st_size;
-    *buf = NULL;
-    if (!failed && *size > 0) {
-        void *p = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (p == MAP_FAILED)
-            failed = io_fail(c, "cannot map %zu bytes: %s", *size, strerror(errno));
-        else
-            *buf = p;
-    }
-    close(fd);
-    return failed;
+    const void *data = NULL;
+    const char *failed = plat_map_file(c->path, &data, size);
+    *buf = data;
+    return failed ? io_fail(c, "cannot %s: %s", failed, strerror(errno)) : 0;
 }
 
 /* A JSON number that is an exact non-negative integer. */
@@ -288,7 +270,7 @@ void st_free(st_file *file)
     for (int i = 0; i < file->count; i++)
         free(file->tensors[i].name);
     free(file->tensors);
-    if (file->mapped) munmap((void *)file->buffer, file->size);
+    if (file->mapped) plat_unmap(file->buffer, file->size);
     memset(file, 0, sizeof *file);
 }
 

@@ -5,9 +5,9 @@
 
 #include <volk.h>
 
+#include "platform/platform.h"
 #include "vkbert.h"
 
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -72,8 +72,8 @@ typedef struct vkb_dispatch {
 } vkb_dispatch;
 
 struct vkbert_context {
-    pthread_mutex_t lock; /* held by every public call on the context (vk_lock.c) */
-    uint64_t serial;      /* unique in the process, never reused (vk_error.c) */
+    plat_mutex *lock; /* held by every public call on the context (vk_lock.c) */
+    uint64_t serial;  /* unique in the process, never reused (vk_error.c) */
     VkInstance instance;
     VkDebugUtilsMessengerEXT messenger;
     VkPhysicalDevice physical;
@@ -137,24 +137,37 @@ extern char vkb_validation_last[VKB_ERROR_SIZE];
 void vkb_settle(vkbert_context *ctx);
 
 /* ---- the context lock (vk_lock.c) ---- */
+/* A public call locks, then calls an inner function that may return anywhere, and unlocks:
+ *     vkb_lock(ctx);
+ *     return vkb_unlock_return(ctx, inner(ctx, ...));
+ * (the arguments, the inner call among them, are evaluated before the unlock runs). */
 bool vkb_lock_init(vkbert_context *ctx);
-vkbert_context *vkb_lock(const vkbert_context *ctx); /* NULL: nothing to lock */
-void vkb_unlock_guard(vkbert_context **guard);
-/* Holds the context's lock until the enclosing block ends, whatever return leaves it. */
-#define VKB_LOCKED(ctx)                                                                            \
-    vkbert_context *vkb_guard_ __attribute__((cleanup(vkb_unlock_guard), unused)) = vkb_lock(ctx)
+void vkb_lock_free(vkbert_context *ctx);
+void vkb_lock(const vkbert_context *ctx); /* NULL: nothing to lock */
+void vkb_unlock(const vkbert_context *ctx);
+vkbert_status vkb_unlock_return(const vkbert_context *ctx, vkbert_status status);
+/* The whole body of a public call that runs `call` under the lock when the context is alive,
+ * failing it when validation spoke during the call. */
+#define VKB_RUN_LOCKED(context, call)                                                              \
+    do {                                                                                           \
+        vkbert_context *ctx_ = (context);                                                          \
+        vkb_lock(ctx_);                                                                            \
+        uint32_t before_ = ctx_->validation_count;                                                 \
+        vkbert_status status_ = vkb_check_alive(ctx_);                                             \
+        if (!status_) status_ = (call);                                                            \
+        return vkb_unlock_return(ctx_, status_ ? status_ : vkb_check_validation(ctx_, before_));   \
+    } while (0)
 
 /* ---- errors: set the context's message and return the status ---- */
 vkbert_status vkb_fail(vkbert_context *ctx, vkbert_status status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+    PLAT_PRINTF(3, 4);
 vkbert_status vkb_fail_vk(vkbert_context *ctx, VkResult result, const char *what);
 const char *vkb_result_name(VkResult result);
 /* The message of this thread's last failure on `ctx` when it was the last context this
  * thread failed on, else the context's own last message. */
 const char *vkb_last_error(const vkbert_context *ctx);
 /* Thread-local message for calls made without a context. */
-vkbert_status vkb_fail_global(vkbert_status status, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+vkbert_status vkb_fail_global(vkbert_status status, const char *fmt, ...) PLAT_PRINTF(2, 3);
 const char *vkb_global_error(void);
 
 /* ---- device (vk_device.c) ---- */
@@ -192,7 +205,6 @@ int vkb_cache_write(const char *path, const void *data, size_t size);
 vkbert_status vkb_pipeline_cache_create(vkbert_context *ctx);
 /* Writes the pipeline cache to its file when pipelines were made; failures are ignored. */
 void vkb_pipeline_cache_save(vkbert_context *ctx);
-double vkb_now_ms(void); /* a monotonic clock */
 
 /* ---- memory (vk_memory.c) ---- */
 /* Decides whether tensors live in host-visible device memory (VKBERT_FORCE_STAGING=1 says no). */

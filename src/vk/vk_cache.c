@@ -8,13 +8,9 @@
 #include "vk.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #define CACHE_PATH_MAX 4096
 /* Far beyond what a few dozen compute pipelines take; a bigger file is not ours. */
@@ -27,13 +23,6 @@
 static const char TRAILER_MAGIC[8] = {'v', 'k', 'b', 'e', 'r', 't', 'P', '1'};
 #define TRAILER_SIZE 24
 
-double vkb_now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
-
 static bool fits(int written, size_t size)
 {
     return written > 0 && (size_t)written < size;
@@ -43,12 +32,8 @@ bool vkb_cache_dir(char *out, size_t size)
 {
     const char *dir = getenv("VKBERT_CACHE_DIR");
     if (dir && *dir) return strcmp(dir, "off") != 0 && fits(snprintf(out, size, "%s", dir), size);
-    /* The XDG Base Directory spec: a relative XDG_CACHE_HOME is invalid and to be ignored. */
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    if (xdg && xdg[0] == '/') return fits(snprintf(out, size, "%s/vkbert", xdg), size);
-    const char *home = getenv("HOME");
-    if (!home || !*home) return false;
-    return fits(snprintf(out, size, "%s/.cache/vkbert", home), size);
+    char home[CACHE_PATH_MAX];
+    return plat_cache_home(home, sizeof home) && fits(snprintf(out, size, "%s/vkbert", home), size);
 }
 
 bool vkb_cache_path(const vkbert_context *ctx, vkb_cache_kind kind, char *out, size_t size)
@@ -69,80 +54,53 @@ bool vkb_cache_path(const vkbert_context *ctx, vkb_cache_kind kind, char *out, s
                 size);
 }
 
-static bool read_all(int fd, uint8_t *data, size_t size)
-{
-    while (size > 0) {
-        ssize_t n = read(fd, data, size);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        data += n, size -= (size_t)n;
-    }
-    return true;
-}
-
 void *vkb_cache_read(const char *path, size_t max, size_t *size)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return NULL;
-    struct stat st;
-    uint8_t *data = NULL;
-    bool ok =
-        !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size <= max;
-    if (ok) data = malloc((size_t)st.st_size + 1);
-    if (data && !read_all(fd, data, (size_t)st.st_size)) {
+    uint64_t length = 0;
+    if (plat_file_info(path, &length) != PLAT_REGULAR || length == 0 || length > max) return NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    uint8_t *data = malloc((size_t)length + 1);
+    /* A file that changed size since it was examined is being rewritten: not used. */
+    bool whole = data && fread(data, 1, (size_t)length, f) == length && fgetc(f) == EOF;
+    fclose(f);
+    if (!whole) {
         free(data);
-        data = NULL;
+        return NULL;
     }
-    close(fd);
-    if (!data) return NULL;
-    data[st.st_size] = '\0'; /* so that a text file can be parsed in place */
-    *size = (size_t)st.st_size;
+    data[length] = '\0'; /* so that a text file can be parsed in place */
+    *size = (size_t)length;
     return data;
 }
 
-/* mkdir -p, the directories it makes private to the user (the caches say what ran). */
-static bool make_dirs(const char *dir)
+/* The directory part of `path` in `dir`; false when there is none (a bare file name). */
+static bool parent_dir(const char *path, char *dir, size_t size)
 {
-    char path[CACHE_PATH_MAX];
-    if (!fits(snprintf(path, sizeof path, "%s", dir), sizeof path)) return false;
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(path, 0700) && errno != EEXIST) return false;
-        *p = '/';
-    }
-    return !mkdir(path, 0700) || errno == EEXIST;
-}
-
-static bool write_all(int fd, const uint8_t *data, size_t size)
-{
-    while (size > 0) {
-        ssize_t n = write(fd, data, size);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        data += n, size -= (size_t)n;
-    }
+    size_t end = 0;
+    for (size_t i = 1; path[i]; i++)
+        if (strchr(PLAT_SEPARATORS, path[i])) end = i;
+    if (end == 0 || end >= size) return false;
+    memcpy(dir, path, end);
+    dir[end] = '\0';
     return true;
 }
 
-/* A temporary file in the same directory, then rename(2): readers, and other processes saving
+/* A temporary file in the same directory, then a rename: readers, and other processes saving
  * at the same time, see the old file or the new one, never a mix. No fsync: after a crash the
- * worst is a damaged file, which the next reader ignores. */
+ * worst is a damaged file, which the next reader ignores. The directories are made private to
+ * the user (the caches say what ran). */
 int vkb_cache_write(const char *path, const void *data, size_t size)
 {
     char dir[CACHE_PATH_MAX], temp[CACHE_PATH_MAX];
-    if (!fits(snprintf(dir, sizeof dir, "%s", path), sizeof dir) ||
-        !fits(snprintf(temp, sizeof temp, "%s.XXXXXX", path), sizeof temp))
-        return ENAMETOOLONG;
-    char *slash = strrchr(dir, '/');
-    if (slash && slash != dir) *slash = '\0';
-    if (slash && !make_dirs(dir)) return errno ? errno : EIO;
-    int fd = mkstemp(temp); /* mode 0600 */
-    if (fd < 0) return errno;
-    int error = write_all(fd, data, size) ? 0 : (errno ? errno : EIO);
-    if (close(fd) && !error) error = errno;
-    if (!error && rename(temp, path)) error = errno;
-    if (error) unlink(temp);
+    if (!fits(snprintf(temp, sizeof temp, "%s.XXXXXX", path), sizeof temp)) return ENAMETOOLONG;
+    int error = parent_dir(path, dir, sizeof dir) ? plat_mkdirs(dir) : 0;
+    if (error) return error;
+    FILE *f = plat_create_temp(temp); /* readable by the user only */
+    if (!f) return errno ? errno : EIO;
+    error = fwrite(data, 1, size, f) == size ? 0 : (errno ? errno : EIO);
+    if (fclose(f) && !error) error = errno ? errno : EIO;
+    if (!error) error = plat_replace(temp, path);
+    if (error) remove(temp);
     return error;
 }
 

@@ -2,14 +2,13 @@
 #include "vk.h"
 
 #include <ctype.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char *VALIDATION_LAYER = "VK_LAYER_KHRONOS_validation";
 
-static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+/* load_result and volk's function pointers are guarded by the platform's process lock. */
 static VkResult load_result = VK_NOT_READY;
 static uint32_t instance_version = VK_API_VERSION_1_1; /* what instances are created with */
 
@@ -18,17 +17,21 @@ static uint32_t instance_version = VK_API_VERSION_1_1; /* what instances are cre
  * instance and device, so several contexts can live side by side. */
 vkbert_status vkb_load_vulkan(void)
 {
-    pthread_mutex_lock(&load_lock);
+    plat_process_lock();
     if (load_result != VK_SUCCESS) load_result = volkInitialize();
     VkResult result = load_result;
-    pthread_mutex_unlock(&load_lock);
+    plat_process_unlock();
     if (result != VK_SUCCESS)
         return vkb_fail_global(VKBERT_ERROR_NO_VULKAN,
-                               "no Vulkan loader found (libvulkan.so.1): install a Vulkan "
-                               "driver, for example mesa-vulkan-drivers");
+                               "no Vulkan loader found (" PLAT_VULKAN_LOADER "): install a "
+                               "Vulkan driver, for example mesa-vulkan-drivers");
+    /* Wine's loader with no driver behind it (no display) also says 1.0. */
     uint32_t version = volkGetInstanceVersion();
     if (version < VK_API_VERSION_1_1)
-        return vkb_fail_global(VKBERT_ERROR_NO_VULKAN, "the Vulkan loader is older than 1.1");
+        return vkb_fail_global(VKBERT_ERROR_NO_VULKAN,
+                               "no Vulkan 1.1: the loader (" PLAT_VULKAN_LOADER
+                               ") offers Vulkan %u.%u; install a Vulkan 1.1 driver",
+                               VK_API_VERSION_MAJOR(version), VK_API_VERSION_MINOR(version));
     instance_version = version < VK_API_VERSION_1_3 ? version : VK_API_VERSION_1_3;
     return VKBERT_OK;
 }
@@ -139,9 +142,9 @@ static VkResult create_instance(vkbert_context *ctx, bool validation, VkInstance
     info.ppEnabledExtensionNames = extensions;
     VkResult result = vkCreateInstance(&info, NULL, out);
     if (result == VK_SUCCESS) {
-        pthread_mutex_lock(&load_lock);
+        plat_process_lock();
         volkLoadInstance(*out);
-        pthread_mutex_unlock(&load_lock);
+        plat_process_unlock();
     }
     return result;
 }
@@ -225,7 +228,8 @@ void vkb_describe_device(VkPhysicalDevice device, vkbert_device_info *info)
         VkPhysicalDeviceProperties2 props12 = {
             .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &v12};
         vkGetPhysicalDeviceProperties2(device, &props12);
-        size_t n = strnlen(v12.driverName, sizeof v12.driverName);
+        const char *end = memchr(v12.driverName, '\0', sizeof v12.driverName);
+        size_t n = end ? (size_t)(end - v12.driverName) : sizeof v12.driverName;
         memcpy(info->driver, v12.driverName, n);
         info->driver[n] = ' ';
         snprintf(info->driver + n + 1, sizeof info->driver - n - 1, "%.*s",

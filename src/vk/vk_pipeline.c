@@ -71,10 +71,10 @@ static vkbert_status create_pipeline(vkbert_context *ctx, vkb_pipeline *p, const
                   .pSpecializationInfo = &spec},
         .layout = p->layout,
     };
-    double start = vkb_now_ms();
+    double start = plat_now_ms();
     result =
         vkCreateComputePipelines(ctx->device, ctx->pipeline_cache, 1, &info, NULL, &p->pipeline);
-    ctx->pipeline_ms += vkb_now_ms() - start; /* vkbert_context_startup_ms */
+    ctx->pipeline_ms += plat_now_ms() - start; /* vkbert_context_startup_ms */
     vkDestroyShaderModule(ctx->device, module, NULL);
     if (result != VK_SUCCESS)
         return vkb_fail(ctx, VKBERT_ERROR_VULKAN, "creating the %s pipeline failed: %s",

@@ -2,8 +2,6 @@
  * by the library's benchmarks, optionally against OpenBLAS on the host, printed and written
  * as JSON. Each case runs in a context of its own, so the device memory it reports is its
  * own and a failure in one case leaves nothing behind for the next. */
-#define _POSIX_C_SOURCE 200809L
-
 #include "cli.h"
 #include "reference.h"
 
@@ -12,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #ifdef VKBERT_HAVE_OPENBLAS
 #include <cblas.h>
@@ -172,20 +169,13 @@ static void measure_peaks(vkbert_context *ctx, vkbert_peaks *peaks)
 
 /* ---- the CPU comparison ---- */
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
-
+#ifdef VKBERT_HAVE_OPENBLAS
 static int compare_doubles(const void *x, const void *y)
 {
     double a = *(const double *)x, b = *(const double *)y;
     return (a > b) - (a < b);
 }
 
-#ifdef VKBERT_HAVE_OPENBLAS
 /* y[rows][n] = x[rows][k] * w[n][k]^T + b: the bias rows first, then sgemm adds (beta 1). */
 static void cpu_linear(const float *x, int rows, int n, int k, const float *w, const float *b,
                        float *y)
@@ -276,9 +266,9 @@ static double cpu_time(const bench_case *c, int runs)
     if (!cpu_alloc(c, &d)) {
         cpu_run(c, &d);
         for (int i = 0; i < runs; i++) {
-            double start = now_ms();
+            double start = plat_now_ms();
             cpu_run(c, &d);
-            times[i] = now_ms() - start;
+            times[i] = plat_now_ms() - start;
         }
         qsort(times, (size_t)runs, sizeof *times, compare_doubles);
         median = runs % 2 ? times[runs / 2] : 0.5 * (times[runs / 2 - 1] + times[runs / 2]);

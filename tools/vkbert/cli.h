@@ -3,6 +3,7 @@
 #ifndef VKBERT_CLI_H
 #define VKBERT_CLI_H
 
+#include "platform/platform.h"
 #include "vkbert.h"
 
 #include <stddef.h>
@@ -12,12 +13,6 @@
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_FAILURE 1 /* a runtime failure: a bad file, a library error */
 #define CLI_EXIT_USAGE 2   /* an unknown command or option, a missing or malformed value */
-
-#if defined(__GNUC__)
-#define CLI_PRINTF(f, a) __attribute__((format(printf, f, a)))
-#else
-#define CLI_PRINTF(f, a)
-#endif
 
 /* ---- subcommands: argv[0] is the subcommand's name ---- */
 
@@ -60,7 +55,7 @@ typedef struct cli_option {
 int cli_parse(const char *usage, int argc, char **argv, const cli_option *options, int count);
 
 /* Prints a usage error and `usage` to stderr; returns CLI_EXIT_USAGE. */
-int cli_usage_error(const char *usage, const char *fmt, ...) CLI_PRINTF(2, 3);
+int cli_usage_error(const char *usage, const char *fmt, ...) PLAT_PRINTF(2, 3);
 
 /* "fp32" or "fp16" (NULL: fp32) into *out; returns CLI_CONTINUE, or a usage error. */
 int cli_precision(const char *usage, const char *name, vkbert_precision *out);
@@ -116,7 +111,7 @@ int cli_measure_startup(const char *device, cli_startup *out);
 /* ---- messages ---- */
 
 /* Prints "vkbert: <message>" to stderr; returns CLI_EXIT_FAILURE. */
-int cli_error(const char *fmt, ...) CLI_PRINTF(1, 2);
+int cli_error(const char *fmt, ...) PLAT_PRINTF(1, 2);
 
 /* Prints "vkbert: <what>: <vkbert_last_error(ctx)>" (no "<what>: " when what is NULL);
  * returns CLI_EXIT_FAILURE. */

@@ -1,7 +1,5 @@
 /* vkbert demo: times the attention layer on seeded random data and checks it against the
  * double-precision reference. */
-#define _POSIX_C_SOURCE 200809L
-
 #include "cli.h"
 #include "reference.h"
 
@@ -9,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static const char usage[] =
     "usage: vkbert demo [--device N] [--batch B] [--seq S] [--embed E] [--heads H]\n"
@@ -91,13 +88,6 @@ static void free_data(demo_data *d)
 
 /* ---- timing ---- */
 
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static int compare_doubles(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -126,11 +116,11 @@ static int run_forwards(vkbert_context *ctx, const demo_args *a, demo_data *d)
         return cli_api_error(ctx, "cannot create the attention layer");
     int code = 0;
     for (int i = -1; i < a->iterations && !code; i++) {
-        double start = now_seconds();
+        double start = plat_now_ms();
         if (vkbert_attention_forward_host(layer, a->batch, a->seq_len, d->x, NULL, NULL, d->y))
             code = cli_api_error(ctx, "forward pass");
         else if (i >= 0)
-            d->times[i] = now_seconds() - start;
+            d->times[i] = (plat_now_ms() - start) * 1e-3;
     }
     vkbert_attention_destroy(layer);
     return code;

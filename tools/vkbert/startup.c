@@ -1,4 +1,3 @@
-#define _POSIX_C_SOURCE 200809L /* mkdtemp, setenv, strdup */
 /* Start-up cost for `vkbert bench`: the time to create a context and the pipelines of one
  * BERT-base layer, cold (an empty cache directory) and warm (the same directory again). */
 #include "cli.h"
@@ -6,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* One start: context, layer, one small forward (which makes its pipelines), destroy (which
  * writes the pipeline cache). */
@@ -32,21 +30,17 @@ static int one_start(const char *device, double *context_ms, double *pipelines_m
 int cli_measure_startup(const char *device, cli_startup *out)
 {
     memset(out, 0, sizeof *out);
-    char dir[] = "/tmp/vkbert_startup_XXXXXX";
-    if (!mkdtemp(dir)) return -1;
+    char dir[1024];
+    if (!plat_make_temp_dir(dir, sizeof dir)) return -1;
     const char *saved = getenv("VKBERT_CACHE_DIR");
-    char *previous = saved ? strdup(saved) : NULL;
-    setenv("VKBERT_CACHE_DIR", dir, 1);
-    int failed = one_start(device, &out->cold_context_ms, &out->cold_pipelines_ms) ||
+    char *previous = saved ? malloc(strlen(saved) + 1) : NULL;
+    if (previous) strcpy(previous, saved);
+    int failed = (saved && !previous) || plat_setenv("VKBERT_CACHE_DIR", dir) ||
+                 one_start(device, &out->cold_context_ms, &out->cold_pipelines_ms) ||
                  one_start(device, &out->warm_context_ms, &out->warm_pipelines_ms);
-    if (previous)
-        setenv("VKBERT_CACHE_DIR", previous, 1);
-    else
-        unsetenv("VKBERT_CACHE_DIR");
+    if (plat_setenv("VKBERT_CACHE_DIR", previous)) failed = 1;
     free(previous);
-    char command[96];
-    snprintf(command, sizeof command, "rm -rf '%s'", dir);
-    if (system(command) != 0) failed = 1;
+    if (plat_remove_dir(dir)) failed = 1;
     out->measured = !failed;
     return failed ? -1 : 0;
 }

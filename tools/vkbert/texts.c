@@ -1,5 +1,4 @@
 /* What the text commands share: TEXT arguments or stdin lines, and a model on a new context. */
-#define _POSIX_C_SOURCE 200809L
 
 #include "cli.h"
 
@@ -61,18 +60,39 @@ static int add_line(cli_texts *t, char *line, size_t *capacity)
     return 0;
 }
 
+/* The next line of `in`, its newline kept, malloc'd; NULL at the end of the input, or out of
+ * memory (*failed). Standard C's fgets in a growing buffer: getline is POSIX only. */
+static char *read_line(FILE *in, int *failed)
+{
+    size_t size = 256, n = 0;
+    char *line = malloc(size);
+    *failed = !line;
+    while (line && fgets(line + n, (int)(size - n), in)) {
+        n += strlen(line + n);
+        if (n + 1 < size || line[n - 1] == '\n') return line; /* whole, or the last line */
+        char *grown = realloc(line, 2 * size);
+        *failed = !grown;
+        if (!grown) free(line);
+        line = grown, size *= 2;
+    }
+    if (line && n > 0) return line; /* the last line, ended by the end of the input */
+    free(line);
+    return NULL;
+}
+
 static int read_stdin(cli_texts *t)
 {
-    char *line = NULL;
-    size_t size = 0, capacity = 0;
-    for (ssize_t n; (n = getline(&line, &size, stdin)) >= 0;) {
+    size_t capacity = 0;
+    int failed = 0;
+    for (char *line; (line = read_line(stdin, &failed));) {
+        size_t n = strlen(line);
         while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
             line[--n] = 0;
-        if (n == 0) continue;
-        char *copy = strdup(line);
-        if (!copy || add_line(t, copy, &capacity)) return free(copy), free(line), -1;
+        if (n > 0 && add_line(t, line, &capacity)) failed = 1;
+        if (n == 0 || failed) free(line);
+        if (failed) return -1;
     }
-    free(line);
+    if (failed) return -1;
     free(t->texts);
     t->texts = t->lines;
     t->count = t->line_count;

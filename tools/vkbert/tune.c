@@ -89,14 +89,6 @@ static char *copy_env(const char *name)
     return value ? strdup(value) : NULL;
 }
 
-static void put_back(const char *name, const char *value)
-{
-    if (value)
-        setenv(name, value, 1);
-    else
-        unsetenv(name);
-}
-
 /* ---- timing one configuration ---- */
 
 static void describe(const tiles *t, int simd, char *out, size_t size)
@@ -119,7 +111,7 @@ static double time_tiles(vkbert_context *ctx, const product *p, const tiles *t, 
 {
     char value[64], what[96];
     snprintf(value, sizeof value, "%d,%d,%d,%d,%d", t->wg_x, t->wg_y, t->tm, t->tn4, t->bk);
-    setenv("VKBERT_MATMUL_TILES", value, 1);
+    plat_setenv("VKBERT_MATMUL_TILES", value);
     describe(t, simd, what, sizeof what);
     vkbert_bench_result r;
     if (vkbert_bench_matmul(ctx, p->m, p->n, p->k, VKBERT_PRECISION_FP32, runs, &r)) {
@@ -237,7 +229,7 @@ static cJSON *matmul_entry(const product *p, const trial *best, int simd, double
 static double time_current(vkbert_context *ctx, const product *p, const tune_args *a,
                            const saved_env *env, int *simd)
 {
-    put_back("VKBERT_MATMUL_TILES", env->tiles);
+    plat_setenv("VKBERT_MATMUL_TILES", env->tiles);
     vkbert_bench_result r;
     if (vkbert_bench_matmul(ctx, p->m, p->n, p->k, VKBERT_PRECISION_FP32, a->runs, &r)) return -1.0;
     *simd = strncmp(r.config, "simd", 4) == 0;
@@ -269,7 +261,7 @@ static int tune_product(const tune_args *a, const product *p, const saved_env *e
         sweep_simd(ctx, a, p, &d, trials, &count);
     else
         sweep_gpu(ctx, a, p, &d, trials, &count);
-    put_back("VKBERT_MATMUL_TILES", env->tiles);
+    plat_setenv("VKBERT_MATMUL_TILES", env->tiles);
     qsort(trials, (size_t)count, sizeof *trials, by_time);
     if (count == 0) {
         printf("  no configuration ran: keeping the current choice\n");
@@ -287,7 +279,7 @@ static int tune_product(const tune_args *a, const product *p, const saved_env *e
 
 static double time_path(vkbert_context *ctx, const attention_shape *s, const char *path, int runs)
 {
-    setenv("VKBERT_ATTENTION", path, 1);
+    plat_setenv("VKBERT_ATTENTION", path);
     vkbert_bench_result r;
     if (vkbert_bench_attention(ctx, s->batch, s->seq, EMBED, HEADS, VKBERT_PRECISION_FP32, runs,
                                &r)) {
@@ -363,7 +355,7 @@ static int tune_attention(const tune_args *a, const saved_env *env, int simd, cJ
     for (size_t i = 0; i < COUNT(attention_shapes); i++)
         if (!a->quick || attention_shapes[i].quick)
             tune_shape(ctx, &d, a, &attention_shapes[i], simd, entries);
-    put_back("VKBERT_ATTENTION", env->attention);
+    plat_setenv("VKBERT_ATTENTION", env->attention);
     int code = save(ctx, results, "\nwrote");
     return cli_close(ctx, code ? CLI_EXIT_FAILURE : CLI_EXIT_OK);
 }
@@ -405,8 +397,8 @@ int cli_tune(int argc, char **argv)
         if (!a.quick || products[i].quick)
             code = tune_product(&a, &products[i], &env, matmul, &simd);
     if (!code) code = tune_attention(&a, &env, simd, results);
-    put_back("VKBERT_MATMUL_TILES", env.tiles);
-    put_back("VKBERT_ATTENTION", env.attention);
+    plat_setenv("VKBERT_MATMUL_TILES", env.tiles);
+    plat_setenv("VKBERT_ATTENTION", env.attention);
     cJSON_Delete(results);
     free(env.tiles);
     free(env.attention);

@@ -1,0 +1,218 @@
+/* The platform layer on POSIX (2008, with XSI's recursive mutexes): Linux with glibc or musl,
+ * Android's bionic, macOS. Nothing here is glibc's own. */
+#define _XOPEN_SOURCE 700 /* PTHREAD_MUTEX_RECURSIVE, mkdtemp, setenv under -std=c11 */
+#include "platform.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- locks ---- */
+
+struct plat_mutex {
+    pthread_mutex_t m;
+};
+
+plat_mutex *plat_mutex_new(void)
+{
+    plat_mutex *m = malloc(sizeof *m);
+    pthread_mutexattr_t attr;
+    if (!m || pthread_mutexattr_init(&attr)) {
+        free(m);
+        return NULL;
+    }
+    bool ok = !pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE) &&
+              !pthread_mutex_init(&m->m, &attr);
+    pthread_mutexattr_destroy(&attr);
+    if (ok) return m;
+    free(m);
+    return NULL;
+}
+
+void plat_mutex_free(plat_mutex *m)
+{
+    if (!m) return;
+    pthread_mutex_destroy(&m->m);
+    free(m);
+}
+
+void plat_mutex_lock(plat_mutex *m)
+{
+    pthread_mutex_lock(&m->m);
+}
+
+void plat_mutex_unlock(plat_mutex *m)
+{
+    pthread_mutex_unlock(&m->m);
+}
+
+static pthread_mutex_t process_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void plat_process_lock(void)
+{
+    pthread_mutex_lock(&process_lock);
+}
+
+void plat_process_unlock(void)
+{
+    pthread_mutex_unlock(&process_lock);
+}
+
+/* ---- time ---- */
+
+double plat_now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+/* ---- files ---- */
+
+static plat_file_kind kind_of(const struct stat *st)
+{
+    return S_ISREG(st->st_mode) ? PLAT_REGULAR : S_ISDIR(st->st_mode) ? PLAT_DIRECTORY : PLAT_OTHER;
+}
+
+plat_file_kind plat_file_info(const char *path, uint64_t *size)
+{
+    struct stat st;
+    if (stat(path, &st)) return PLAT_MISSING;
+    if (size) *size = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+    return kind_of(&st);
+}
+
+/* The kind is checked on the open descriptor, so that the file mapped is the file checked. */
+static const char *map_fd(int fd, const void **data, size_t *size)
+{
+    struct stat st;
+    if (fstat(fd, &st)) return "read";
+    plat_file_kind kind = kind_of(&st);
+    if (kind != PLAT_REGULAR) {
+        errno = kind == PLAT_DIRECTORY ? EISDIR : EINVAL;
+        return "read";
+    }
+    if ((uint64_t)st.st_size > SIZE_MAX) {
+        errno = EFBIG;
+        return "map";
+    }
+    *size = (size_t)st.st_size;
+    if (*size == 0) return NULL;
+    void *p = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) return "map";
+    *data = p;
+    return NULL;
+}
+
+const char *plat_map_file(const char *path, const void **data, size_t *size)
+{
+    *data = NULL;
+    *size = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return "open";
+    const char *failed = map_fd(fd, data, size);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    if (failed) *size = 0;
+    return failed;
+}
+
+void plat_unmap(const void *data, size_t size)
+{
+    if (data) munmap((void *)data, size);
+}
+
+int plat_mkdir(const char *path, bool private_to_user)
+{
+    return !mkdir(path, private_to_user ? 0700 : 0777) || errno == EEXIST ? 0 : errno;
+}
+
+int plat_mkdirs(const char *path)
+{
+    size_t n = strlen(path);
+    char *p = malloc(n + 1);
+    if (!p) return ENOMEM;
+    memcpy(p, path, n + 1);
+    int error = 0;
+    for (char *s = p + 1; *s && !error; s++) {
+        if (*s != '/') continue;
+        *s = '\0';
+        error = plat_mkdir(p, true);
+        *s = '/';
+    }
+    if (!error) error = plat_mkdir(p, true);
+    free(p);
+    return error;
+}
+
+int plat_remove_dir(const char *path)
+{
+    DIR *dir = opendir(path);
+    if (!dir) return errno;
+    int error = 0;
+    char file[4096];
+    for (struct dirent *e; (e = readdir(dir));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        int n = snprintf(file, sizeof file, "%s/%s", path, e->d_name);
+        if (n < 0 || (size_t)n >= sizeof file)
+            error = ENAMETOOLONG;
+        else if (unlink(file) && !error)
+            error = errno;
+    }
+    closedir(dir);
+    if (rmdir(path) && !error) error = errno;
+    return error;
+}
+
+bool plat_make_temp_dir(char *out, size_t size)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || tmp[0] != '/') tmp = "/tmp";
+    int n = snprintf(out, size, "%s/vkbert_XXXXXX", tmp);
+    return n > 0 && (size_t)n < size && mkdtemp(out); /* mode 0700 */
+}
+
+FILE *plat_create_temp(char *path)
+{
+    int fd = mkstemp(path); /* mode 0600 */
+    if (fd < 0) return NULL;
+    FILE *f = fdopen(fd, "wb");
+    if (f) return f;
+    int saved = errno;
+    close(fd);
+    unlink(path);
+    errno = saved;
+    return NULL;
+}
+
+int plat_replace(const char *from, const char *to)
+{
+    return rename(from, to) ? errno : 0; /* POSIX: atomic, replacing `to` */
+}
+
+bool plat_cache_home(char *out, size_t size)
+{
+    /* The XDG Base Directory spec: a relative XDG_CACHE_HOME is invalid and to be ignored. */
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    int n = xdg && xdg[0] == '/' ? snprintf(out, size, "%s", xdg)
+            : home && *home      ? snprintf(out, size, "%s/.cache", home)
+                                 : -1;
+    return n > 0 && (size_t)n < size;
+}
+
+/* ---- environment ---- */
+
+int plat_setenv(const char *name, const char *value)
+{
+    int failed = value ? setenv(name, value, 1) : unsetenv(name);
+    return failed ? errno : 0;
+}
