@@ -32,10 +32,7 @@ fi
 export VK_DRIVER_FILES="$dir/usr/lib/chromium/vk_swiftshader_icd.json"
 "$build/vkbert" devices | grep -q SwiftShader || { echo "SwiftShader did not load" >&2; exit 1; }
 
-subset='^(test_io|test_matmul_(gpu|simd)|test_head_(split|merge)_(gpu|simd)|test_softmax_(gpu|simd)'
-subset+='|test_layer_norm|test_embedding|test_pool|test_l2_normalize|test_encoder_simd'
-subset+='|test_attention_fused_portable|test_api|test_api_args'
-subset+='|test_bert_model|test_bert_classifier|test_st_model|test_tokenizer|test_tokenizer_json'
-subset+='|test_model|test_cli_text|test_cli_bert|test_fuzz_regressions)$'
+# The subset's names are in .ci/portable-tests.txt (bench/device-matrix.sh runs the same list).
+subset="^($(grep -Ev '^(#|$)' "$root/.ci/portable-tests.txt" | paste -sd '|'))\$"
 ulimit -v 8000000
 ctest --test-dir "$build" --output-on-failure -R "$subset"
