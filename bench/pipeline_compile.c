@@ -320,11 +320,20 @@ static void run_module(const vkb_spirv *s, int repeats, int timeout_s, compile_r
         describe_death(wait_status, timeout_s, r);
 }
 
+/* A driver's message in one table cell: no column separators, no line breaks. */
+static void print_cell(const char *text)
+{
+    for (; *text; text++)
+        putchar(*text == '|' ? '/' : *text == '\n' ? ' ' : *text);
+}
+
 static void print_row(const vkb_spirv *s, const compile_result *r)
 {
     printf("| %s | %zu | %s | ", s->name, s->size, r->spec[0] ? r->spec : "-");
     if (r->error[0]) {
-        printf("failed: %s | | |\n", r->error);
+        printf("failed: ");
+        print_cell(r->error);
+        printf(" | | |\n");
         return;
     }
     printf("%.1f | %.1f–%.1f | %.1f%s |\n", r->median_ms, r->min_ms, r->max_ms, r->peak_mib,
