@@ -39,7 +39,9 @@
 typedef struct compile_result {
     int ran;       /* the child reached the end and wrote this */
     int hwm_reset; /* /proc/self/clear_refs accepted the reset */
-    double median_ms, min_ms, max_ms;
+    /* medians: making the pipeline, its first dispatch, a second dispatch, the first two
+     * together; min and max of those two together */
+    double create_ms, first_ms, later_ms, total_ms, min_ms, max_ms;
     double peak_mib;
     char spec[96];                   /* the constants used, for the table */
     char error[VKB_ERROR_SIZE + 16]; /* empty when every compile succeeded */
@@ -217,36 +219,110 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Sorts `v`. */
+static double median(double *v, int n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* What every repeat binds: a quarter of one small buffer per binding, and a pool for a set. */
+#define PROBE_BYTES 65536
+typedef struct module_setup {
+    VkDescriptorType types[4];
+    uint32_t bindings;
+    spec_values spec;
+    vkb_buffer buffer;
+    vkb_view views[4];
+    VkDescriptorPool pool;
+} module_setup;
+
+static vkbert_status setup(vkbert_context *ctx, const vkb_spirv *s, module_setup *m,
+                           compile_result *r)
+{
+    m->bindings = binding_types(s, m->types);
+    m->spec = module_spec(ctx, s->name, r->spec, sizeof r->spec);
+    vkbert_status status = vkb_buffer_create(ctx, 4 * PROBE_BYTES, &m->buffer);
+    for (uint32_t i = 0; i < 4 && !status; i++)
+        m->views[i] = vkb_sub(&m->buffer, i * PROBE_BYTES, PROBE_BYTES);
+    if (!status) status = vkb_descriptor_pool(ctx, 1, &m->pool);
+    return status;
+}
+
+/* One workgroup with every push constant 0 (no rows, no tokens, no iterations), so that each
+ * kernel returns at once: what the first one costs beyond a later one is code generation the
+ * driver left for first use (Mesa 22.3's llvmpipe JITs a compute shader at its first dispatch,
+ * llvmpipe_update_cs in lp_state_cs.c). */
+static vkbert_status dispatch_ms(vkbert_context *ctx, const vkb_dispatch *d, double *ms)
+{
+    VkCommandBuffer cmd = ctx->transfer_cmd;
+    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                      .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    double start = now_ms();
+    vkBeginCommandBuffer(cmd, &begin);
+    vkb_cmd_dispatch(cmd, d);
+    vkEndCommandBuffer(cmd);
+    vkbert_status status = vkb_submit_wait(ctx, cmd);
+    *ms = now_ms() - start;
+    return status;
+}
+
+/* times[0]: making the pipeline; [1]: its first dispatch; [2]: a second one. */
+static vkbert_status compile_once(vkbert_context *ctx, const vkb_spirv *s, module_setup *m,
+                                  double times[3])
+{
+    vkb_dispatch d;
+    memset(&d, 0, sizeof d);
+    d.name = s->name;
+    d.push_size = 128; /* what Vulkan guarantees, and more than any shader reads */
+    d.groups[0] = d.groups[1] = d.groups[2] = 1;
+    double start = now_ms();
+    vkbert_status status = vkb_pipeline_get(ctx, s, m->types, m->bindings, d.push_size, m->spec.v,
+                                            m->spec.count, &d.pipeline);
+    times[0] = now_ms() - start;
+    if (!status) status = vkb_descriptor_set(ctx, m->pool, m->views, &d);
+    if (!status) status = dispatch_ms(ctx, &d, &times[1]);
+    if (!status) status = dispatch_ms(ctx, &d, &times[2]);
+    vkb_dispatch_release(ctx, &d);
+    vkResetDescriptorPool(ctx->device, m->pool, 0);
+    vkb_pipelines_release(ctx); /* the next repeat compiles again */
+    return status;
+}
+
+static void summarize(double times[][3], int repeats, compile_result *r)
+{
+    double create[MAX_REPEATS], first[MAX_REPEATS], later[MAX_REPEATS], total[MAX_REPEATS];
+    for (int i = 0; i < repeats; i++) {
+        create[i] = times[i][0], first[i] = times[i][1], later[i] = times[i][2];
+        total[i] = times[i][0] + times[i][1];
+    }
+    r->create_ms = median(create, repeats);
+    r->first_ms = median(first, repeats);
+    r->later_ms = median(later, repeats);
+    r->total_ms = median(total, repeats);
+    r->min_ms = total[0], r->max_ms = total[repeats - 1];
+}
+
 static void compile_repeats(vkbert_context *ctx, const vkb_spirv *s, int repeats, compile_result *r)
 {
-    VkDescriptorType types[4] = {0};
-    uint32_t bindings = binding_types(s, types);
-    spec_values spec = module_spec(ctx, s->name, r->spec, sizeof r->spec);
-    double ms[MAX_REPEATS];
+    module_setup m;
+    memset(&m, 0, sizeof m);
+    double times[MAX_REPEATS][3];
+    vkbert_status status = setup(ctx, s, &m, r);
     r->hwm_reset = reset_hwm();
     long base = r->hwm_reset ? status_kib("VmRSS:") : status_kib("VmHWM:");
-    for (int i = 0; i < repeats; i++) {
-        const vkb_pipeline *p;
-        double start = now_ms();
-        /* 128 bytes of push constants: what Vulkan guarantees, and more than any shader uses. */
-        vkbert_status status =
-            vkb_pipeline_get(ctx, s, types, bindings, 128, spec.v, spec.count, &p);
-        ms[i] = now_ms() - start;
-        if (status) {
-            snprintf(r->error, sizeof r->error, "%s", vkbert_last_error(ctx));
-            return;
-        }
-        vkb_pipelines_release(ctx); /* the next repeat compiles again */
-    }
-    /* With VKBERT_VALIDATION=1: a layout that does not match the module fails its row. */
-    if (atomic_load(&vkb_validation_total)) {
+    for (int i = 0; i < repeats && !status; i++)
+        status = compile_once(ctx, s, &m, times[i]);
+    if (status)
+        snprintf(r->error, sizeof r->error, "%s", vkbert_last_error(ctx));
+    else if (atomic_load(&vkb_validation_total)) /* with VKBERT_VALIDATION=1 */
         snprintf(r->error, sizeof r->error, "validation: %s", vkb_validation_last);
-        return;
+    if (!r->error[0]) {
+        r->peak_mib = (status_kib("VmHWM:") - base) / 1024.0;
+        summarize(times, repeats, r);
     }
-    r->peak_mib = (status_kib("VmHWM:") - base) / 1024.0;
-    qsort(ms, repeats, sizeof *ms, cmp_double);
-    r->median_ms = repeats % 2 ? ms[repeats / 2] : (ms[repeats / 2 - 1] + ms[repeats / 2]) / 2;
-    r->min_ms = ms[0], r->max_ms = ms[repeats - 1];
+    if (m.pool) vkDestroyDescriptorPool(ctx->device, m.pool, NULL);
+    vkb_buffer_destroy(ctx, &m.buffer);
 }
 
 static void child(const vkb_spirv *s, int repeats, int fd)
@@ -333,10 +409,11 @@ static void print_row(const vkb_spirv *s, const compile_result *r)
     if (r->error[0]) {
         printf("failed: ");
         print_cell(r->error);
-        printf(" | | |\n");
+        printf(" | | | | | |\n");
         return;
     }
-    printf("%.1f | %.1f–%.1f | %.1f%s |\n", r->median_ms, r->min_ms, r->max_ms, r->peak_mib,
+    printf("%.1f | %.1f | %.1f | %.1f | %.1f–%.1f | %.1f%s |\n", r->create_ms, r->first_ms,
+           r->later_ms, r->total_ms, r->min_ms, r->max_ms, r->peak_mib,
            r->hwm_reset ? "" : " (VmHWM not reset: a lower bound)");
 }
 
@@ -345,11 +422,13 @@ static void print_header(const compile_result *results, size_t count, int repeat
     const vkbert_device_info *info = NULL;
     for (size_t i = 0; i < count && !info; i++)
         if (results[i].ran && results[i].info.name[0]) info = &results[i].info;
-    printf("Device: %s; driver: %s; subgroup size %u.\n\n", info ? info->name : "(none opened)",
-           info ? info->driver : "-", info ? info->subgroup_size : 0);
-    printf("| module | SPIR-V bytes | specialization | compile ms (median of %d) | min–max ms | "
-           "peak MiB |\n|---|---:|---|---:|---:|---:|\n",
-           repeats);
+    printf("Device: %s; driver: %s; subgroup size %u. Medians of %d repeats, each module in a "
+           "process of its own.\n\n",
+           info ? info->name : "(none opened)", info ? info->driver : "-",
+           info ? info->subgroup_size : 0, repeats);
+    printf("| module | SPIR-V bytes | specialization | create ms | first dispatch ms | "
+           "later dispatch ms | create + first ms | min–max | peak MiB |\n"
+           "|---|---:|---|---:|---:|---:|---:|---:|---:|\n");
 }
 
 int main(int argc, char **argv)
