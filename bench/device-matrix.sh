@@ -14,7 +14,8 @@
 # usage: bench/device-matrix.sh [BUILD_DIR]     (default build; vkbert and the tests built)
 # Environment: MATRIX_DRIVERS (a regex of row names to run; default all), MATRIX_CASES (the
 # bench cases; default one matmul and one attention layer, to keep --quick quick on a
-# shared machine), MATRIX_TESTS=0 (skip the tests). Logs and JSON land in BUILD_DIR/device-matrix.
+# shared machine), MATRIX_TESTS=0 (skip the tests), MATRIX_SUBSET (a ctest regex instead of the
+# list, for a quick check). Logs and JSON land in BUILD_DIR/device-matrix.
 # Drivers run one after another: each test run already uses the machine's cores.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -22,7 +23,7 @@ build=$(cd "${1:-$root/build}" && pwd) # absolute: ctest runs each test in its o
 out="$build/device-matrix"
 mkdir -p "$out"
 cases=${MATRIX_CASES:-matmul-1024x768x768 attention-base-b1-s128}
-subset="^($(grep -Ev '^(#|$)' "$root/.ci/portable-tests.txt" | paste -sd '|'))\$"
+subset=${MATRIX_SUBSET:-"^($(grep -Ev '^(#|$)' "$root/.ci/portable-tests.txt" | paste -sd '|'))\$"}
 log() { echo "[device-matrix] $*" >&2; }
 
 # Extracts PATHS from the Debian package PKG (as apt-get download names it) into DEST.
@@ -91,7 +92,9 @@ row() {
     local tests="not run"
     if [ "${MATRIX_TESTS:-1}" != 0 ]; then
         log "$name: tests (log in $out/$slug.ctest.log)"
-        (ulimit -v 8000000 && env "$@" ctest --test-dir "$build" -V -R "$subset") \
+        # Verbosity 1: Criterion prints skipped tests only then ([SKIP] name: why).
+        (ulimit -v 8000000 && env "$@" CRITERION_VERBOSITY_LEVEL=1 ctest --test-dir "$build" -V \
+            -R "$subset") \
             > "$out/$slug.ctest.log" 2>&1
         tests=$(count_tests "$out/$slug.ctest.log")
     fi
@@ -103,7 +106,8 @@ row() {
     echo "| $name | $sg | $tests | $(bench_cells "$out/$slug.bench.json") |"
 }
 
-# passed / skipped / failed Criterion tests; a test program that ended without its summary
+# passed / skipped / failed Criterion tests (skips for a reason; disabled tests are not
+# counted); a test program that ended without its summary
 # (a crash, a timeout) counts as one failure and is named.
 count_tests() {
     awk '
@@ -115,7 +119,7 @@ count_tests() {
             }
             summaries++
         }
-        /\[SKIP\]/ { skip++ }
+        /\[SKIP\]/ && !/Test is disabled/ { skip++ }
         /Test +#[0-9]+: .* \*\*\*/ { bad = bad " " $4 }
         /Start +[0-9]+:/ { programs++ }
         END {
