@@ -1,21 +1,22 @@
 /* What each embedded SPIR-V module costs the driver to compile: the wall time of making its
  * pipeline (vkb_pipeline_get, the library's own path: shader module, layouts,
- * vkCreateComputePipelines) and the growth of the process's peak resident memory meanwhile.
- * A development tool for issue 10 (phone drivers compile big shaders slowly and with a lot of
- * memory); prints a markdown table for docs/BENCHMARKS.md.
+ * vkCreateComputePipelines), of its first dispatch (where some drivers generate the code), and
+ * the growth of the process's peak resident memory meanwhile. A development tool for issue 10
+ * (phone drivers compile big shaders slowly and with a lot of memory); prints a markdown table
+ * for docs/BENCHMARKS.md.
  *
  * usage: pipeline_compile [REPEATS [TIMEOUT_S [NAME_SUBSTRING]]]
  *
  * How, and why so:
- * - Every module runs in a child process of its own, which opens a context, compiles the
- *   pipeline REPEATS times (median reported) and exits: a compiler that crashes or runs out of
- *   memory (SwiftShader under `ulimit -v`) fails its row, not the table; a child past
- *   TIMEOUT_S is killed and reported as such. The parent never touches Vulkan before forking.
+ * - Every module runs in a child process of its own, which opens a context, makes and
+ *   dispatches the pipeline REPEATS times (medians reported) and exits: a compiler that crashes
+ *   or runs out of memory (SwiftShader under `ulimit -v`) fails its row, not the table; a child
+ *   past TIMEOUT_S is killed and reported as such. The parent never touches Vulkan.
  * - No caching anywhere: the context's pipeline cache is set aside (VK_NULL_HANDLE) while
  *   measuring, vkbert's on-disk caches are off (VKBERT_CACHE_DIR=off, so the tuning table's
  *   built-in choices apply, not a local `vkbert tune`), and Mesa's shader disk cache too.
  * - Peak memory: VmHWM is reset to the current RSS through /proc/self/clear_refs ("5", Linux
- *   4.0) after the context exists; the figure is VmHWM after the compiles minus VmRSS before.
+ *   4.0) after the context exists; the figure is VmHWM after the repeats minus VmRSS before.
  *   Where the reset is refused the row says so and the figure is only the growth of VmHWM.
  * - Specialization: the constants the library passes for a BERT-base layer (E 768, I 3072,
  *   sequence 128, batch 1) on this device, from the tuning table (src/tune.c), family forced
