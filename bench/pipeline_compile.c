@@ -418,11 +418,10 @@ static void print_row(const vkb_spirv *s, const compile_result *r)
            r->hwm_reset ? "" : " (VmHWM not reset: a lower bound)");
 }
 
-static void print_header(const compile_result *results, size_t count, int repeats)
+/* From the first module's result: the device it opened, if any. */
+static void print_header(const compile_result *first, int repeats)
 {
-    const vkbert_device_info *info = NULL;
-    for (size_t i = 0; i < count && !info; i++)
-        if (results[i].ran && results[i].info.name[0]) info = &results[i].info;
+    const vkbert_device_info *info = first->ran ? &first->info : NULL;
     printf("Device: %s; driver: %s; subgroup size %u. Medians of %d repeats, each module in a "
            "process of its own.\n\n",
            info ? info->name : "(none opened)", info ? info->driver : "-",
@@ -443,17 +442,16 @@ int main(int argc, char **argv)
     /* Every compile from scratch (see the top of the file). */
     setenv("VKBERT_CACHE_DIR", "off", 1);
     setenv("MESA_SHADER_CACHE_DISABLE", "true", 1);
-    size_t count = sizeof all_shaders / sizeof *all_shaders;
-    compile_result *results = calloc(count, sizeof *results);
-    if (!results) return fprintf(stderr, "out of memory\n"), 1;
-    for (size_t i = 0; i < count; i++) {
+    bool header = false;
+    for (size_t i = 0; i < sizeof all_shaders / sizeof *all_shaders; i++) {
         if (only && !strstr(all_shaders[i]->name, only)) continue;
         fprintf(stderr, "pipeline_compile: %s\n", all_shaders[i]->name);
-        run_module(all_shaders[i], repeats, timeout_s, &results[i]);
+        compile_result r;
+        run_module(all_shaders[i], repeats, timeout_s, &r);
+        if (!header) print_header(&r, repeats), header = true;
+        /* Row by row, so that a run stopped early keeps what it measured. */
+        print_row(all_shaders[i], &r);
+        fflush(stdout);
     }
-    print_header(results, count, repeats);
-    for (size_t i = 0; i < count; i++)
-        if (!only || strstr(all_shaders[i]->name, only)) print_row(all_shaders[i], &results[i]);
-    free(results);
     return 0;
 }
