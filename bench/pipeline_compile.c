@@ -40,6 +40,7 @@
 typedef struct compile_result {
     int ran;       /* the child reached the end and wrote this */
     int hwm_reset; /* /proc/self/clear_refs accepted the reset */
+    int skipped;   /* the device cannot run the module: `error` says why */
     /* medians: making the pipeline, its first dispatch, a second dispatch, the first two
      * together; min and max of those two together */
     double create_ms, first_ms, later_ms, total_ms, min_ms, max_ms;
@@ -142,6 +143,7 @@ static spec_values module_spec(const vkbert_context *ctx, const char *name, char
 /* ---- binding types, read from the SPIR-V (texel buffers are sampled images of Dim Buffer) */
 
 enum {
+    OP_CAPABILITY = 17,
     OP_TYPE_IMAGE = 25,
     OP_TYPE_SAMPLED_IMAGE = 27,
     OP_TYPE_POINTER = 32,
@@ -149,7 +151,21 @@ enum {
     OP_DECORATE = 71,
     DECORATION_BINDING = 33,
     DIM_BUFFER = 5,
+    CAPABILITY_STORAGE_BUFFER_16BIT = 4433,
 };
+
+/* fp16 storage buffers (the fp16-weight matmuls): a device without them cannot make the
+ * pipeline, and the library never asks it to (matmul.c checks first). */
+static bool needs_16bit_storage(const vkb_spirv *s)
+{
+    const uint32_t *w = s->code;
+    size_t n = s->size / 4;
+    for (size_t i = 5; i < n && (w[i] >> 16); i += w[i] >> 16)
+        if ((w[i] & 0xFFFF) == OP_CAPABILITY && i + 1 < n &&
+            w[i + 1] == CAPABILITY_STORAGE_BUFFER_16BIT)
+            return true;
+    return false;
+}
 
 /* types[b] for every binding b below 4; returns the binding count (0 on a malformed module). */
 static uint32_t binding_types(const vkb_spirv *s, VkDescriptorType types[4])
@@ -306,6 +322,12 @@ static void summarize(double times[][3], int repeats, compile_result *r)
 
 static void compile_repeats(vkbert_context *ctx, const vkb_spirv *s, int repeats, compile_result *r)
 {
+    if (needs_16bit_storage(s) && !ctx->info.fp16_storage) {
+        r->skipped = 1;
+        snprintf(r->error, sizeof r->error, "needs storageBuffer16BitAccess, which %s lacks",
+                 ctx->info.name);
+        return;
+    }
     module_setup m;
     memset(&m, 0, sizeof m);
     double times[MAX_REPEATS][3];
@@ -408,7 +430,7 @@ static void print_row(const vkb_spirv *s, const compile_result *r)
 {
     printf("| %s | %zu | %s | ", s->name, s->size, r->spec[0] ? r->spec : "-");
     if (r->error[0]) {
-        printf("failed: ");
+        printf(r->skipped ? "skipped: " : "failed: ");
         print_cell(r->error);
         printf(" | | | | | |\n");
         return;
