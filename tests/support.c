@@ -10,9 +10,9 @@
 
 extern char **environ;
 
-vkbert_context *test_context(int timestamps)
+static vkbert_context *make_context(int timestamps, const char *limits)
 {
-    vkbert_context_options options = {.validation = 1, .timestamps = timestamps};
+    vkbert_context_options options = {.validation = 1, .timestamps = timestamps, .limits = limits};
     vkbert_context *ctx = NULL;
     vkbert_status status = vkbert_context_create(&options, &ctx);
     cr_assert_eq(status, VKBERT_OK, "context: %s", vkbert_last_error(NULL));
@@ -26,6 +26,16 @@ vkbert_context *test_context(int timestamps)
                      info.subgroup_size, want);
     }
     return ctx;
+}
+
+vkbert_context *test_context(int timestamps)
+{
+    return make_context(timestamps, NULL);
+}
+
+vkbert_context *test_context_limited(const char *limits)
+{
+    return make_context(0, limits);
 }
 
 void test_context_done(vkbert_context *ctx)

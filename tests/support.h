@@ -12,6 +12,8 @@
 
 /* A context on the default device with validation on; fails the test if it cannot be made. */
 vkbert_context *test_context(int timestamps);
+/* The same with vkbert_context_options.limits (applied after VKBERT_LIMITS). */
+vkbert_context *test_context_limited(const char *limits);
 /* Destroys the context after asserting that validation reported nothing. */
 void test_context_done(vkbert_context *ctx);
 
