@@ -72,3 +72,7 @@ void test_half_buffer_read(vkbert_context *ctx, const vkb_buffer *buffer, float 
 /* Records the dispatches with barriers between them, submits, waits, releases them. */
 void test_run(vkbert_context *ctx, vkb_dispatch *dispatches, uint32_t count);
 VkDescriptorPool test_pool(vkbert_context *ctx);
+/* test_context_limited where the simd family runs with subgroup shuffles in compute shaders
+ * (the kernels that share rows by them); the test is skipped elsewhere (the gpu family,
+ * VKBERT_SIMD_SHUFFLE=0, subgroup_operations without shuffle). */
+vkbert_context *test_context_sharing(const char *limits);

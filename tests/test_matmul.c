@@ -379,23 +379,6 @@ static driver_control driver_control_of(const vkbert_context *ctx)
                                 p.minSubgroupSize <= 8 && 8 <= p.maxSubgroupSize};
 }
 
-/* A context running the simd family with shuffles in compute shaders; the test is skipped
- * elsewhere (the gpu family, VKBERT_SIMD_SHUFFLE=0, subgroup_operations without shuffle). */
-static vkbert_context *sharing_context(const char *limits)
-{
-    vkbert_context *ctx = test_context_limited(limits);
-    const char *off = getenv("VKBERT_SIMD_SHUFFLE");
-    bool shuffle = (ctx->subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
-                   (ctx->subgroup.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
-    bool simd = vkb_tune_family(ctx) == VKB_FAMILY_SIMD;
-    if (!simd || !shuffle || (off && !strcmp(off, "0"))) {
-        test_context_done(ctx);
-        cr_skip_test("no shuffles in the simd family here (%s)",
-                     simd ? "no subgroup shuffle, or VKBERT_SIMD_SHUFFLE=0" : "VKBERT_KERNELS");
-    }
-    return ctx;
-}
-
 /* Shapes whose blocks are full, cut at the edges, and batched: right, and shared or not. */
 static void check_sharing(vkbert_context *ctx, bool shared, const char *how)
 {
@@ -411,7 +394,7 @@ static void check_sharing(vkbert_context *ctx, bool shared, const char *how)
  * (subgroup_size_control=0) they still run, as Vulkan 1.1 allows, with no flag at all. */
 Test(matmul, shared_rows_in_full_subgroups)
 {
-    vkbert_context *ctx = sharing_context(NULL);
+    vkbert_context *ctx = test_context_sharing(NULL);
     if (ctx->subgroup.subgroupSize != 8) {
         test_context_done(ctx);
         cr_skip_test("subgroups of %u lanes, not 8", ctx->subgroup.subgroupSize);
@@ -425,7 +408,7 @@ Test(matmul, shared_rows_in_full_subgroups)
     cr_assert_eq(last_pipeline->required_subgroup_size, 0, "the device's own size is required");
     test_context_done(ctx);
 
-    ctx = sharing_context("subgroup_size_control=0");
+    ctx = test_context_sharing("subgroup_size_control=0");
     cr_assert(!ctx->full_subgroups && !ctx->subgroup_size_control);
     check_sharing(ctx, true, "subgroup_size_control=0");
     cr_assert_eq(last_pipeline->stage_flags, 0);
@@ -438,7 +421,7 @@ Test(matmul, shared_rows_in_full_subgroups)
  * size control it runs the kernels that share nothing. */
 Test(matmul, shared_rows_at_a_required_size)
 {
-    vkbert_context *ctx = sharing_context(NULL);
+    vkbert_context *ctx = test_context_sharing(NULL);
     driver_control own = driver_control_of(ctx);
     ctx->subgroup.subgroupSize = 4;
     check_sharing(ctx, own.require_eight, "a default of 4 lanes");
@@ -449,7 +432,7 @@ Test(matmul, shared_rows_at_a_required_size)
     }
     test_context_done(ctx);
 
-    ctx = sharing_context("subgroup_size_control=0");
+    ctx = test_context_sharing("subgroup_size_control=0");
     ctx->subgroup.subgroupSize = 4;
     check_sharing(ctx, false, "a default of 4 lanes, subgroup_size_control=0");
     test_context_done(ctx);
