@@ -1,8 +1,7 @@
 /* Compute pipelines from embedded SPIR-V, one per (shader, specialization, subgroup size the
- * kernel needs), made on first use
- * and kept for the context's life; descriptor pools and sets. Bindings are storage buffers
- * (Vulkan guarantees 4 per stage, and no shader here binds more) or uniform texel buffers,
- * which count separately. */
+ * kernel needs), made on first use and kept for the context's life; descriptor pools and sets.
+ * Bindings are storage buffers (Vulkan guarantees 4 per stage, and no shader here binds more)
+ * or uniform texel buffers, which count separately. */
 #include "vk.h"
 
 #include <string.h>
@@ -30,12 +29,13 @@ static bool subgroup_request(const vkbert_context *ctx, uint32_t size, uint32_t 
     if (size == ctx->subgroup.subgroupSize) {
         /* VUID-VkPipelineShaderStageCreateInfo-flags-02759: full subgroups without a required
          * size need x to be a multiple of subgroupSize, which the kernel's x is. Without
-         * computeFullSubgroups Vulkan promises only the size: a pipeline from SPIR-V before
+         * computeFullSubgroups Vulkan promises the size only: a pipeline from SPIR-V before
          * 1.6 (ours are 1.3), made without ALLOW_VARYING_SUBGROUP_SIZE_BIT nor a required
          * size, has SubgroupSize == subgroupSize (the SubgroupSize built-in, "Built-In
-         * Variables"), and VK_EXT_subgroup_size_control's introduction says that devices
-         * before it behave as if every subgroup had that size. A workgroup of whole
-         * subgroups of it is then whole subgroups: the rule Vulkan 1.1 code relies on. */
+         * Variables"), and Vulkan before VK_EXT_subgroup_size_control expected devices to
+         * behave as if every subgroup had that size (the extension's description). A
+         * workgroup of whole subgroups of it is then taken as whole subgroups, the rule
+         * Vulkan 1.1 code relies on. */
         if (ctx->full_subgroups)
             *flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
         return true;
