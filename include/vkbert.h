@@ -126,9 +126,10 @@ typedef struct vkbert_context_options {
      *               the device's own limit changes nothing. min_storage_buffer_offset_alignment
      *               and min_texel_buffer_offset_alignment go the other way: a power of two up to
      *               256 that raises them.
-     *   fp16_storage=0, fp16_arithmetic=0, fp16_texels=0
+     *   fp16_storage=0, fp16_arithmetic=0, fp16_texels=0, subgroup_size_control=0
      *               feature switches, each alone: no 16-bit storage buffers, no shaderFloat16,
-     *               no R16G16B16A16_SFLOAT uniform texel buffers (=1 keeps the device's).
+     *               no R16G16B16A16_SFLOAT uniform texel buffers, no subgroup size control
+     *               (VK_EXT_subgroup_size_control, Vulkan 1.3) (=1 keeps the device's).
      *   subgroup_operations=basic[+vote+arithmetic+ballot+shuffle+shuffle_relative+clustered
      *               +quad]  keeps only these of the device's subgroup operations (basic always).
      *   minimum     the smallest conformant Vulkan 1.1 device: every limit above at the
@@ -136,8 +137,9 @@ typedef struct vkbert_context_options {
      *               128 invocations of at most 128 x 128 x 64, 65535 workgroups per dimension,
      *               4 storage buffers, 16 sampled images and 128 resources per stage, 65536
      *               texels, 128 bytes of push constants, 4 descriptor sets, 4096 allocations of
-     *               at most 1 GiB, alignments 256), fp16_storage=0, fp16_arithmetic=0 and
-     *               subgroup_operations=basic. Combines with other items; the lowest cap wins.
+     *               at most 1 GiB, alignments 256), fp16_storage=0, fp16_arithmetic=0,
+     *               subgroup_size_control=0 and subgroup_operations=basic. Combines with
+     *               other items; the lowest cap wins.
      * Applied after the environment variable VKBERT_LIMITS of the same form. An unknown name or
      * a bad value fails context creation. vkbert_context_device reports the result. NULL:
      * none. */

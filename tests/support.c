@@ -1,5 +1,6 @@
 #include "support.h"
 #include "io/half.h"
+#include "tune.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -10,9 +11,9 @@
 
 extern char **environ;
 
-vkbert_context *test_context(int timestamps)
+static vkbert_context *make_context(int timestamps, const char *limits)
 {
-    vkbert_context_options options = {.validation = 1, .timestamps = timestamps};
+    vkbert_context_options options = {.validation = 1, .timestamps = timestamps, .limits = limits};
     vkbert_context *ctx = NULL;
     vkbert_status status = vkbert_context_create(&options, &ctx);
     cr_assert_eq(status, VKBERT_OK, "context: %s", vkbert_last_error(NULL));
@@ -26,6 +27,16 @@ vkbert_context *test_context(int timestamps)
                      info.subgroup_size, want);
     }
     return ctx;
+}
+
+vkbert_context *test_context(int timestamps)
+{
+    return make_context(timestamps, NULL);
+}
+
+vkbert_context *test_context_limited(const char *limits)
+{
+    return make_context(0, limits);
 }
 
 void test_context_done(vkbert_context *ctx)
@@ -212,4 +223,19 @@ void test_remove_dir(const char *dir)
     }
     closedir(d);
     rmdir(dir);
+}
+
+vkbert_context *test_context_sharing(const char *limits)
+{
+    vkbert_context *ctx = test_context_limited(limits);
+    const char *off = getenv("VKBERT_SIMD_SHUFFLE");
+    bool shuffle = (ctx->subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                   (ctx->subgroup.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
+    bool simd = vkb_tune_family(ctx) == VKB_FAMILY_SIMD;
+    if (!simd || !shuffle || (off && !strcmp(off, "0"))) {
+        test_context_done(ctx);
+        cr_skip_test("no shuffles in the simd family here (%s)",
+                     simd ? "no subgroup shuffle, or VKBERT_SIMD_SHUFFLE=0" : "VKBERT_KERNELS");
+    }
+    return ctx;
 }

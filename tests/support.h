@@ -12,6 +12,8 @@
 
 /* A context on the default device with validation on; fails the test if it cannot be made. */
 vkbert_context *test_context(int timestamps);
+/* The same with vkbert_context_options.limits (applied after VKBERT_LIMITS). */
+vkbert_context *test_context_limited(const char *limits);
 /* Destroys the context after asserting that validation reported nothing. */
 void test_context_done(vkbert_context *ctx);
 
@@ -70,3 +72,7 @@ void test_half_buffer_read(vkbert_context *ctx, const vkb_buffer *buffer, float 
 /* Records the dispatches with barriers between them, submits, waits, releases them. */
 void test_run(vkbert_context *ctx, vkb_dispatch *dispatches, uint32_t count);
 VkDescriptorPool test_pool(vkbert_context *ctx);
+/* test_context_limited where the simd family runs with subgroup shuffles in compute shaders
+ * (the kernels that share rows by them); the test is skipped elsewhere (the gpu family,
+ * VKBERT_SIMD_SHUFFLE=0, subgroup_operations without shuffle). */
+vkbert_context *test_context_sharing(const char *limits);

@@ -1,6 +1,7 @@
 /* shaders/attention_fused.comp alone: Q, K, V rows with heads at pitch Dp, against a double
  * softmax(Q K^T) V with every mask form, causal, fully masked rows and dropout. */
 #include "support.h"
+#include "tune.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,9 @@ typedef struct fused_case {
 /* HuggingFace's additive mask semantics for the cases run while set. half: rows and output
  * stored as fp16 (VKBERT_PRECISION_FP16's activations). */
 static bool additive, half;
+/* What the latest check ran: its shader's name and its pipeline (alive with the context). */
+static const char *last_kernel;
+static const vkb_pipeline *last_pipeline;
 
 static uint32_t pad4(uint32_t x)
 {
@@ -87,6 +91,7 @@ static void check(vkbert_context *ctx, fused_case c)
     vkb_dispatch dispatch = {0};
     TEST_OK(vkb_op_attention_fused(ctx, pool, &d, vkb_whole(&br), vkb_whole(&bm), vkb_whole(&bo),
                                    &dispatch));
+    last_kernel = dispatch.name, last_pipeline = dispatch.pipeline;
     test_run(ctx, &dispatch, 1);
     if (half)
         test_half_buffer_read(ctx, &bo, out, n_out);
@@ -163,5 +168,58 @@ Test(attention_fused, dropout_matches_reference)
     check(ctx, (fused_case){2, 2, 40, 32, {0}, false, 0.2f, 0, 11});
     check(ctx, (fused_case){1, 2, 33, 16, {1, 1, 33, 33}, true, 0.5f, 0.3, 12});
     check(ctx, (fused_case){1, 1, 9, 16, {0}, false, 1.0f, 0, 13});
+    test_context_done(ctx);
+}
+
+/* ---- K and V rows shared by shuffles (issue 10) ---- */
+
+/* Whether Vulkan lets a pipeline require subgroups of `size` lanes here:
+ * VkPipelineShaderStageRequiredSubgroupSizeCreateInfo's valid usage, with full subgroups. */
+static bool can_require(const vkbert_context *ctx, uint32_t size)
+{
+    const VkPhysicalDeviceSubgroupSizeControlProperties *c = &ctx->subgroup_control;
+    return ctx->subgroup_size_control && ctx->full_subgroups &&
+           (c->requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+           c->minSubgroupSize <= size && size <= c->maxSubgroupSize;
+}
+
+/* The sharing kernel runs where its workgroup is one subgroup: at the device's own size (with
+ * REQUIRE_FULL_SUBGROUPS_BIT where computeFullSubgroups is there, with nothing without it), or
+ * at a size the pipeline requires; elsewhere the kernel that shares nothing. */
+static void check_sharing(vkbert_context *ctx, const char *how)
+{
+    fused_case c = {2, 3, 23, 32, {2, 1, 1, 23}, false, 0, 0.5, 71};
+    uint32_t size = vkb_tune_fused_workgroup(ctx, c.seq);
+    bool native = size == ctx->subgroup.subgroupSize, required = !native && can_require(ctx, size);
+    check(ctx, c);
+    check(ctx, (fused_case){1, 2, 70, 100, {0}, true, 0, 0, 72}); /* two slices */
+    cr_assert_eq(strstr(last_kernel, "shared") != NULL, native || required, "%s: %s ran", how,
+                 last_kernel);
+    VkPipelineShaderStageCreateFlags full =
+        VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
+    if (native) {
+        cr_assert_eq(last_pipeline->stage_flags, ctx->full_subgroups ? full : 0, "%s", how);
+        cr_assert_eq(last_pipeline->required_subgroup_size, 0, "%s", how);
+    } else if (required) {
+        cr_assert_eq(last_pipeline->stage_flags, full, "%s", how);
+        cr_assert_eq(last_pipeline->required_subgroup_size, size, "%s", how);
+    }
+}
+
+Test(attention_fused, shared_rows_in_full_subgroups)
+{
+    vkbert_context *ctx = test_context_sharing(NULL);
+    check_sharing(ctx, "as the device is");
+    test_context_done(ctx);
+
+    ctx = test_context_sharing("subgroup_size_control=0");
+    cr_assert(!ctx->full_subgroups && !ctx->subgroup_size_control);
+    check_sharing(ctx, "subgroup_size_control=0");
+    test_context_done(ctx);
+
+    /* As on a device whose subgroups default to twice the workgroup. */
+    ctx = test_context_sharing(NULL);
+    ctx->subgroup.subgroupSize = 2 * vkb_tune_fused_workgroup(ctx, 23);
+    check_sharing(ctx, "a default of twice the workgroup");
     test_context_done(ctx);
 }

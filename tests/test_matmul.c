@@ -24,6 +24,9 @@ static uint32_t pad4(uint32_t x)
 static bool half_b, half_act;
 /* The epilogue's activation (shaders/epilogue.glsl), in double for the reference. */
 static uint32_t activation;
+/* What the latest check ran: its shader's name and its pipeline (alive with the context). */
+static const char *last_kernel;
+static const vkb_pipeline *last_pipeline;
 
 static double activate(double x)
 {
@@ -86,6 +89,7 @@ static void check(vkbert_context *ctx, mm_case c, uint64_t seed)
     vkb_view bias_view = vkb_whole(&bbias);
     TEST_OK(vkb_op_matmul(ctx, pool, &d, vkb_whole(&ba), vkb_whole(&bb), c.bias ? &bias_view : NULL,
                           vkb_whole(&bc), &dispatch));
+    last_kernel = dispatch.name, last_pipeline = dispatch.pipeline;
     test_run(ctx, &dispatch, 1);
     if (half_act)
         test_half_buffer_read(ctx, &bc, got, nc);
@@ -327,4 +331,109 @@ Test(matmul, describe)
     t = (vkb_matmul_tiles){VKB_FAMILY_GPU, 16, 8, 4, 1, 32, 64, 0};
     vkb_matmul_describe(&t, out, sizeof out);
     cr_assert_str_eq(out, "gpu fallback wg 16x8 tile 4x4");
+}
+
+/* ---- the simd family's rows shared by shuffles (issue 10) ---- */
+
+/* Subgroup size control as the driver itself reports it, apart from the library and its
+ * switches: Vulkan 1.3's, or VK_EXT_subgroup_size_control's. */
+typedef struct driver_control {
+    bool full;          /* computeFullSubgroups */
+    bool require_eight; /* subgroupSizeControl, compute in requiredSubgroupSizeStages, 8 lanes
+                         * within [minSubgroupSize, maxSubgroupSize] */
+} driver_control;
+
+static bool driver_has_extension(VkPhysicalDevice device, const char *name)
+{
+    uint32_t count = 0;
+    vkEnumerateDeviceExtensionProperties(device, NULL, &count, NULL);
+    VkExtensionProperties *ext = calloc(count + 1, sizeof *ext);
+    vkEnumerateDeviceExtensionProperties(device, NULL, &count, ext);
+    bool found = false;
+    for (uint32_t i = 0; i < count; i++)
+        found = found || !strcmp(ext[i].extensionName, name);
+    free(ext);
+    return found;
+}
+
+static driver_control driver_control_of(const vkbert_context *ctx)
+{
+    VkPhysicalDeviceProperties own;
+    vkGetPhysicalDeviceProperties(ctx->physical, &own);
+    if (own.apiVersion < VK_API_VERSION_1_3 &&
+        !driver_has_extension(ctx->physical, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME))
+        return (driver_control){0};
+    VkPhysicalDeviceSubgroupSizeControlFeatures f = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                    .pNext = &f};
+    vkGetPhysicalDeviceFeatures2(ctx->physical, &f2);
+    VkPhysicalDeviceSubgroupSizeControlProperties p = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                      .pNext = &p};
+    vkGetPhysicalDeviceProperties2(ctx->physical, &p2);
+    return (driver_control){f.computeFullSubgroups != 0,
+                            f.subgroupSizeControl && f.computeFullSubgroups &&
+                                (p.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                                p.minSubgroupSize <= 8 && 8 <= p.maxSubgroupSize};
+}
+
+/* Shapes whose blocks are full, cut at the edges, and batched: right, and shared or not. */
+static void check_sharing(vkbert_context *ctx, bool shared, const char *how)
+{
+    const mm_case cases[] = {{64, 64, 64, 1, false, true}, {129, 77, 35, 2, true, false}};
+    for (int i = 0; i < 2; i++) {
+        check(ctx, cases[i], 60 + i);
+        cr_assert_eq(strstr(last_kernel, "_sg8_") != NULL, shared, "%s: %s ran", how, last_kernel);
+    }
+}
+
+/* At the device's own subgroup size of 8, the kernels that share A's rows run; with
+ * computeFullSubgroups they are made with REQUIRE_FULL_SUBGROUPS_BIT, and without it
+ * (subgroup_size_control=0) they still run, as Vulkan 1.1 allows, with no flag at all. */
+Test(matmul, shared_rows_in_full_subgroups)
+{
+    vkbert_context *ctx = test_context_sharing(NULL);
+    if (ctx->subgroup.subgroupSize != 8) {
+        test_context_done(ctx);
+        cr_skip_test("subgroups of %u lanes, not 8", ctx->subgroup.subgroupSize);
+    }
+    driver_control own = driver_control_of(ctx);
+    cr_assert_eq(ctx->full_subgroups, own.full, "computeFullSubgroups not as the driver says");
+    check_sharing(ctx, true, "subgroups of 8");
+    VkPipelineShaderStageCreateFlags full =
+        VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
+    cr_assert_eq(last_pipeline->stage_flags, own.full ? full : 0);
+    cr_assert_eq(last_pipeline->required_subgroup_size, 0, "the device's own size is required");
+    test_context_done(ctx);
+
+    ctx = test_context_sharing("subgroup_size_control=0");
+    cr_assert(!ctx->full_subgroups && !ctx->subgroup_size_control);
+    check_sharing(ctx, true, "subgroup_size_control=0");
+    cr_assert_eq(last_pipeline->stage_flags, 0);
+    cr_assert_eq(last_pipeline->required_subgroup_size, 0);
+    test_context_done(ctx);
+}
+
+/* A device whose subgroups default to another size (4 lanes here, as the context is told)
+ * runs the sharing kernels at 8 lanes only where it can require that size; without subgroup
+ * size control it runs the kernels that share nothing. */
+Test(matmul, shared_rows_at_a_required_size)
+{
+    vkbert_context *ctx = test_context_sharing(NULL);
+    driver_control own = driver_control_of(ctx);
+    ctx->subgroup.subgroupSize = 4;
+    check_sharing(ctx, own.require_eight, "a default of 4 lanes");
+    if (own.require_eight) {
+        cr_assert_eq(last_pipeline->stage_flags,
+                     VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT);
+        cr_assert_eq(last_pipeline->required_subgroup_size, 8);
+    }
+    test_context_done(ctx);
+
+    ctx = test_context_sharing("subgroup_size_control=0");
+    ctx->subgroup.subgroupSize = 4;
+    check_sharing(ctx, false, "a default of 4 lanes, subgroup_size_control=0");
+    test_context_done(ctx);
 }

@@ -92,6 +92,8 @@ static void assert_minimum(const vkbert_context *ctx, const char *how)
     cr_assert_eq(ctx->subgroup.supportedOperations,
                  driver_subgroup_operations(ctx) & VK_SUBGROUP_FEATURE_BASIC_BIT, "%s", how);
     cr_assert(!ctx->subgroup_arithmetic, "%s: subgroup arithmetic still on", how);
+    cr_assert(!ctx->full_subgroups && !ctx->subgroup_size_control,
+              "%s: subgroup size control still on", how);
     vkbert_device_info info;
     TEST_OK(vkbert_context_device(ctx, &info));
     cr_assert_eq(info.fp16_storage, 0, "%s", how);
@@ -177,6 +179,11 @@ Test(switches, each_alone)
     cr_assert_eq(ctx->subgroup_arithmetic, own_arithmetic);
     test_context_done(ctx);
 
+    ctx = limited("subgroup_size_control=0");
+    cr_assert(!ctx->full_subgroups && !ctx->subgroup_size_control);
+    cr_assert(ctx->subgroup.supportedOperations == own_ops && ctx->fp16_texels == own_texels);
+    test_context_done(ctx);
+
     ctx = limited("fp16_storage=1,fp16_texels=1"); /* 1: as the device has it */
     TEST_OK(vkbert_context_device(ctx, &info));
     cr_assert(info.fp16_storage == own.fp16_storage && ctx->fp16_texels == own_texels);
@@ -198,6 +205,7 @@ Test(switches, bad_values_are_refused)
 {
     expect_refused("fp16_storage=2", "fp16_storage takes 0 (off) or 1");
     expect_refused("fp16_texels=", "fp16_texels takes 0");
+    expect_refused("subgroup_size_control=yes", "subgroup_size_control takes 0");
     expect_refused("subgroup_operations=basic+nonsense", "unknown subgroup operation \"nonsense\"");
     expect_refused("subgroup_operations=", "unknown subgroup operation \"\"");
     expect_refused("subgroup_operations=shuffle+", "unknown subgroup operation \"\"");

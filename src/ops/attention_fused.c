@@ -30,16 +30,13 @@ static uint32_t chunk_for(uint32_t d4, uint32_t *slices)
     return (d4 + *slices - 1) / *slices;
 }
 
-/* K and V rows shared by shuffles need one subgroup that is the whole workgroup: a
- * workgroup of the device's subgroup size (Vulkan 1.1 guarantees that size for compute
- * shaders made without VK_EXT_subgroup_size_control, which vkbert does not enable). */
+/* K and V rows shared by shuffles need one subgroup that is the whole workgroup: the
+ * device's own subgroup size, or one it can require (vkb_subgroup_fits). */
 static bool can_share_rows(const vkbert_context *ctx, uint32_t workgroup)
 {
     const char *off = getenv("VKBERT_SIMD_SHUFFLE");
     if (off && !strcmp(off, "0")) return false;
-    return workgroup == ctx->subgroup.subgroupSize &&
-           (ctx->subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
-           (ctx->subgroup.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
+    return vkb_subgroup_fits(ctx, workgroup, workgroup, VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
 }
 
 static fused_push make_push(const vkb_fused_desc *d)
@@ -107,7 +104,9 @@ vkbert_status vkb_op_attention_fused(vkbert_context *ctx, VkDescriptorPool pool,
                                                     VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                                     VK_DESCRIPTOR_TYPE_STORAGE_BUFFER};
     bool texel = shader != &vkb_shader_attention_fused;
-    vkb_kernel kernel = {shader, texel ? texel_types : NULL, spec, 5, views, 3, &push, sizeof push};
+    uint32_t lanes = shader == &vkb_shader_attention_fused_shared ? size : 0;
+    vkb_kernel kernel = {shader, texel ? texel_types : NULL, spec, 5, views, 3, &push, sizeof push,
+                         lanes};
     vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, dispatch);
     if (status) return status;
     dispatch->groups[0] = (d->seq_len + size - 1) / size;

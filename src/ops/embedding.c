@@ -38,7 +38,7 @@ vkbert_status vkb_op_embedding(vkbert_context *ctx, VkDescriptorPool pool,
                            d->rows,
                            d->eps};
     vkb_view views[4] = {word, tables, ids, out};
-    vkb_kernel kernel = {shader, NULL, spec, 2, views, 4, &push, sizeof push};
+    vkb_kernel kernel = {shader, NULL, spec, 2, views, 4, &push, sizeof push, 0};
     vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, dispatch);
     if (status) return status;
     vkb_grid_1d(ctx, d->tokens, 1, dispatch->groups); /* one workgroup per token */

@@ -20,7 +20,7 @@ vkbert_status vkb_op_heads(vkbert_context *ctx, VkDescriptorPool pool, const vkb
     uint32_t size = vkb_tune_elementwise_workgroup(ctx);
     heads_push push = {d->batch, d->seq_len, d->heads, d->head_dim, d->ld, d->dp};
     vkb_view views[2] = {in, out};
-    vkb_kernel kernel = {shader, NULL, &size, 1, views, 2, &push, sizeof push};
+    vkb_kernel kernel = {shader, NULL, &size, 1, views, 2, &push, sizeof push, 0};
     vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, dispatch);
     if (status) return status;
     vkb_grid_1d(ctx, items, size, dispatch->groups);

@@ -18,7 +18,7 @@ vkbert_status vkb_op_l2_normalize(vkbert_context *ctx, VkDescriptorPool pool,
         ctx->subgroup_arithmetic ? &vkb_shader_l2_normalize : &vkb_shader_l2_normalize_shared;
     l2_normalize_push push = {d->rows, d->width, d->ld};
     vkb_view views[2] = {in, out};
-    vkb_kernel kernel = {shader, NULL, &size, 1, views, 2, &push, sizeof push};
+    vkb_kernel kernel = {shader, NULL, &size, 1, views, 2, &push, sizeof push, 0};
     vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, dispatch);
     if (status) return status;
     vkb_grid_1d(ctx, d->rows, 1, dispatch->groups); /* one workgroup per row */

@@ -20,7 +20,7 @@ vkbert_status vkb_op_layer_norm(vkbert_context *ctx, VkDescriptorPool pool,
     layer_norm_push push = {d->rows, d->hidden, d->ld, residual != NULL, d->eps};
     /* Without a residual, binding 1 still needs a buffer: x, never read through it. */
     vkb_view views[4] = {x, residual ? *residual : x, params, out};
-    vkb_kernel kernel = {shader, NULL, &size, 1, views, 4, &push, sizeof push};
+    vkb_kernel kernel = {shader, NULL, &size, 1, views, 4, &push, sizeof push, 0};
     vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, dispatch);
     if (status) return status;
     vkb_grid_1d(ctx, d->rows, 1, dispatch->groups); /* one workgroup per row */

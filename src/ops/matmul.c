@@ -32,27 +32,32 @@ static const struct {
     {4, 1, &vkb_shader_matmul_simd_4x1, NULL},
 };
 
+/* The lanes of a subgroup sharing A's rows: SUBGROUP_A of the sg8 variants (CMakeLists.txt). */
+enum { SHARING_LANES = 8 };
+
 /* Subgroups of exactly 8 lanes that run along x can share A (shaders/matmul_simd.comp):
- * compute subgroups of the device's size, with shuffles, and a workgroup 8 wide. */
+ * compute subgroups with shuffles, a workgroup 8 wide, and subgroups of 8, the device's own
+ * size or one it can require (vkb_subgroup_fits). */
 static bool can_share_rows(const vkbert_context *ctx, const vkb_matmul_tiles *t)
 {
     const char *off = getenv("VKBERT_SIMD_SHUFFLE");
     if (off && !strcmp(off, "0")) return false;
-    return ctx->subgroup.subgroupSize == 8 && t->wg_x == 8 &&
-           (ctx->subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
-           (ctx->subgroup.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
+    return t->wg_x == SHARING_LANES && vkb_subgroup_fits(ctx, SHARING_LANES, t->wg_x * t->wg_y,
+                                                         VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
 }
 
-/* tune.c snaps to this same list; snapping again here keeps a stale request safe. */
-static const vkb_spirv *simd_shader(const vkbert_context *ctx, vkb_matmul_tiles *t)
+/* tune.c snaps to this same list; snapping again here keeps a stale request safe. `lanes`:
+ * the subgroup size the shader needs, 0 for any. */
+static const vkb_spirv *simd_shader(const vkbert_context *ctx, vkb_matmul_tiles *t, uint32_t *lanes)
 {
     size_t n = sizeof simd_tiles / sizeof *simd_tiles, i = 0;
     while (i + 1 < n && (simd_tiles[i].tm > t->tm || simd_tiles[i].tn4 > t->tn4))
         i++;
     t->tm = simd_tiles[i].tm, t->tn4 = simd_tiles[i].tn4;
     t->bm = t->wg_y * t->tm, t->bn = 4 * t->wg_x * t->tn4;
-    if (simd_tiles[i].shared && can_share_rows(ctx, t)) return simd_tiles[i].shared;
-    return simd_tiles[i].shader;
+    bool shared = simd_tiles[i].shared && can_share_rows(ctx, t);
+    *lanes = shared ? SHARING_LANES : 0;
+    return shared ? simd_tiles[i].shared : simd_tiles[i].shader;
 }
 
 /* An operand's vec4 texel count; fp16 where fp16 texels are missing must take storage
@@ -85,7 +90,8 @@ vkbert_status vkb_op_matmul(vkbert_context *ctx, VkDescriptorPool pool, const vk
         vkb_tune_matmul_batched(ctx, d->m, d->n, d->k, d->batch, texel_count(ctx, a, d->a_half),
                                 texel_count(ctx, b, d->b_half));
     bool simd = t.family == VKB_FAMILY_SIMD;
-    const vkb_spirv *shader = simd   ? simd_shader(ctx, &t)
+    uint32_t lanes = 0;
+    const vkb_spirv *shader = simd   ? simd_shader(ctx, &t, &lanes)
                               : t.bk ? &vkb_shader_matmul_gpu
                                      : &vkb_shader_matmul;
     /* Ids 0-5 and 7 (the activation, shaders/epilogue.glsl) are common to the three shaders;
@@ -113,7 +119,7 @@ vkbert_status vkb_op_matmul(vkbert_context *ctx, VkDescriptorPool pool, const vk
                         (uint32_t)(d->batch_c / 4),
                         (uint32_t)(d->batch_bias / 4)};
     vkb_kernel kernel = {shader, simd ? texel : NULL, spec, spec_count, views, 4,
-                         &push,  sizeof push};
+                         &push,  sizeof push,         lanes};
     vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, out);
     if (status) return status;
     /* Every kernel computes a block of bm rows x bn columns per workgroup. */

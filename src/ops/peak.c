@@ -33,7 +33,7 @@ vkbert_status vkb_op_fma_peak(vkbert_context *ctx, VkDescriptorPool pool, uint32
                         "fma_peak: the result holds %llu vec4, the grid has %llu invocations",
                         (unsigned long long)(result.size / 16), (unsigned long long)invocations);
     fma_push push = {iterations, 0.999f, 0.001f};
-    vkb_kernel kernel = {&vkb_shader_fma_peak, NULL, no_spec, 0, &result, 1, &push, sizeof push};
+    vkb_kernel kernel = {&vkb_shader_fma_peak, NULL, no_spec, 0, &result, 1, &push, sizeof push, 0};
     vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, out);
     if (status) return status;
     grid(ctx, groups, out->groups);
@@ -57,7 +57,7 @@ vkbert_status vkb_op_copy(vkbert_context *ctx, VkDescriptorPool pool, vkb_view s
     uint32_t push = (uint32_t)count;
     vkb_view views[2] = {src, dst};
     vkb_kernel kernel = {
-        &vkb_shader_copy_bandwidth, NULL, no_spec, 0, views, 2, &push, sizeof push};
+        &vkb_shader_copy_bandwidth, NULL, no_spec, 0, views, 2, &push, sizeof push, 0};
     vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, out);
     if (status) return status;
     uint64_t groups = (count + VKB_PEAK_WORKGROUP - 1) / VKB_PEAK_WORKGROUP;

@@ -36,7 +36,7 @@ vkbert_status vkb_op_pool(vkbert_context *ctx, VkDescriptorPool pool, const vkb_
     const vkb_spirv *shader = ctx->subgroup_arithmetic ? &vkb_shader_pool : &vkb_shader_pool_shared;
     pool_push push = {d->batch, d->seq_len, d->hidden, d->ld, d->mask_ld, d->modes, d->out_ld};
     vkb_view views[3] = {hidden, mask, out};
-    vkb_kernel kernel = {shader, NULL, &size, 1, views, 3, &push, sizeof push};
+    vkb_kernel kernel = {shader, NULL, &size, 1, views, 3, &push, sizeof push, 0};
     vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, dispatch);
     if (status) return status;
     vkb_grid_1d(ctx, d->batch, 1, dispatch->groups); /* one workgroup per sequence */

@@ -51,7 +51,7 @@ vkbert_status vkb_op_softmax(vkbert_context *ctx, VkDescriptorPool pool, const v
     if (d->additive) push.flags |= ADDITIVE;
     set_dropout(d, &push);
     vkb_view views[2] = {scores, mask};
-    vkb_kernel kernel = {shader, NULL, &size, 1, views, 2, &push, sizeof push};
+    vkb_kernel kernel = {shader, NULL, &size, 1, views, 2, &push, sizeof push, 0};
     vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, out);
     if (status) return status;
     out->groups[0] = d->seq_len;

@@ -58,6 +58,10 @@ typedef struct vkb_pipeline {
     VkPipelineLayout layout;
     VkPipeline pipeline;
     uint32_t binding_count;
+    uint32_t subgroup_size; /* vkb_kernel's: part of the pipeline's identity */
+    /* How that size was had (vk_pipeline.c's subgroup_request), for tests. */
+    VkPipelineShaderStageCreateFlags stage_flags;
+    uint32_t required_subgroup_size; /* 0: none chained */
 } vkb_pipeline;
 
 /* One recorded dispatch: what an op prepares and the recorder plays. */
@@ -93,6 +97,12 @@ struct vkbert_context {
     VkPhysicalDeviceProperties props;
     VkPhysicalDeviceMemoryProperties memory_props;
     VkPhysicalDeviceSubgroupProperties subgroup;
+    /* Subgroup size control (VK_EXT_subgroup_size_control, core in Vulkan 1.3), each feature
+     * true only when the device has it, vkbert enabled it and no switch turned it off:
+     * computeFullSubgroups (REQUIRE_FULL_SUBGROUPS_BIT) and subgroupSizeControl (a required
+     * subgroup size, in the stages subgroup_control.requiredSubgroupSizeStages names). */
+    VkPhysicalDeviceSubgroupSizeControlProperties subgroup_control; /* zero without either */
+    bool full_subgroups, subgroup_size_control;
     vkbert_device_info info;
     bool subgroup_arithmetic;        /* subgroupAdd/Max usable in compute */
     bool fp16_texels;                /* R16G16B16A16_SFLOAT uniform texel buffers */
@@ -239,6 +249,11 @@ vkbert_status vkb_pipeline_get(vkbert_context *ctx, const vkb_spirv *shader,
                                const vkb_pipeline **out);
 void vkb_pipelines_release(vkbert_context *ctx);
 
+/* Whether a kernel sharing values by `operations` (VkSubgroupFeatureFlags) across subgroups
+ * of `size` lanes can run in compute workgroups of `invocations`, x a multiple of `size`. */
+bool vkb_subgroup_fits(const vkbert_context *ctx, uint32_t size, uint32_t invocations,
+                       VkSubgroupFeatureFlags operations);
+
 /* Fills `out`: the pipeline, a descriptor set from `pool` over `views` (one per binding), the
  * push constants. Group counts are the caller's. */
 typedef struct vkb_kernel {
@@ -250,6 +265,10 @@ typedef struct vkb_kernel {
     uint32_t view_count;
     const void *push;
     uint32_t push_size;
+    /* 0, or the kernel needs its workgroup's x made of whole subgroups of exactly this many
+     * lanes (it shares values by shuffles); x is a multiple of it. Ask vkb_subgroup_fits
+     * first: the pipeline fails with VKBERT_ERROR_DEVICE_LIMIT where the device cannot. */
+    uint32_t subgroup_size;
 } vkb_kernel;
 vkbert_status vkb_dispatch_prepare(vkbert_context *ctx, VkDescriptorPool pool,
                                    const vkb_kernel *kernel, vkb_dispatch *out);

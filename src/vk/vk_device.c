@@ -365,6 +365,33 @@ static bool device_has_extension(VkPhysicalDevice device, const char *name)
     return found;
 }
 
+/* Subgroup size control is core where both the instance and the device have Vulkan 1.3
+ * (its features are then required); before, VK_EXT_subgroup_size_control brings it. */
+static bool subgroup_control_core(const vkbert_context *ctx)
+{
+    return ctx->props.apiVersion >= VK_API_VERSION_1_3 && instance_version >= VK_API_VERSION_1_3;
+}
+
+static void read_subgroup_control(vkbert_context *ctx)
+{
+    if (!subgroup_control_core(ctx) &&
+        !device_has_extension(ctx->physical, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME))
+        return;
+    VkPhysicalDeviceSubgroupSizeControlFeatures features = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+    VkPhysicalDeviceFeatures2 features2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                           .pNext = &features};
+    vkGetPhysicalDeviceFeatures2(ctx->physical, &features2);
+    ctx->subgroup_control.sType =
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES;
+    VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                         .pNext = &ctx->subgroup_control};
+    vkGetPhysicalDeviceProperties2(ctx->physical, &props);
+    ctx->subgroup_control.pNext = NULL;
+    ctx->subgroup_size_control = features.subgroupSizeControl != 0;
+    ctx->full_subgroups = features.computeFullSubgroups != 0;
+}
+
 static vkbert_status create_device(vkbert_context *ctx)
 {
     float priority = 1.0f;
@@ -374,11 +401,24 @@ static vkbert_status create_device(vkbert_context *ctx)
         .queueCount = 1,
         .pQueuePriorities = &priority,
     };
-    const char *portability = "VK_KHR_portability_subset";
-    bool needs_portability = device_has_extension(ctx->physical, portability);
+    const char *extensions[2];
+    uint32_t extension_count = 0;
+    if (device_has_extension(ctx->physical, "VK_KHR_portability_subset"))
+        extensions[extension_count++] = "VK_KHR_portability_subset";
+    /* Subgroup size control only where the device has it and no switch turned it off
+     * (vk_limits.c): the pipelines' flags follow these same fields. */
+    bool control = ctx->subgroup_size_control || ctx->full_subgroups;
+    if (control && !subgroup_control_core(ctx))
+        extensions[extension_count++] = VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME;
+    VkPhysicalDeviceSubgroupSizeControlFeatures subgroup_control = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES,
+        .subgroupSizeControl = ctx->subgroup_size_control ? VK_TRUE : VK_FALSE,
+        .computeFullSubgroups = ctx->full_subgroups ? VK_TRUE : VK_FALSE,
+    };
     /* 16-bit storage, where the device has it, for fp16 weights. */
     VkPhysicalDevice16BitStorageFeatures storage16 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+        .pNext = control ? &subgroup_control : NULL,
         .storageBuffer16BitAccess = ctx->info.fp16_storage ? VK_TRUE : VK_FALSE,
     };
     VkDeviceCreateInfo info = {
@@ -386,8 +426,8 @@ static vkbert_status create_device(vkbert_context *ctx)
         .pNext = &storage16,
         .queueCreateInfoCount = 1,
         .pQueueCreateInfos = &queue,
-        .enabledExtensionCount = needs_portability ? 1 : 0,
-        .ppEnabledExtensionNames = &portability,
+        .enabledExtensionCount = extension_count,
+        .ppEnabledExtensionNames = extensions,
     };
     VkResult result = vkCreateDevice(ctx->physical, &info, NULL, &ctx->device);
     if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkCreateDevice");
@@ -435,6 +475,7 @@ static void read_device_properties(vkbert_context *ctx)
     VkFormatProperties half4;
     vkGetPhysicalDeviceFormatProperties(ctx->physical, VK_FORMAT_R16G16B16A16_SFLOAT, &half4);
     ctx->fp16_texels = (half4.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT) != 0;
+    read_subgroup_control(ctx);
     vkb_memory_init(ctx);
 }
 

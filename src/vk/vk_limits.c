@@ -83,10 +83,18 @@ static const struct {
 
 /* Features Vulkan 1.1 does not require, each turned off alone by name=0 (=1 keeps what the
  * device has). R16G16B16A16_SFLOAT texel buffers are required ("Mandatory format support"),
- * so `minimum` keeps fp16_texels; the switch is there to run the paths without them. */
-enum { SWITCH_FP16_STORAGE, SWITCH_FP16_ARITHMETIC, SWITCH_FP16_TEXELS, SWITCH_COUNT };
+ * so `minimum` keeps fp16_texels; the switch is there to run the paths without them.
+ * subgroup_size_control=0 leaves the device made without it (vk_device.c), as a Vulkan 1.1
+ * device lacking VK_EXT_subgroup_size_control is. */
+enum {
+    SWITCH_FP16_STORAGE,
+    SWITCH_FP16_ARITHMETIC,
+    SWITCH_FP16_TEXELS,
+    SWITCH_SUBGROUP_SIZE_CONTROL,
+    SWITCH_COUNT
+};
 static const char *const switch_names[SWITCH_COUNT] = {"fp16_storage", "fp16_arithmetic",
-                                                       "fp16_texels"};
+                                                       "fp16_texels", "subgroup_size_control"};
 
 /* subgroup_operations=basic+shuffle...: VkSubgroupFeatureFlagBits' names in snake case. Basic
  * is always kept: Vulkan 1.1 guarantees it in compute shaders, and nothing more. */
@@ -151,6 +159,10 @@ static void turn_off(vkbert_context *ctx, int which)
     if (which == SWITCH_FP16_STORAGE) ctx->info.fp16_storage = 0;
     if (which == SWITCH_FP16_ARITHMETIC) ctx->info.fp16_arithmetic = 0;
     if (which == SWITCH_FP16_TEXELS) ctx->fp16_texels = false;
+    if (which == SWITCH_SUBGROUP_SIZE_CONTROL) {
+        ctx->subgroup_size_control = ctx->full_subgroups = false;
+        memset(&ctx->subgroup_control, 0, sizeof ctx->subgroup_control);
+    }
 }
 
 static void apply_minimum(vkbert_context *ctx)
@@ -163,6 +175,7 @@ static void apply_minimum(vkbert_context *ctx)
     if (MINIMUM_ALLOCATION < ctx->max_allocation) ctx->max_allocation = MINIMUM_ALLOCATION;
     turn_off(ctx, SWITCH_FP16_STORAGE);
     turn_off(ctx, SWITCH_FP16_ARITHMETIC);
+    turn_off(ctx, SWITCH_SUBGROUP_SIZE_CONTROL);
     ctx->subgroup.supportedOperations &= VK_SUBGROUP_FEATURE_BASIC_BIT;
 }
 
@@ -221,7 +234,7 @@ static vkbert_status apply_number(vkbert_context *ctx, const char *item, size_t 
                         "%s: unknown limit \"%.*s\" (names are VkPhysicalDeviceLimits' in snake "
                         "case, such as max_storage_buffer_range, or max_memory_allocation_size, "
                         "device_memory_budget; the switches fp16_storage, fp16_arithmetic, "
-                        "fp16_texels, subgroup_operations; or minimum)",
+                        "fp16_texels, subgroup_size_control, subgroup_operations; or minimum)",
                         from, (int)name_len, item);
     uint64_t value;
     if (!parse_size(eq + 1, len - name_len - 1, &value))

@@ -1,21 +1,68 @@
-/* Compute pipelines from embedded SPIR-V, one per (shader, specialization), made on first use
- * and kept for the context's life; descriptor pools and sets. Bindings are storage buffers
- * (Vulkan guarantees 4 per stage, and no shader here binds more) or uniform texel buffers,
- * which count separately. */
+/* Compute pipelines from embedded SPIR-V, one per (shader, specialization, subgroup size the
+ * kernel needs), made on first use and kept for the context's life; descriptor pools and sets.
+ * Bindings are storage buffers (Vulkan guarantees 4 per stage, and no shader here binds more)
+ * or uniform texel buffers, which count separately. */
 #include "vk.h"
 
 #include <string.h>
 
-static const vkb_pipeline *find(const vkbert_context *ctx, const vkb_spirv *shader,
-                                const uint32_t *spec, uint32_t spec_count)
+static const vkb_pipeline *find(const vkbert_context *ctx, const vkb_kernel *k)
 {
     for (uint32_t i = 0; i < ctx->pipeline_count; i++) {
         const vkb_pipeline *p = &ctx->pipelines[i];
-        if (p->shader == shader->code && p->spec_count == spec_count &&
-            !memcmp(p->spec, spec, spec_count * sizeof *spec))
+        if (p->shader == k->shader->code && p->spec_count == k->spec_count &&
+            p->subgroup_size == k->subgroup_size &&
+            !memcmp(p->spec, k->spec, k->spec_count * sizeof *k->spec))
             return p;
     }
     return NULL;
+}
+
+/* How a workgroup whose x is whole subgroups of `size` lanes is had; false where it cannot
+ * be. `invocations` 0: the caller checked maxComputeWorkgroupSubgroups (vkb_subgroup_fits). */
+static bool subgroup_request(const vkbert_context *ctx, uint32_t size, uint32_t invocations,
+                             VkPipelineShaderStageCreateFlags *flags, uint32_t *required)
+{
+    const VkPhysicalDeviceSubgroupSizeControlProperties *c = &ctx->subgroup_control;
+    *flags = 0, *required = 0;
+    if (!size) return true;
+    if (size == ctx->subgroup.subgroupSize) {
+        /* VUID-VkPipelineShaderStageCreateInfo-flags-02759: full subgroups without a required
+         * size need x to be a multiple of subgroupSize, which the kernel's x is. Without
+         * computeFullSubgroups Vulkan promises the size only: a pipeline from SPIR-V before
+         * 1.6 (ours are 1.3), made without ALLOW_VARYING_SUBGROUP_SIZE_BIT nor a required
+         * size, has SubgroupSize == subgroupSize (the SubgroupSize built-in, "Built-In
+         * Variables"), and Vulkan before VK_EXT_subgroup_size_control expected devices to
+         * behave as if every subgroup had that size (the extension's description). A
+         * workgroup of whole subgroups of it is then taken as whole subgroups, the rule
+         * Vulkan 1.1 code relies on. */
+        if (ctx->full_subgroups)
+            *flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
+        return true;
+    }
+    /* VkPipelineShaderStageRequiredSubgroupSizeCreateInfo's valid usage: a power of two in
+     * [minSubgroupSize, maxSubgroupSize], compute in requiredSubgroupSizeStages, at most
+     * maxComputeWorkgroupSubgroups subgroups (02756); with full subgroups, x a multiple of
+     * the required size (02757), which the kernel's x is. */
+    bool settable =
+        ctx->subgroup_size_control && ctx->full_subgroups &&
+        (c->requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) && !(size & (size - 1)) &&
+        size >= c->minSubgroupSize && size <= c->maxSubgroupSize &&
+        (!invocations || invocations <= (uint64_t)c->maxComputeWorkgroupSubgroups * size);
+    if (!settable) return false;
+    *flags = VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
+    *required = size;
+    return true;
+}
+
+bool vkb_subgroup_fits(const vkbert_context *ctx, uint32_t size, uint32_t invocations,
+                       VkSubgroupFeatureFlags operations)
+{
+    VkPipelineShaderStageCreateFlags flags;
+    uint32_t required;
+    return size && (ctx->subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+           (ctx->subgroup.supportedOperations & operations) == operations &&
+           subgroup_request(ctx, size, invocations, &flags, &required);
 }
 
 static vkbert_status create_layouts(vkbert_context *ctx, vkb_pipeline *p, uint32_t push_size)
@@ -62,9 +109,15 @@ static vkbert_status create_pipeline(vkbert_context *ctx, vkb_pipeline *p, const
     for (uint32_t i = 0; i < p->spec_count; i++)
         entries[i] = (VkSpecializationMapEntry){i, i * 4, 4};
     VkSpecializationInfo spec = {p->spec_count, entries, p->spec_count * 4, p->spec};
+    VkPipelineShaderStageRequiredSubgroupSizeCreateInfo required = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO,
+        .requiredSubgroupSize = p->required_subgroup_size,
+    };
     VkComputePipelineCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                  .pNext = p->required_subgroup_size ? &required : NULL,
+                  .flags = p->stage_flags,
                   .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                   .module = module,
                   .pName = "main",
@@ -90,31 +143,36 @@ static void destroy(vkbert_context *ctx, vkb_pipeline *p)
     memset(p, 0, sizeof *p);
 }
 
-vkbert_status vkb_pipeline_get(vkbert_context *ctx, const vkb_spirv *shader,
-                               const VkDescriptorType *types, uint32_t binding_count,
-                               uint32_t push_size, const uint32_t *spec, uint32_t spec_count,
-                               const vkb_pipeline **out)
+static vkbert_status get(vkbert_context *ctx, const vkb_kernel *k, const vkb_pipeline **out)
 {
-    *out = find(ctx, shader, spec, spec_count);
+    *out = find(ctx, k);
     if (*out) return VKBERT_OK;
     if (ctx->pipeline_count == VKB_MAX_PIPELINES)
         return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT, "more than %d pipeline variants",
                         VKB_MAX_PIPELINES);
-    if (binding_count > 4 || spec_count > VKB_MAX_SPEC || push_size > 128)
+    if (k->view_count > 4 || k->spec_count > VKB_MAX_SPEC || k->push_size > 128)
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "bad pipeline description for %s",
-                        shader->name);
-    vkbert_status status = vkb_check_layout(ctx, shader->name, types, binding_count, push_size);
+                        k->shader->name);
+    vkbert_status status =
+        vkb_check_layout(ctx, k->shader->name, k->types, k->view_count, k->push_size);
     if (status) return status;
     vkb_pipeline *p = &ctx->pipelines[ctx->pipeline_count];
     memset(p, 0, sizeof *p);
-    p->shader = shader->code;
-    p->spec_count = spec_count;
-    memcpy(p->spec, spec, spec_count * sizeof *spec);
-    p->binding_count = binding_count;
-    for (uint32_t i = 0; i < binding_count; i++)
-        p->types[i] = types ? types[i] : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    status = create_layouts(ctx, p, push_size);
-    if (!status) status = create_pipeline(ctx, p, shader);
+    if (!subgroup_request(ctx, k->subgroup_size, 0, &p->stage_flags, &p->required_subgroup_size))
+        return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT,
+                        "%s needs subgroups of %u lanes; the device has %u%s", k->shader->name,
+                        k->subgroup_size, ctx->subgroup.subgroupSize,
+                        ctx->subgroup_size_control ? " and cannot require that size"
+                                                   : " and no subgroup size control");
+    p->shader = k->shader->code;
+    p->spec_count = k->spec_count;
+    memcpy(p->spec, k->spec, k->spec_count * sizeof *k->spec);
+    p->subgroup_size = k->subgroup_size;
+    p->binding_count = k->view_count;
+    for (uint32_t i = 0; i < k->view_count; i++)
+        p->types[i] = k->types ? k->types[i] : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    status = create_layouts(ctx, p, k->push_size);
+    if (!status) status = create_pipeline(ctx, p, k->shader);
     if (status) {
         destroy(ctx, p);
         return status;
@@ -122,6 +180,20 @@ vkbert_status vkb_pipeline_get(vkbert_context *ctx, const vkb_spirv *shader,
     ctx->pipeline_count++;
     *out = p;
     return VKBERT_OK;
+}
+
+vkbert_status vkb_pipeline_get(vkbert_context *ctx, const vkb_spirv *shader,
+                               const VkDescriptorType *types, uint32_t binding_count,
+                               uint32_t push_size, const uint32_t *spec, uint32_t spec_count,
+                               const vkb_pipeline **out)
+{
+    vkb_kernel k = {.shader = shader,
+                    .types = types,
+                    .spec = spec,
+                    .spec_count = spec_count,
+                    .view_count = binding_count,
+                    .push_size = push_size};
+    return get(ctx, &k, out);
 }
 
 void vkb_pipelines_release(vkbert_context *ctx)
@@ -217,8 +289,7 @@ vkbert_status vkb_descriptor_set(vkbert_context *ctx, VkDescriptorPool pool, con
 vkbert_status vkb_dispatch_prepare(vkbert_context *ctx, VkDescriptorPool pool, const vkb_kernel *k,
                                    vkb_dispatch *out)
 {
-    vkbert_status status = vkb_pipeline_get(ctx, k->shader, k->types, k->view_count, k->push_size,
-                                            k->spec, k->spec_count, &out->pipeline);
+    vkbert_status status = get(ctx, k, &out->pipeline);
     if (status) return status;
     status = vkb_descriptor_set(ctx, pool, k->views, out);
     if (status) return status;
