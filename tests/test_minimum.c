@@ -223,7 +223,7 @@ Test(switches, bad_values_are_refused)
  * two words. */
 static bool declares(const vkb_pipeline *p, uint32_t capability)
 {
-    const uint32_t *w = p->shader;
+    const uint32_t *w = p->shader->code;
     for (size_t i = 5; (w[i] & 0xffff) == 17; i += w[i] >> 16)
         if (w[i + 1] == capability) return true;
     return false;
@@ -242,8 +242,8 @@ typedef struct kernels_seen {
     int over_128, shared_over_16k;
 } kernels_seen;
 
-/* Workgroup sizes and shared memory from the shaders' declarations. The matmul ops pass ten
- * specialization constants (src/ops/matmul.c), the workgroup being (0) x (1); matmul_gpu,
+/* Workgroup sizes and shared memory from the shaders' declarations. The matmul modules (by
+ * name) have the workgroup (0) x (1) (src/ops/matmul.c); matmul_gpu,
  * with a slice depth BK (6) > 0, holds As[BK * (WG_Y * TM / 4 + 1)] and Bs[BK * (WG_X * TN4 +
  * 1)] vec4 (1, 2, 0, 3). Every other kernel is (0) wide, with at most one float of shared
  * memory per invocation (shaders/reduce.glsl). */
@@ -252,7 +252,7 @@ static void look_at(const vkb_dispatch *d, uint32_t count, kernels_seen *seen)
     for (uint32_t i = 0; i < count; i++) {
         const vkb_pipeline *p = d[i].pipeline;
         const uint32_t *spec = p->spec;
-        bool matmul = p->spec_count == 10;
+        bool matmul = !strncmp(p->shader->name, "matmul", 6);
         uint32_t invocations = matmul ? spec[0] * spec[1] : spec[0];
         uint64_t shared = 4ull * invocations;
         if (matmul)

@@ -50,7 +50,7 @@ typedef struct vkb_view {
 #define VKB_MAX_SPEC 16
 
 typedef struct vkb_pipeline {
-    const void *shader; /* the embedded SPIR-V it was made from */
+    const struct vkb_spirv *shader; /* the embedded module it was made from */
     uint32_t spec[VKB_MAX_SPEC];
     uint32_t spec_count;
     VkDescriptorType types[4]; /* of each binding */

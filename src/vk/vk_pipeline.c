@@ -10,7 +10,7 @@ static const vkb_pipeline *find(const vkbert_context *ctx, const vkb_kernel *k)
 {
     for (uint32_t i = 0; i < ctx->pipeline_count; i++) {
         const vkb_pipeline *p = &ctx->pipelines[i];
-        if (p->shader == k->shader->code && p->spec_count == k->spec_count &&
+        if (p->shader == k->shader && p->spec_count == k->spec_count &&
             p->subgroup_size == k->subgroup_size &&
             !memcmp(p->spec, k->spec, k->spec_count * sizeof *k->spec))
             return p;
@@ -164,7 +164,7 @@ static vkbert_status get(vkbert_context *ctx, const vkb_kernel *k, const vkb_pip
                         k->subgroup_size, ctx->subgroup.subgroupSize,
                         ctx->subgroup_size_control ? " and cannot require that size"
                                                    : " and no subgroup size control");
-    p->shader = k->shader->code;
+    p->shader = k->shader;
     p->spec_count = k->spec_count;
     memcpy(p->spec, k->spec, k->spec_count * sizeof *k->spec);
     p->subgroup_size = k->subgroup_size;
