@@ -72,13 +72,14 @@ static spec_values matmul_spec(const vkbert_context *ctx, const char *name)
      * passes that tile (matmul.c, simd_shader). */
     const char *tile = strrchr(name, '_');
     if (simd && tile) sscanf(tile + 1, "%ux%u", &t.tm, &t.tn4);
-    return (spec_values){{t.wg_x, t.wg_y, t.tm, t.tn4, 0, 1, t.bk, 1, 0, 0}, 10};
+    return (spec_values){{t.wg_x, t.wg_y, t.tm, t.tn4, 0, 1, t.bk, 1, 0, 0, 0}, 11};
 }
 
+/* BERT-base's heads: 64 floats, 16 vec4, held whole (one slice; src/ops/attention_fused.c). */
 static spec_values fused_spec(const vkbert_context *ctx, const char *name)
 {
     (void)name;
-    return (spec_values){{vkb_tune_fused_workgroup(ctx, 128), 0, 0}, 3};
+    return (spec_values){{vkb_tune_fused_workgroup(ctx, 128), 0, 0, 16, 16}, 5};
 }
 
 static spec_values softmax_spec(const vkbert_context *ctx, const char *name)
