@@ -52,6 +52,18 @@ void test_context_done(vkbert_context *ctx)
                  vkb_validation_last);
 }
 
+void test_limits_refused(const char *limits, const char *words)
+{
+    vkbert_context_options options = {.validation = 1, .limits = limits};
+    vkbert_context *ctx = NULL;
+    vkbert_status status = vkbert_context_create(&options, &ctx);
+    cr_assert_eq(status, VKBERT_ERROR_INVALID_ARGUMENT, "%s: %s", limits,
+                 vkbert_status_name(status));
+    cr_assert_null(ctx);
+    cr_assert(strstr(vkbert_last_error(NULL), words), "%s: \"%s\" does not say \"%s\"", limits,
+              vkbert_last_error(NULL), words);
+}
+
 test_weights test_weights_random(int embed_dim, uint64_t seed)
 {
     test_weights w = {.embed_dim = embed_dim};

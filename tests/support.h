@@ -16,6 +16,9 @@ vkbert_context *test_context(int timestamps);
 vkbert_context *test_context_limited(const char *limits);
 /* Destroys the context after asserting that validation reported nothing. */
 void test_context_done(vkbert_context *ctx);
+/* Asserts that a context with this limits option is refused as INVALID_ARGUMENT, with no
+ * context made and a message containing `words`. */
+void test_limits_refused(const char *limits, const char *words);
 
 /* A layer's weights in PyTorch's layout, random like nn.Linear's init. */
 typedef struct test_weights {

@@ -64,28 +64,17 @@ static void check_layer(vkbert_context *ctx, int batch, int seq_len, int heads, 
     free(x), free(y), free(keep), free(want);
 }
 
-static void expect_refused(const char *limits, const char *words)
-{
-    vkbert_context_options options = {.validation = 1, .limits = limits};
-    vkbert_context *ctx = NULL;
-    vkbert_status status = vkbert_context_create(&options, &ctx);
-    cr_assert_eq(status, VKBERT_ERROR_INVALID_ARGUMENT, "%s: %s", limits,
-                 vkbert_status_name(status));
-    cr_assert_null(ctx);
-    cr_assert(strstr(vkbert_last_error(NULL), words), "%s: \"%s\" does not say \"%s\"", limits,
-              vkbert_last_error(NULL), words);
-}
-
 Test(limits, bad_lists_are_refused)
 {
-    expect_refused("max_storage_buffer_rang=1024", "unknown limit \"max_storage_buffer_rang\"");
-    expect_refused("max_storage_buffer_range", "not name=value");
-    expect_refused("max_storage_buffer_range=0", "not name=value");
-    expect_refused("max_storage_buffer_range=12q", "not name=value");
-    expect_refused("max_storage_buffer_range=-5", "not name=value");
-    expect_refused("max_storage_buffer_range=1m,,", "not name=value");
+    test_limits_refused("max_storage_buffer_rang=1024",
+                        "unknown limit \"max_storage_buffer_rang\"");
+    test_limits_refused("max_storage_buffer_range", "not name=value");
+    test_limits_refused("max_storage_buffer_range=0", "not name=value");
+    test_limits_refused("max_storage_buffer_range=12q", "not name=value");
+    test_limits_refused("max_storage_buffer_range=-5", "not name=value");
+    test_limits_refused("max_storage_buffer_range=1m,,", "not name=value");
     setenv("VKBERT_LIMITS", "nonsense=1", 1);
-    expect_refused(NULL, "VKBERT_LIMITS: unknown limit \"nonsense\"");
+    test_limits_refused(NULL, "VKBERT_LIMITS: unknown limit \"nonsense\"");
     unsetenv("VKBERT_LIMITS");
 }
 

@@ -190,30 +190,20 @@ Test(switches, each_alone)
     test_context_done(ctx);
 }
 
-static void expect_refused(const char *limits, const char *words)
-{
-    vkbert_context_options options = {.validation = 1, .limits = limits};
-    vkbert_context *ctx = NULL;
-    cr_assert_eq(vkbert_context_create(&options, &ctx), VKBERT_ERROR_INVALID_ARGUMENT, "%s",
-                 limits);
-    cr_assert_null(ctx);
-    cr_assert(strstr(vkbert_last_error(NULL), words), "%s: \"%s\" does not say \"%s\"", limits,
-              vkbert_last_error(NULL), words);
-}
-
 Test(switches, bad_values_are_refused)
 {
-    expect_refused("fp16_storage=2", "fp16_storage takes 0 (off) or 1");
-    expect_refused("fp16_texels=", "fp16_texels takes 0");
-    expect_refused("subgroup_size_control=yes", "subgroup_size_control takes 0");
-    expect_refused("subgroup_operations=basic+nonsense", "unknown subgroup operation \"nonsense\"");
-    expect_refused("subgroup_operations=", "unknown subgroup operation \"\"");
-    expect_refused("subgroup_operations=shuffle+", "unknown subgroup operation \"\"");
-    expect_refused("min_storage_buffer_offset_alignment=48", "a power of two up to 256");
-    expect_refused("min_texel_buffer_offset_alignment=512", "a power of two up to 256");
-    expect_refused("minimum=1", "unknown limit \"minimum\"");
-    expect_refused("minimal", "not name=value");
-    expect_refused("fp16=0", "unknown limit \"fp16\"");
+    test_limits_refused("fp16_storage=2", "fp16_storage takes 0 (off) or 1");
+    test_limits_refused("fp16_texels=", "fp16_texels takes 0");
+    test_limits_refused("subgroup_size_control=yes", "subgroup_size_control takes 0");
+    test_limits_refused("subgroup_operations=basic+nonsense",
+                        "unknown subgroup operation \"nonsense\"");
+    test_limits_refused("subgroup_operations=", "unknown subgroup operation \"\"");
+    test_limits_refused("subgroup_operations=shuffle+", "unknown subgroup operation \"\"");
+    test_limits_refused("min_storage_buffer_offset_alignment=48", "a power of two up to 256");
+    test_limits_refused("min_texel_buffer_offset_alignment=512", "a power of two up to 256");
+    test_limits_refused("minimum=1", "unknown limit \"minimum\"");
+    test_limits_refused("minimal", "not name=value");
+    test_limits_refused("fp16=0", "unknown limit \"fp16\"");
 }
 
 /* ---- the kernels chosen ---- */
