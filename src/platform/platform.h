@@ -21,15 +21,18 @@
 #define PLAT_PRINTF(f, a)
 #endif
 
-/* The Vulkan loader volk opens, for messages. */
+/* The Vulkan loader volk opens, and where a user gets a driver, for messages. */
 #if defined(_WIN32)
 #define PLAT_VULKAN_LOADER "vulkan-1.dll"
+#define PLAT_DRIVER_HINT "your GPU vendor's driver"
 #define PLAT_SEPARATORS "/\\"
 #elif defined(__APPLE__)
 #define PLAT_VULKAN_LOADER "libvulkan.dylib"
+#define PLAT_DRIVER_HINT "MoltenVK, with the Vulkan loader"
 #define PLAT_SEPARATORS "/"
 #else
 #define PLAT_VULKAN_LOADER "libvulkan.so.1"
+#define PLAT_DRIVER_HINT "mesa-vulkan-drivers for the CPU device lavapipe"
 #define PLAT_SEPARATORS "/"
 #endif
 

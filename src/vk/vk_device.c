@@ -24,7 +24,7 @@ vkbert_status vkb_load_vulkan(void)
     if (result != VK_SUCCESS)
         return vkb_fail_global(VKBERT_ERROR_NO_VULKAN,
                                "no Vulkan loader found (" PLAT_VULKAN_LOADER "): install a "
-                               "Vulkan driver, for example mesa-vulkan-drivers");
+                               "Vulkan driver, for example " PLAT_DRIVER_HINT);
     /* Wine's loader with no driver behind it (no display) also says 1.0. */
     uint32_t version = volkGetInstanceVersion();
     if (version < VK_API_VERSION_1_1)
@@ -153,7 +153,7 @@ static const char *instance_failure(VkResult result)
 {
     return result == VK_ERROR_INCOMPATIBLE_DRIVER
                ? "vkCreateInstance found no Vulkan 1.1 driver (VK_ERROR_INCOMPATIBLE_DRIVER): "
-                 "install one, for example mesa-vulkan-drivers for the CPU device lavapipe"
+                 "install one, for example " PLAT_DRIVER_HINT
                : vkb_result_name(result);
 }
 
