@@ -310,9 +310,7 @@ Test(attention, scores_beyond_one_storage_buffer)
     /* B*H*S*S floats = 19 MB of scores, past a storage range capped at 16 MiB (a cap, so that
      * the case means the same on every device and stays small), so the layer must run fused
      * whatever VKBERT_ATTENTION says. */
-    vkbert_context_options options = {.validation = 1, .limits = "max_storage_buffer_range=16m"};
-    vkbert_context *ctx = NULL;
-    TEST_OK(vkbert_context_create(&options, &ctx));
+    vkbert_context *ctx = test_context_limited("max_storage_buffer_range=16m");
     fixture f = setup(ctx, (case_shape){2, 1100, 2, 16}, 19);
     vkbert_attention_options causal = {.causal = 1};
     run_and_check(ctx, &f, NULL, NULL, &causal);

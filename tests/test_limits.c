@@ -10,15 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static vkbert_context *limited(const char *limits)
-{
-    vkbert_context_options options = {.validation = 1, .limits = limits};
-    vkbert_context *ctx = NULL;
-    vkbert_status status = vkbert_context_create(&options, &ctx);
-    cr_assert_eq(status, VKBERT_OK, "context with %s: %s", limits, vkbert_last_error(NULL));
-    return ctx;
-}
-
 /* A layer with random weights (kept in *w for the reference). */
 static vkbert_attention *random_layer(vkbert_context *ctx, int e, int heads, uint64_t seed,
                                       test_weights *w)
@@ -80,8 +71,9 @@ Test(limits, bad_lists_are_refused)
 
 Test(limits, caps_lower_and_never_raise)
 {
-    vkbert_context *ctx = limited("max_storage_buffer_range=1m,max_compute_shared_memory_size=16k,"
-                                  "max_compute_work_group_count=7,device_memory_budget=1g");
+    vkbert_context *ctx =
+        test_context_limited("max_storage_buffer_range=1m,max_compute_shared_memory_size=16k,"
+                             "max_compute_work_group_count=7,device_memory_budget=1g");
     vkbert_device_info info;
     TEST_OK(vkbert_context_device(ctx, &info));
     cr_assert_eq(info.max_storage_buffer_range, 1u << 20);
@@ -89,7 +81,7 @@ Test(limits, caps_lower_and_never_raise)
     cr_assert_eq(ctx->props.limits.maxComputeWorkGroupCount[2], 7u);
     cr_assert_eq(ctx->budget, 1ull << 30);
     test_context_done(ctx);
-    ctx = limited("max_compute_work_group_invocations=4000000000");
+    ctx = test_context_limited("max_compute_work_group_invocations=4000000000");
     cr_assert_lt(ctx->props.limits.maxComputeWorkGroupInvocations, 4000000000u);
     test_context_done(ctx);
 }
@@ -98,7 +90,7 @@ Test(limits, batches_over_the_group_count_run_in_halves)
 {
     /* Fused attention takes B*H workgroups in y: 4 x 3 = 12 > 8, so the batch is halved;
      * with 3 heads and one sequence of 37 every dispatch fits. */
-    vkbert_context *ctx = limited("max_compute_work_group_count=8");
+    vkbert_context *ctx = test_context_limited("max_compute_work_group_count=8");
     check_layer(ctx, 4, 37, 3, 1, false);
     check_layer(ctx, 1, 37, 3, 2, true);
     test_context_done(ctx);
@@ -107,7 +99,7 @@ Test(limits, batches_over_the_group_count_run_in_halves)
 Test(limits, batches_over_the_storage_range_run_in_halves)
 {
     /* Q, K, V of 24 x 64 tokens of E 64 are 1.1 MiB: over 1 MiB, so the batch is halved. */
-    vkbert_context *ctx = limited("max_storage_buffer_range=1m");
+    vkbert_context *ctx = test_context_limited("max_storage_buffer_range=1m");
     check_layer(ctx, 24, 64, 4, 2, false);
     check_layer(ctx, 23, 64, 4, 3, false); /* odd halves */
     test_context_done(ctx);
@@ -118,7 +110,7 @@ Test(limits, batches_over_the_storage_range_run_in_halves)
  * [S, S]. */
 static void check_device_halves(const char *limits)
 {
-    vkbert_context *ctx = limited(limits);
+    vkbert_context *ctx = test_context_limited(limits);
     int batch = 128, s = 64, e = 64, heads = 4;
     size_t n = (size_t)batch * s * e;
     test_weights w;
@@ -164,7 +156,7 @@ Test(limits, device_tensors_over_a_limit_run_in_halves)
 Test(limits, small_shared_memory_and_allocations)
 {
     vkbert_context *ctx =
-        limited("max_compute_shared_memory_size=16k,max_memory_allocation_size=2m");
+        test_context_limited("max_compute_shared_memory_size=16k,max_memory_allocation_size=2m");
     check_layer(ctx, 8, 40, 4, 4, true);
     vkbert_tensor *t = NULL;
     int64_t big[2] = {1024, 1024}; /* 4 MiB in one buffer */
@@ -179,7 +171,7 @@ Test(limits, small_shared_memory_and_allocations)
 static void expect_refused_forward(const char *limits, int batch, int seq_len, int heads,
                                    const char *limit)
 {
-    vkbert_context *ctx = limited(limits);
+    vkbert_context *ctx = test_context_limited(limits);
     test_weights w;
     vkbert_attention *layer = random_layer(ctx, 16 * heads, heads, 5, &w);
     size_t n = (size_t)batch * seq_len * 16 * heads;
@@ -207,7 +199,7 @@ Test(limits, what_cannot_be_split_is_refused)
 Test(limits, the_memory_budget)
 {
     /* 8 MiB: the weights fit, a large batch's activations do not even in halves of one. */
-    vkbert_context *ctx = limited("device_memory_budget=8m");
+    vkbert_context *ctx = test_context_limited("device_memory_budget=8m");
     test_weights w;
     vkbert_attention *layer = random_layer(ctx, 128, 4, 6, &w);
     int s = 4096; /* Q, K, V, O, x and y: 12 MiB */

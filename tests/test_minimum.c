@@ -14,15 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static vkbert_context *limited(const char *limits)
-{
-    vkbert_context_options options = {.validation = 1, .limits = limits};
-    vkbert_context *ctx = NULL;
-    vkbert_status status = vkbert_context_create(&options, &ctx);
-    cr_assert_eq(status, VKBERT_OK, "context with %s: %s", limits, vkbert_last_error(NULL));
-    return ctx;
-}
-
 /* What the driver itself reports, below any cap. */
 static VkPhysicalDeviceProperties driver_props(const vkbert_context *ctx)
 {
@@ -106,11 +97,11 @@ static void assert_minimum(const vkbert_context *ctx, const char *how)
 
 Test(minimum, caps_every_limit_at_vulkan_1_1)
 {
-    vkbert_context *ctx = limited("minimum");
+    vkbert_context *ctx = test_context_limited("minimum");
     assert_minimum(ctx, "the option");
     test_context_done(ctx);
     setenv("VKBERT_LIMITS", "minimum", 1);
-    ctx = limited(NULL);
+    ctx = test_context_limited(NULL);
     assert_minimum(ctx, "VKBERT_LIMITS");
     test_context_done(ctx);
     unsetenv("VKBERT_LIMITS");
@@ -122,13 +113,13 @@ Test(minimum, combines_with_other_items)
     const char *lists[] = {"minimum,max_storage_buffer_range=1m",
                            "max_storage_buffer_range=1m,minimum"};
     for (int i = 0; i < 2; i++) {
-        vkbert_context *ctx = limited(lists[i]);
+        vkbert_context *ctx = test_context_limited(lists[i]);
         cr_assert_eq(ctx->props.limits.maxStorageBufferRange, 1u << 20, "%s", lists[i]);
         cr_assert_leq(ctx->props.limits.maxComputeWorkGroupInvocations, 128u, "%s", lists[i]);
         test_context_done(ctx);
     }
     setenv("VKBERT_LIMITS", "minimum", 1);
-    vkbert_context *ctx = limited("max_compute_shared_memory_size=8k");
+    vkbert_context *ctx = test_context_limited("max_compute_shared_memory_size=8k");
     cr_assert_eq(ctx->props.limits.maxComputeSharedMemorySize, 8192u);
     cr_assert_leq(ctx->props.limits.maxTexelBufferElements, 65536u);
     test_context_done(ctx);
@@ -138,7 +129,7 @@ Test(minimum, combines_with_other_items)
 /* Each switch turns off its feature and nothing else. */
 Test(switches, each_alone)
 {
-    vkbert_context *plain = limited(NULL);
+    vkbert_context *plain = test_context_limited(NULL);
     vkbert_device_info own;
     TEST_OK(vkbert_context_device(plain, &own));
     bool own_texels = plain->fp16_texels, own_arithmetic = plain->subgroup_arithmetic;
@@ -147,31 +138,31 @@ Test(switches, each_alone)
     test_context_done(plain);
 
     vkbert_device_info info;
-    vkbert_context *ctx = limited("fp16_storage=0");
+    vkbert_context *ctx = test_context_limited("fp16_storage=0");
     TEST_OK(vkbert_context_device(ctx, &info));
     cr_assert(!info.fp16_storage && info.fp16_arithmetic == own.fp16_arithmetic);
     cr_assert(ctx->fp16_texels == own_texels && ctx->subgroup.supportedOperations == own_ops);
     cr_assert_eq(ctx->props.limits.maxStorageBufferRange, own_range);
     test_context_done(ctx);
 
-    ctx = limited("fp16_arithmetic=0");
+    ctx = test_context_limited("fp16_arithmetic=0");
     TEST_OK(vkbert_context_device(ctx, &info));
     cr_assert(!info.fp16_arithmetic && info.fp16_storage == own.fp16_storage);
     test_context_done(ctx);
 
-    ctx = limited("fp16_texels=0");
+    ctx = test_context_limited("fp16_texels=0");
     TEST_OK(vkbert_context_device(ctx, &info));
     cr_assert(!ctx->fp16_texels && info.fp16_storage == own.fp16_storage);
     test_context_done(ctx);
 
-    ctx = limited("subgroup_operations=basic");
+    ctx = test_context_limited("subgroup_operations=basic");
     cr_assert_eq(ctx->subgroup.supportedOperations, own_ops & VK_SUBGROUP_FEATURE_BASIC_BIT);
     cr_assert(!ctx->subgroup_arithmetic);
     TEST_OK(vkbert_context_device(ctx, &info));
     cr_assert(info.fp16_storage == own.fp16_storage);
     test_context_done(ctx);
 
-    ctx = limited("subgroup_operations=arithmetic+shuffle");
+    ctx = test_context_limited("subgroup_operations=arithmetic+shuffle");
     VkSubgroupFeatureFlags kept = VK_SUBGROUP_FEATURE_BASIC_BIT |
                                   VK_SUBGROUP_FEATURE_ARITHMETIC_BIT |
                                   VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
@@ -179,12 +170,12 @@ Test(switches, each_alone)
     cr_assert_eq(ctx->subgroup_arithmetic, own_arithmetic);
     test_context_done(ctx);
 
-    ctx = limited("subgroup_size_control=0");
+    ctx = test_context_limited("subgroup_size_control=0");
     cr_assert(!ctx->full_subgroups && !ctx->subgroup_size_control);
     cr_assert(ctx->subgroup.supportedOperations == own_ops && ctx->fp16_texels == own_texels);
     test_context_done(ctx);
 
-    ctx = limited("fp16_storage=1,fp16_texels=1"); /* 1: as the device has it */
+    ctx = test_context_limited("fp16_storage=1,fp16_texels=1"); /* 1: as the device has it */
     TEST_OK(vkbert_context_device(ctx, &info));
     cr_assert(info.fp16_storage == own.fp16_storage && ctx->fp16_texels == own_texels);
     test_context_done(ctx);
@@ -296,7 +287,7 @@ static void check_small_encoder(vkbert_context *ctx, kernels_seen *seen)
  * in the simd family), and the answers stay right. */
 Test(switches, subgroup_operations_choose_the_kernels)
 {
-    vkbert_context *ctx = limited(NULL);
+    vkbert_context *ctx = test_context_limited(NULL);
     bool arithmetic = ctx->subgroup_arithmetic;
     kernels_seen seen = {0};
     check_small_encoder(ctx, &seen);
@@ -304,7 +295,7 @@ Test(switches, subgroup_operations_choose_the_kernels)
     cr_assert_eq(seen.arithmetic > 0, arithmetic, "%d kernels with subgroup arithmetic",
                  seen.arithmetic);
 
-    ctx = limited("subgroup_operations=basic");
+    ctx = test_context_limited("subgroup_operations=basic");
     seen = (kernels_seen){0};
     check_small_encoder(ctx, &seen);
     test_context_done(ctx);
@@ -316,14 +307,14 @@ Test(switches, subgroup_operations_choose_the_kernels)
  * per stage for any kernel refuses the work, naming the limit. */
 Test(limits, texel_and_resource_counts)
 {
-    vkbert_context *ctx = limited("max_per_stage_descriptor_sampled_images=1");
+    vkbert_context *ctx = test_context_limited("max_per_stage_descriptor_sampled_images=1");
     vkb_matmul_tiles t = vkb_tune_matmul(ctx, 64, 64, 64, 1024, 1024);
     cr_assert_eq(t.family, VKB_FAMILY_GPU, "the simd matmul chosen with one texel binding");
     kernels_seen seen = {0};
     check_small_encoder(ctx, &seen);
     test_context_done(ctx);
 
-    ctx = limited("max_per_stage_resources=2");
+    ctx = test_context_limited("max_per_stage_resources=2");
     test_weights w = test_weights_random(32, 4);
     vkbert_attention_weights api = test_weights_api(&w);
     vkbert_attention *layer = NULL;
@@ -342,7 +333,8 @@ Test(limits, texel_and_resource_counts)
  * reduction takes that tree. */
 Test(limits, workgroup_size_not_a_power_of_two)
 {
-    vkbert_context *ctx = limited("max_compute_work_group_size=24,subgroup_operations=basic");
+    vkbert_context *ctx =
+        test_context_limited("max_compute_work_group_size=24,subgroup_operations=basic");
     uint32_t size = vkb_tune_softmax_workgroup(ctx, 768);
     cr_assert(size <= 24 && (size & (size - 1)) == 0, "workgroup of %u", size);
     kernels_seen seen = {0};
@@ -357,7 +349,7 @@ Test(limits, workgroup_size_not_a_power_of_two)
  * the weights (and the reference's time) small; the device still holds all twelve (340 MB). */
 Test(minimum, bert_base_encoder, .timeout = 600)
 {
-    vkbert_context *ctx = limited("minimum");
+    vkbert_context *ctx = test_context_limited("minimum");
     bert_config c = {.hidden_size = 768,
                      .num_hidden_layers = 2,
                      .num_attention_heads = 12,
