@@ -59,6 +59,8 @@ typedef enum vkbert_status {
     /* The device was lost, or did not finish within the context's timeout: the context
      * refuses every later call with this status; destroy it and make a new one. */
     VKBERT_ERROR_DEVICE_LOST,
+    VKBERT_ERROR_MALFORMED_FILE = 9,
+    VKBERT_NOT_READY = 10, /* not an error: a job still running (vkbert_job_poll) */
 } vkbert_status;
 
 /* A constant name for a status, such as "VKBERT_ERROR_DEVICE_LIMIT". */
@@ -498,6 +500,79 @@ VKBERT_API vkbert_status vkbert_bench_encoder(vkbert_context *ctx,
 /* Bytes of device memory the context has allocated, and of those in use by live objects. */
 VKBERT_API vkbert_status vkbert_context_memory(const vkbert_context *ctx, uint64_t *allocated,
                                                uint64_t *in_use);
+
+/* ---------------------------------------------------------------- device-tensor encoders and jobs
+ */
+
+/* Tensors of token ids. `dtype` is VKBERT_DTYPE_FLOAT32 (vkbert_tensor_create's) or
+ * VKBERT_DTYPE_INT32. Both keep one layout: row-major, 4 bytes an element, each row of the
+ * last dimension padded to a multiple of 4 elements (what vkbert_tensor_vulkan_buffer's
+ * callers see). vkbert_tensor_write and _read refuse an int32 tensor, the _int32 calls a
+ * float32 one; `count` must equal the element count. */
+VKBERT_API vkbert_status vkbert_tensor_create_typed(vkbert_context *ctx, vkbert_dtype dtype,
+                                                    int ndim, const int64_t *shape,
+                                                    vkbert_tensor **out);
+VKBERT_API vkbert_dtype vkbert_tensor_dtype(const vkbert_tensor *tensor);
+VKBERT_API vkbert_status vkbert_tensor_write_int32(vkbert_context *ctx, vkbert_tensor *tensor,
+                                                   const int32_t *data, size_t count);
+VKBERT_API vkbert_status vkbert_tensor_read_int32(vkbert_context *ctx, const vkbert_tensor *tensor,
+                                                  int32_t *data, size_t count);
+
+/* The encoder's forward on device tensors of its context; the results stay on the device.
+ * input_ids int32 [B,S]; token_type_ids int32 [B,S] or NULL (all 0); attention_mask float32
+ * [B,S] of 0 (padding) and 1, or NULL (all 1) (an int32 mask is refused: convert it on the
+ * host); hidden float32 [B,S,H]; pooled float32 [B,H] or NULL (a model with a pooler). Ids are
+ * not checked on the device, as the host calls check them: an id outside the vocabulary
+ * leaves its row undefined, and a token type outside type_vocab_size is undefined behaviour.
+ * The tensors' pass is recorded on first use and replayed while the same tensors are passed.
+ * The lock is let go while the device runs. */
+VKBERT_API vkbert_status vkbert_encoder_forward(vkbert_encoder *encoder,
+                                                const vkbert_tensor *input_ids,
+                                                const vkbert_tensor *token_type_ids,
+                                                const vkbert_tensor *attention_mask,
+                                                vkbert_tensor *hidden, vkbert_tensor *pooled);
+/* Sentence embeddings float32 [B,H] (mean pooling, L2-normalized when `normalize`) from
+ * device tensors as vkbert_encoder_forward takes them. */
+VKBERT_API vkbert_status vkbert_encoder_embed(vkbert_encoder *encoder,
+                                              const vkbert_tensor *input_ids,
+                                              const vkbert_tensor *token_type_ids,
+                                              const vkbert_tensor *attention_mask, int normalize,
+                                              vkbert_tensor *embeddings);
+
+/* Asynchronous work: a submit uploads the inputs, submits the pass and returns at once; the
+ * host arrays of the outputs are written by the time vkbert_job_wait (or a poll that returns
+ * VKBERT_OK) returns, and must stay valid until then; the inputs may be reused as soon as the
+ * submit returns. Two jobs may be in flight on one encoder, each in a plan of its own (inputs,
+ * activations, outputs: twice the memory of one); a third submit first finishes the oldest
+ * job (waits for it and writes its outputs, then its wait or poll returns at once), then
+ * reuses its plan. Results equal the synchronous calls', which are submit-then-wait. The
+ * context's lock is held to upload, submit and read, never while the device runs, so other
+ * calls on the context proceed meanwhile. A batch the device cannot run in one pass fails
+ * with VKBERT_ERROR_DEVICE_LIMIT or VKBERT_ERROR_OUT_OF_MEMORY (the synchronous calls run it
+ * in halves; a job does not). A lost device or a timeout fails the job with
+ * VKBERT_ERROR_DEVICE_LOST. Destroy every job before its encoder; a job is used by one thread
+ * at a time. */
+typedef struct vkbert_job vkbert_job;
+
+/* vkbert_encoder_embed_host's work, as a job. */
+VKBERT_API vkbert_status vkbert_encoder_embed_submit(vkbert_encoder *encoder, int batch,
+                                                     int seq_len, const int32_t *input_ids,
+                                                     const int32_t *token_type_ids,
+                                                     const int32_t *attention_mask, int normalize,
+                                                     float *embeddings, vkbert_job **job);
+/* vkbert_encoder_forward_host's work, as a job. */
+VKBERT_API vkbert_status vkbert_encoder_forward_submit(vkbert_encoder *encoder, int batch,
+                                                       int seq_len, const int32_t *input_ids,
+                                                       const int32_t *token_type_ids,
+                                                       const int32_t *attention_mask, float *hidden,
+                                                       float *pooled, vkbert_job **job);
+/* VKBERT_OK once the job is done and its outputs written, VKBERT_NOT_READY while it runs, or
+ * the job's failure. Does not wait. */
+VKBERT_API vkbert_status vkbert_job_poll(vkbert_job *job);
+/* Waits for the job and returns its status; again after it is done, the same status. */
+VKBERT_API vkbert_status vkbert_job_wait(vkbert_job *job);
+/* Waits if the job still runs (its outputs are written), then frees it. NULL is ignored. */
+VKBERT_API void vkbert_job_destroy(vkbert_job *job);
 
 #ifdef __cplusplus
 }

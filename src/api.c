@@ -31,6 +31,8 @@ const char *vkbert_status_name(vkbert_status status)
         "VKBERT_ERROR_VULKAN",
         "VKBERT_ERROR_VALIDATION",
         "VKBERT_ERROR_DEVICE_LOST",
+        "VKBERT_ERROR_MALFORMED_FILE",
+        "VKBERT_NOT_READY",
     };
     if ((unsigned)status < sizeof names / sizeof *names) return names[status];
     return "VKBERT_ERROR_UNKNOWN";
@@ -171,17 +173,12 @@ void vkbert_tensor_destroy(vkbert_context *ctx, vkbert_tensor *tensor)
     vkb_unlock(ctx);
 }
 
-/* A live context, and a host array that matches the tensor. */
+/* A live context, and a host array that matches the float32 tensor. */
 static vkbert_status check_count(vkbert_context *ctx, const vkbert_tensor *t, const float *data,
                                  size_t count)
 {
     CHECK_ALIVE(ctx);
-    CHECK_ARG(ctx, t && data, "tensor or data is NULL");
-    if (count != vkb_tensor_count(t))
-        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
-                        "count %zu does not match the tensor's %zu elements", count,
-                        vkb_tensor_count(t));
-    return VKBERT_OK;
+    return vkb_tensor_check_copy(ctx, t, data, count, VKBERT_DTYPE_FLOAT32);
 }
 
 vkbert_status vkbert_tensor_write(vkbert_context *ctx, vkbert_tensor *tensor, const float *data,
@@ -269,6 +266,9 @@ vkbert_status vkbert_attention_forward(vkbert_attention *layer, const vkbert_ten
     uint32_t before = ctx->validation_count;
     vkbert_status status = x && y ? vkb_check_alive(ctx)
                                   : vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "x or y is NULL");
+    if (!status && (x->dtype != VKBERT_DTYPE_FLOAT32 || y->dtype != VKBERT_DTYPE_FLOAT32 ||
+                    (mask && mask->dtype != VKBERT_DTYPE_FLOAT32)))
+        status = vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "x, mask and y must be float32");
     if (!status) status = vkb_attention_forward(layer, x, mask, options, y);
     return vkb_unlock_return(ctx, status ? status : vkb_check_validation(ctx, before));
 }

@@ -17,10 +17,25 @@ size_t vkb_tensor_count(const vkbert_tensor *t)
     return (size_t)t->rows * t->cols;
 }
 
+const char *vkb_dtype_name(vkbert_dtype dtype)
+{
+    return dtype == VKBERT_DTYPE_INT32 ? "int32" : dtype == VKBERT_DTYPE_FLOAT32 ? "float32" : "?";
+}
+
 vkbert_status vkb_tensor_new(vkbert_context *ctx, int ndim, const int64_t *shape,
                              vkbert_tensor **out)
 {
+    return vkb_tensor_new_typed(ctx, VKBERT_DTYPE_FLOAT32, ndim, shape, out);
+}
+
+vkbert_status vkb_tensor_new_typed(vkbert_context *ctx, vkbert_dtype dtype, int ndim,
+                                   const int64_t *shape, vkbert_tensor **out)
+{
     *out = NULL;
+    if (dtype != VKBERT_DTYPE_FLOAT32 && dtype != VKBERT_DTYPE_INT32)
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "a tensor's dtype is VKBERT_DTYPE_FLOAT32 or VKBERT_DTYPE_INT32, not %d",
+                        (int)dtype);
     if (ndim < 1 || ndim > VKBERT_MAX_DIMS || !shape)
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "a tensor has 1 to %d dimensions",
                         VKBERT_MAX_DIMS);
@@ -37,6 +52,7 @@ vkbert_status vkb_tensor_new(vkbert_context *ctx, int ndim, const int64_t *shape
     vkbert_tensor *t = calloc(1, sizeof *t);
     if (!t) return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     t->id = atomic_fetch_add(&next_id, 1);
+    t->dtype = dtype;
     t->ndim = ndim;
     memcpy(t->shape, shape, (size_t)ndim * sizeof *shape);
     t->rows = rows;
@@ -79,45 +95,63 @@ void vkb_tensor_free(vkbert_context *ctx, vkbert_tensor *t)
     free(t);
 }
 
-vkbert_status vkb_upload_rows(vkbert_context *ctx, vkb_buffer *dst, const float *src, uint64_t rows,
+vkbert_status vkb_upload_rows(vkbert_context *ctx, vkb_buffer *dst, const void *src, uint64_t rows,
                               uint32_t cols, uint32_t pitch)
 {
+    const uint8_t *from = src;
     if (dst->mapped) { /* device memory the host sees: write in place */
-        float *d = (float *)dst->mapped;
         for (uint64_t r = 0; r < rows; r++)
-            memcpy(d + r * pitch, src + r * cols, cols * 4);
+            memcpy(dst->mapped + r * pitch * 4, from + r * cols * 4, cols * 4);
         return VKBERT_OK;
     }
     if (cols == pitch) return vkb_buffer_upload(ctx, dst, 0, src, rows * cols * 4);
-    float *padded = calloc(rows * pitch, sizeof *padded);
+    uint8_t *padded = calloc(rows * pitch, 4);
     if (!padded) return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     for (uint64_t r = 0; r < rows; r++)
-        memcpy(padded + r * pitch, src + r * cols, cols * 4);
+        memcpy(padded + r * pitch * 4, from + r * cols * 4, cols * 4);
     vkbert_status status = vkb_buffer_upload(ctx, dst, 0, padded, rows * pitch * 4);
     free(padded);
     return status;
 }
 
-vkbert_status vkb_tensor_write(vkbert_context *ctx, vkbert_tensor *t, const float *data)
+vkbert_status vkb_tensor_check_copy(vkbert_context *ctx, const vkbert_tensor *t, const void *data,
+                                    size_t count, vkbert_dtype dtype)
+{
+    if (!t || !data) return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "tensor or data is NULL");
+    if (t->dtype != dtype)
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "the tensor is %s; copy %s data with %s", vkb_dtype_name(t->dtype),
+                        vkb_dtype_name(t->dtype),
+                        t->dtype == VKBERT_DTYPE_INT32 ? "vkbert_tensor_write_int32/_read_int32"
+                                                       : "vkbert_tensor_write/_read");
+    if (count != vkb_tensor_count(t))
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "count %zu does not match the tensor's %zu elements", count,
+                        vkb_tensor_count(t));
+    return VKBERT_OK;
+}
+
+vkbert_status vkb_tensor_write(vkbert_context *ctx, vkbert_tensor *t, const void *data)
 {
     return vkb_upload_rows(ctx, &t->buffer, data, t->rows, t->cols, t->pitch);
 }
 
-vkbert_status vkb_tensor_read(vkbert_context *ctx, const vkbert_tensor *t, float *data)
+vkbert_status vkb_tensor_read(vkbert_context *ctx, const vkbert_tensor *t, void *data)
 {
+    uint8_t *to = data;
     if (t->buffer.mapped) {
-        const float *s = (const float *)t->buffer.mapped;
+        const uint8_t *s = t->buffer.mapped;
         for (uint64_t r = 0; r < t->rows; r++)
-            memcpy(data + r * t->cols, s + r * t->pitch, t->cols * 4);
+            memcpy(to + r * t->cols * 4, s + r * t->pitch * 4, t->cols * 4);
         return VKBERT_OK;
     }
     if (t->cols == t->pitch)
         return vkb_buffer_download(ctx, &t->buffer, 0, data, t->rows * t->cols * 4);
-    float *padded = malloc(t->rows * t->pitch * sizeof *padded);
+    uint8_t *padded = malloc(t->rows * t->pitch * 4);
     if (!padded) return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     vkbert_status status = vkb_buffer_download(ctx, &t->buffer, 0, padded, t->rows * t->pitch * 4);
     for (uint64_t r = 0; status == VKBERT_OK && r < t->rows; r++)
-        memcpy(data + r * t->cols, padded + r * t->pitch, t->cols * 4);
+        memcpy(to + r * t->cols * 4, padded + r * t->pitch * 4, t->cols * 4);
     free(padded);
     return status;
 }

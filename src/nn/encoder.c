@@ -229,7 +229,7 @@ void vkb_encoder_free(vkbert_encoder *e)
 {
     if (!e) return;
     vkb_settle(e->ctx);
-    encoder_plan_free(e, e->plan);
+    vkb_encoder_drop_plans(e);
     encoder_head_free(e);
     for (int l = 0; e->attention && l < e->config.num_hidden_layers; l++)
         vkb_attention_free(e->attention[l]);

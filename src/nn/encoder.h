@@ -9,6 +9,8 @@
 #include "nn/attention.h"
 
 #define ENCODER_MAX_DENSE 4
+#define ENCODER_SLOTS 2        /* passes in flight on one encoder: double-buffered plans */
+#define ENCODER_SPARE_FENCES 4 /* fences of finished jobs kept for the next ones */
 
 /* A Dense module of sentence-transformers: act(W x + b), W [out][in] (PyTorch's layout). */
 typedef struct encoder_dense_spec {
@@ -58,7 +60,56 @@ typedef struct encoder_plan {
     uint32_t dispatch_count, capacity;
     VkQueryPool queries; /* start and end of the pass, when the context has timestamps */
     double gpu_ms;       /* of the last pass */
+    /* The pass between device tensors: re-recorded when the tensors change (their ids). */
+    VkCommandBuffer tensor_cmd;
+    uint64_t tensor_key[6];
 } encoder_plan;
+
+/* The device tensors of one pass (vkb_encoder_record): input_ids int32 [B,S], token types
+ * int32 [B,S] or NULL (all 0), mask float32 [B,S] of 0 and 1 or NULL (all 1); outputs float32,
+ * each NULL or: hidden [B,S,H], pooled [B,H] (a model with a pooler), embeddings
+ * [B,width] (the head's sentence embeddings, L2-normalized when `normalize`). */
+typedef struct encoder_io {
+    const vkbert_tensor *ids, *types, *mask;
+    vkbert_tensor *hidden, *pooled, *embeddings;
+    int normalize;
+} encoder_io;
+
+/* A batch of token ids with its masks, [B][S] each; types and mask may be NULL (0, all 1). */
+typedef struct encoder_batch {
+    int batch, seq_len;
+    const int32_t *ids, *types, *mask;
+    int prompt_tokens; /* the first this many tokens are left out of pooling */
+} encoder_batch;
+
+typedef enum output_kind { OUT_HIDDEN, OUT_SENTENCES, OUT_LOGITS, OUT_TENSORS } output_kind;
+
+/* What one pass reads and where its results go: host arrays, or device tensors (OUT_TENSORS,
+ * `io`; `in` then holds the shape only). */
+typedef struct encoder_call {
+    encoder_batch in;
+    output_kind kind;
+    float *out, *pooled; /* pooled: with OUT_HIDDEN, may be NULL */
+    int normalize;       /* OUT_SENTENCES */
+    encoder_io io;       /* OUT_TENSORS */
+    bool unlock_to_wait; /* the caller holds the context's lock and lets go of it to wait */
+} encoder_call;
+
+/* A submitted pass (encoder_jobs.c): the plan of a slot and the fence it signals. */
+struct vkbert_job {
+    vkbert_encoder *encoder;
+    encoder_call call;
+    int slot; /* -1 once finished: the outputs are written, or the job failed */
+    VkFence fence;
+    vkbert_status status; /* once finished */
+    char message[VKB_ERROR_SIZE];
+};
+
+typedef struct encoder_slot {
+    encoder_plan *plan;     /* the plan of its last shape, or NULL */
+    struct vkbert_job *job; /* running on it, or NULL */
+    uint64_t order;         /* of that submission: the oldest is finished first */
+} encoder_slot;
 
 struct vkbert_encoder {
     vkbert_context *ctx;
@@ -78,9 +129,14 @@ struct vkbert_encoder {
     vkb_buffer params; /* per layer: b_inter [Ip], b_out [Hp], LN1 [2][Hp], LN2 [2][Hp]; b_pool */
     uint64_t inter_block, out_block, layer_params; /* bytes */
     uint64_t param_off[4]; /* within a layer's params: b_inter, b_out, LN1, LN2 (256-aligned) */
-    encoder_plan *plan;    /* for the last shape */
+    encoder_plan *plan;    /* the plan of the last finished pass (a slot's), for its timings */
     encoder_head head;
     vkb_buffer head_weights;
+    encoder_slot slots[ENCODER_SLOTS];
+    uint64_t submitted;
+    VkFence spare_fences[ENCODER_SPARE_FENCES];
+    uint32_t spare_count;
+    encoder_plan *recorded; /* vkb_encoder_record's, for passes in the caller's command buffer */
 };
 
 vkbert_status vkb_encoder_new(vkbert_context *ctx, const bert_config *config,
@@ -96,13 +152,6 @@ vkbert_status vkb_encoder_embed_host(vkbert_encoder *encoder, int batch, int seq
                                      const int32_t *attention_mask, int normalize,
                                      float *embeddings);
 
-/* A batch of token ids with its masks, [B][S] each; types and mask may be NULL (0, all 1). */
-typedef struct encoder_batch {
-    int batch, seq_len;
-    const int32_t *ids, *types, *mask;
-    int prompt_tokens; /* the first this many tokens are left out of pooling */
-} encoder_batch;
-
 /* Replaces the head (mean pooling, no Dense, no classifier after loading); drops the plan. */
 vkbert_status vkb_encoder_set_head(vkbert_encoder *encoder, const encoder_head_spec *spec);
 /* The width of the head's sentence embeddings: the pooling's, or the last Dense module's. */
@@ -113,6 +162,53 @@ vkbert_status vkb_encoder_sentences(vkbert_encoder *encoder, const encoder_batch
 /* Classifier logits [B][labels]. */
 vkbert_status vkb_encoder_logits(vkbert_encoder *encoder, const encoder_batch *batch,
                                  float *logits);
+
+/* ---- device tensors and jobs (encoder_jobs.c, encoder_tensors.c) ---- */
+
+/* The pass on device tensors, results left on the device (OUT_TENSORS). */
+vkbert_status vkb_encoder_forward(vkbert_encoder *encoder, const encoder_io *io);
+/* Checks `io` against the encoder (dtypes, shapes) and sets the batch's shape. */
+vkbert_status vkb_encoder_check_io(vkbert_encoder *encoder, const encoder_io *io,
+                                   encoder_batch *shape);
+/* Records into `cmd` (begun, not in a render pass): copies of the input tensors into the
+ * plan's buffers, the pass's dispatches, copies to the output tensors, with barriers
+ * between them (the first reads the tensors after a compute|transfer -> transfer barrier;
+ * the last copy's writes are left to the caller's barrier). Makes or reuses the encoder's
+ * plan for recorded passes, of the io's shape: a command buffer recorded with a shape must
+ * have finished before one of another shape is recorded. */
+vkbert_status vkb_encoder_record(vkbert_encoder *encoder, VkCommandBuffer cmd,
+                                 const encoder_io *io);
+/* The same into a given plan (the plan's shape is the io's). */
+void encoder_record_io(vkbert_encoder *encoder, encoder_plan *plan, VkCommandBuffer cmd,
+                       const encoder_io *io);
+/* Uploads the host inputs of `call` into the plan's buffers (host calls), or records the
+ * device tensors' pass into the plan's tensor_cmd when they changed (OUT_TENSORS); returns the
+ * command buffer to submit. */
+vkbert_status encoder_prepare_call(vkbert_encoder *encoder, encoder_plan *plan,
+                                   const encoder_call *call, VkCommandBuffer *cmd);
+/* Reads a finished pass's host outputs, and its GPU time. */
+vkbert_status encoder_read_call(vkbert_encoder *encoder, encoder_plan *plan,
+                                const encoder_call *call);
+/* Checks the host batch of a call. */
+vkbert_status encoder_check_batch(vkbert_encoder *encoder, const encoder_batch *in);
+
+/* Submits `call` (checked) on a free slot and returns at once: a slot with a plan of its
+ * shape, else a free one (whose plan is replaced), else the slot of the oldest job once it is
+ * finished (waited for, its outputs written). *job is malloc'd; vkb_job_free. */
+vkbert_status vkb_encoder_submit(vkbert_encoder *encoder, const encoder_call *call,
+                                 struct vkbert_job **job);
+/* VKBERT_OK once finished (the outputs written), VKBERT_NOT_READY while running, or the
+ * job's failure. */
+vkbert_status vkb_job_poll(struct vkbert_job *job);
+/* Waits for the job and writes its outputs; lets go of the lock while the device runs when
+ * the call says so. Returns the job's status (its message set again on the context). */
+vkbert_status vkb_job_wait(struct vkbert_job *job);
+/* Waits when it still runs, then frees the job. */
+void vkb_job_free(struct vkbert_job *job);
+/* Finishes every job in flight and frees the plans (a new head, the encoder's end). */
+void vkb_encoder_drop_plans(vkbert_encoder *encoder);
+/* Submit-then-wait: the synchronous calls. */
+vkbert_status vkb_encoder_run_call(vkbert_encoder *encoder, const encoder_call *call);
 
 /* encoder_head.c */
 void encoder_head_free(vkbert_encoder *encoder);

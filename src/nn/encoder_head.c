@@ -108,8 +108,7 @@ vkbert_status vkb_encoder_set_head(vkbert_encoder *e, const encoder_head_spec *s
     vkbert_status status = check_spec(e, spec);
     if (status) return status;
     vkb_settle(e->ctx);
-    encoder_plan_free(e, e->plan);
-    e->plan = NULL;
+    vkb_encoder_drop_plans(e); /* the plans' head buffers have the old widths */
     encoder_head_free(e);
     encoder_head head;
     memset(&head, 0, sizeof head);

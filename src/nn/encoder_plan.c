@@ -31,6 +31,7 @@ void encoder_plan_free(vkbert_encoder *e, encoder_plan *p)
         vkb_dispatch_release(ctx, &p->dispatches[i]);
     free(p->dispatches);
     if (p->cmd) vkFreeCommandBuffers(ctx->device, ctx->command_pool, 1, &p->cmd);
+    if (p->tensor_cmd) vkFreeCommandBuffers(ctx->device, ctx->command_pool, 1, &p->tensor_cmd);
     vkDestroyQueryPool(ctx->device, p->queries, NULL);
     vkDestroyDescriptorPool(ctx->device, p->pool, NULL);
     if (p->scratch) attention_plan_free(e->attention[0], p->scratch);
@@ -171,6 +172,16 @@ static vkbert_status prepare_pooler(vkbert_encoder *e, encoder_plan *p, attentio
                          (uint64_t)layers * e->layer_params, vkb_whole(&p->pooled), "pooler");
 }
 
+/* Every dispatch reads what the one before wrote; the first, what a copy or an earlier
+ * submission wrote (a barrier's first scope reaches back through the queue's earlier work). */
+static void record_pass(const encoder_plan *p, VkCommandBuffer cmd)
+{
+    for (uint32_t i = 0; i < p->dispatch_count; i++) {
+        vkb_cmd_barrier(cmd);
+        vkb_cmd_dispatch(cmd, &p->dispatches[i]);
+    }
+}
+
 static vkbert_status record(vkbert_encoder *e, encoder_plan *p)
 {
     VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
@@ -180,16 +191,72 @@ static vkbert_status record(vkbert_encoder *e, encoder_plan *p)
         vkCmdResetQueryPool(p->cmd, p->queries, 0, 2);
         vkCmdWriteTimestamp(p->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, p->queries, 0);
     }
-    for (uint32_t i = 0; i < p->dispatch_count; i++) {
-        vkb_cmd_barrier(p->cmd); /* every dispatch reads what the one before wrote */
-        vkb_cmd_dispatch(p->cmd, &p->dispatches[i]);
-    }
+    record_pass(p, p->cmd);
     if (p->queries)
         vkCmdWriteTimestamp(p->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, p->queries, 1);
     vkb_cmd_barrier_to_host(p->cmd);
     result = vkEndCommandBuffer(p->cmd);
     if (result != VK_SUCCESS) return vkb_fail_vk(e->ctx, result, "vkEndCommandBuffer");
     return VKBERT_OK;
+}
+
+/* ---- passes between device tensors ---- */
+
+static void copy(VkCommandBuffer cmd, VkBuffer src, uint64_t src_at, VkBuffer dst, uint64_t dst_at,
+                 uint64_t bytes)
+{
+    VkBufferCopy region = {src_at, dst_at, bytes};
+    vkCmdCopyBuffer(cmd, src, dst, 1, &region);
+}
+
+/* An int32 [B,S] tensor into `dst` at `at` as B*S packed ids (the embedding kernel's). */
+static void copy_ids(VkCommandBuffer cmd, const vkbert_tensor *t, const vkb_buffer *dst,
+                     uint64_t at)
+{
+    if (t->cols == t->pitch) {
+        copy(cmd, t->buffer.buffer, t->offset, dst->buffer, at, t->rows * t->cols * 4);
+        return;
+    }
+    for (uint64_t r = 0; r < t->rows; r++)
+        copy(cmd, t->buffer.buffer, t->offset + r * t->pitch * 4, dst->buffer, at + r * t->cols * 4,
+             (uint64_t)t->cols * 4);
+}
+
+/* A float32 [B,S] mask has the plan's masks' layout, [B][pitch(S)]: one copy each. */
+static void copy_masks(VkCommandBuffer cmd, const encoder_plan *p, const vkbert_tensor *mask)
+{
+    uint64_t bytes = (uint64_t)p->batch * vkb_pitch(p->seq_len) * 4;
+    const vkb_buffer *masks[] = {&p->mask, &p->pool_mask};
+    for (int i = 0; i < 2; i++) {
+        if (mask)
+            copy(cmd, mask->buffer.buffer, mask->offset, masks[i]->buffer, 0, bytes);
+        else
+            vkCmdFillBuffer(cmd, masks[i]->buffer, 0, bytes, 0x3f800000u); /* 1.0f: keep */
+    }
+}
+
+/* The plan's [rows][pitch] results have the output tensor's layout: one copy. */
+static void copy_out(VkCommandBuffer cmd, const vkb_buffer *src, vkbert_tensor *t)
+{
+    if (t) copy(cmd, src->buffer, 0, t->buffer.buffer, t->offset, t->rows * t->pitch * 4);
+}
+
+void encoder_record_io(vkbert_encoder *e, encoder_plan *p, VkCommandBuffer cmd,
+                       const encoder_io *io)
+{
+    uint64_t m = (uint64_t)p->batch * p->seq_len;
+    vkb_cmd_barrier(cmd); /* the tensors' writers, and the plan's readers of the last pass */
+    copy_ids(cmd, io->ids, &p->ids, 0);
+    if (io->types)
+        copy_ids(cmd, io->types, &p->ids, m * 4);
+    else
+        vkCmdFillBuffer(cmd, p->ids.buffer, m * 4, m * 4, 0);
+    copy_masks(cmd, p, io->mask);
+    record_pass(p, cmd);
+    vkb_cmd_barrier(cmd);
+    copy_out(cmd, &p->hidden, io->hidden);
+    copy_out(cmd, &p->pooled, io->pooled);
+    copy_out(cmd, io->normalize ? &p->unit : &p->stage[e->head.dense_count], io->embeddings);
 }
 
 static vkbert_status prepare_all(vkbert_encoder *e, encoder_plan *p)

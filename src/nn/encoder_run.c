@@ -1,5 +1,6 @@
-/* Forward passes of the encoder: inputs uploaded, the plan of the shape made on first use and
- * replayed, the outputs read back. A batch over a device limit runs in halves. */
+/* Forward passes of the encoder: inputs uploaded (or the device tensors' copies recorded), the
+ * pass submitted on a slot (encoder_jobs.c), the outputs read back. A synchronous batch over a
+ * device limit runs in halves. */
 #include "nn/encoder.h"
 
 #include <stdlib.h>
@@ -75,7 +76,7 @@ static vkbert_status read_gpu_time(vkbert_encoder *e, encoder_plan *p)
     return VKBERT_OK;
 }
 
-static vkbert_status check_batch(vkbert_encoder *e, const encoder_batch *in)
+vkbert_status encoder_check_batch(vkbert_encoder *e, const encoder_batch *in)
 {
     if (in->batch < 1 || in->seq_len < 1 || !in->ids)
         return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
@@ -91,35 +92,37 @@ static vkbert_status check_batch(vkbert_encoder *e, const encoder_batch *in)
     return status;
 }
 
-/* Uploads the inputs and runs the pass of this shape, making its plan on first use. */
-static vkbert_status run(vkbert_encoder *e, const encoder_batch *in)
+/* The device tensors' pass, recorded again only when the tensors are not the last ones. */
+static vkbert_status record_tensors(vkbert_encoder *e, encoder_plan *p, const encoder_io *io)
 {
-    vkbert_status status = check_batch(e, in);
+    const vkbert_tensor *t[6] = {io->ids,    io->types,  io->mask,
+                                 io->hidden, io->pooled, io->embeddings};
+    uint64_t key[6];
+    for (int i = 0; i < 6; i++)
+        key[i] = t[i] ? t[i]->id * 2 + (i == 5 && io->normalize) : 0;
+    if (p->tensor_cmd && !memcmp(key, p->tensor_key, sizeof key)) return VKBERT_OK;
+    memset(p->tensor_key, 0, sizeof p->tensor_key);
+    vkbert_status status = p->tensor_cmd ? VKBERT_OK : vkb_command_buffer(e->ctx, &p->tensor_cmd);
     if (status) return status;
-    uint32_t batch = (uint32_t)in->batch, seq_len = (uint32_t)in->seq_len;
-    encoder_plan *p = e->plan;
-    if (!p || p->batch != batch || p->seq_len != seq_len) {
-        encoder_plan_free(e, e->plan);
-        e->plan = NULL;
-        status = encoder_plan_new(e, batch, seq_len, &e->plan);
-        if (status) return status;
-        p = e->plan;
-    }
-    status = upload_inputs(e, p, in);
-    if (!status) status = vkb_submit_wait(e->ctx, p->cmd);
-    if (!status) status = read_gpu_time(e, p);
-    return status;
+    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    VkResult result = vkBeginCommandBuffer(p->tensor_cmd, &begin); /* resets it */
+    if (result != VK_SUCCESS) return vkb_fail_vk(e->ctx, result, "vkBeginCommandBuffer");
+    encoder_record_io(e, p, p->tensor_cmd, io);
+    vkb_cmd_barrier_to_host(p->tensor_cmd); /* vkbert_tensor_read maps the outputs */
+    result = vkEndCommandBuffer(p->tensor_cmd);
+    if (result != VK_SUCCESS) return vkb_fail_vk(e->ctx, result, "vkEndCommandBuffer");
+    memcpy(p->tensor_key, key, sizeof key);
+    return VKBERT_OK;
 }
 
-typedef enum output_kind { OUT_HIDDEN, OUT_SENTENCES, OUT_LOGITS } output_kind;
-
-/* The outputs of one call, for running it in pieces of the batch. */
-typedef struct encoder_call {
-    encoder_batch in;
-    output_kind kind;
-    float *out, *pooled; /* pooled: with OUT_HIDDEN, may be NULL */
-    int normalize;       /* OUT_SENTENCES */
-} encoder_call;
+vkbert_status encoder_prepare_call(vkbert_encoder *e, encoder_plan *p, const encoder_call *c,
+                                   VkCommandBuffer *cmd)
+{
+    vkbert_status status =
+        c->kind == OUT_TENSORS ? record_tensors(e, p, &c->io) : upload_inputs(e, p, &c->in);
+    *cmd = c->kind == OUT_TENSORS ? p->tensor_cmd : p->cmd;
+    return status;
+}
 
 static uint32_t row_width(const vkbert_encoder *e, const encoder_call *c)
 {
@@ -128,9 +131,8 @@ static uint32_t row_width(const vkbert_encoder *e, const encoder_call *c)
     return (uint32_t)e->config.hidden_size * (uint32_t)c->in.seq_len; /* a sequence's rows */
 }
 
-static vkbert_status read_outputs(vkbert_encoder *e, const encoder_call *c)
+static vkbert_status read_outputs(vkbert_encoder *e, encoder_plan *p, const encoder_call *c)
 {
-    encoder_plan *p = e->plan;
     size_t n = (size_t)c->in.batch;
     uint32_t h = (uint32_t)e->config.hidden_size;
     if (c->kind == OUT_SENTENCES)
@@ -140,6 +142,13 @@ static vkbert_status read_outputs(vkbert_encoder *e, const encoder_call *c)
     vkbert_status status = read_rows(e, &p->hidden, n * (size_t)c->in.seq_len, h, c->out);
     if (!status && c->pooled) status = read_rows(e, &p->pooled, n, h, c->pooled);
     return status;
+}
+
+vkbert_status encoder_read_call(vkbert_encoder *e, encoder_plan *p, const encoder_call *c)
+{
+    if (c->kind == OUT_TENSORS) return VKBERT_OK; /* no timestamps in the tensors' pass */
+    vkbert_status status = read_gpu_time(e, p);
+    return status ? status : read_outputs(e, p, c);
 }
 
 /* The call for sequences [first, batch) of `c`. */
@@ -159,8 +168,8 @@ static encoder_call call_part(const vkbert_encoder *e, const encoder_call *c, in
 /* Sequences are independent: a batch over a device limit or the memory runs in halves. */
 static vkbert_status run_in_pieces(vkbert_encoder *e, const encoder_call *c)
 {
-    vkbert_status status = run(e, &c->in);
-    if (!status) return read_outputs(e, c);
+    vkbert_status status = vkb_encoder_run_call(e, c);
+    if (!status) return VKBERT_OK;
     if ((status != VKBERT_ERROR_DEVICE_LIMIT && status != VKBERT_ERROR_OUT_OF_MEMORY) ||
         c->in.batch == 1)
         return status;
@@ -171,6 +180,7 @@ static vkbert_status run_in_pieces(vkbert_encoder *e, const encoder_call *c)
     return status ? status : run_in_pieces(e, &rest);
 }
 
+/* The public host calls let go of the context's lock while the device runs. */
 vkbert_status vkb_encoder_forward_host(vkbert_encoder *e, int batch, int seq_len,
                                        const int32_t *input_ids, const int32_t *token_type_ids,
                                        const int32_t *attention_mask, float *hidden, float *pooled)
@@ -178,24 +188,34 @@ vkbert_status vkb_encoder_forward_host(vkbert_encoder *e, int batch, int seq_len
     if (!hidden) return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "hidden is NULL");
     if (pooled && !e->has_pooler)
         return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "the model has no pooler");
-    encoder_call c = {{batch, seq_len, input_ids, token_type_ids, attention_mask, 0},
-                      OUT_HIDDEN,
-                      hidden,
-                      pooled,
-                      0};
-    vkbert_status status = check_batch(e, &c.in);
+    encoder_call c = {.in = {batch, seq_len, input_ids, token_type_ids, attention_mask, 0},
+                      .kind = OUT_HIDDEN,
+                      .out = hidden,
+                      .pooled = pooled,
+                      .unlock_to_wait = true};
+    vkbert_status status = encoder_check_batch(e, &c.in);
+    return status ? status : run_in_pieces(e, &c);
+}
+
+static vkbert_status sentences(vkbert_encoder *e, const encoder_batch *in, int normalize,
+                               float *embeddings, bool unlock_to_wait)
+{
+    if (!embeddings) return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "embeddings is NULL");
+    if (in->prompt_tokens < 0)
+        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "prompt_tokens is negative");
+    encoder_call c = {.in = *in,
+                      .kind = OUT_SENTENCES,
+                      .out = embeddings,
+                      .normalize = normalize,
+                      .unlock_to_wait = unlock_to_wait};
+    vkbert_status status = encoder_check_batch(e, &c.in);
     return status ? status : run_in_pieces(e, &c);
 }
 
 vkbert_status vkb_encoder_sentences(vkbert_encoder *e, const encoder_batch *in, int normalize,
                                     float *embeddings)
 {
-    if (!embeddings) return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "embeddings is NULL");
-    if (in->prompt_tokens < 0)
-        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "prompt_tokens is negative");
-    encoder_call c = {*in, OUT_SENTENCES, embeddings, NULL, normalize};
-    vkbert_status status = check_batch(e, &c.in);
-    return status ? status : run_in_pieces(e, &c);
+    return sentences(e, in, normalize, embeddings, false);
 }
 
 vkbert_status vkb_encoder_logits(vkbert_encoder *e, const encoder_batch *in, float *logits)
@@ -203,8 +223,8 @@ vkbert_status vkb_encoder_logits(vkbert_encoder *e, const encoder_batch *in, flo
     if (!logits) return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "logits is NULL");
     if (!e->head.labels)
         return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "the model has no classifier");
-    encoder_call c = {*in, OUT_LOGITS, logits, NULL, 0};
-    vkbert_status status = check_batch(e, &c.in);
+    encoder_call c = {.in = *in, .kind = OUT_LOGITS, .out = logits};
+    vkbert_status status = encoder_check_batch(e, &c.in);
     return status ? status : run_in_pieces(e, &c);
 }
 
@@ -214,5 +234,5 @@ vkbert_status vkb_encoder_embed_host(vkbert_encoder *e, int batch, int seq_len,
                                      float *embeddings)
 {
     encoder_batch in = {batch, seq_len, input_ids, token_type_ids, attention_mask, 0};
-    return vkb_encoder_sentences(e, &in, normalize, embeddings);
+    return sentences(e, &in, normalize, embeddings, true);
 }

@@ -293,6 +293,13 @@ void vkb_cmd_barrier(VkCommandBuffer cmd);
 void vkb_cmd_barrier_to_host(VkCommandBuffer cmd);
 void vkb_cmd_dispatch(VkCommandBuffer cmd, const vkb_dispatch *dispatch);
 vkbert_status vkb_submit_wait(vkbert_context *ctx, VkCommandBuffer cmd);
+/* Submits `cmd` to signal `fence` (unsignalled) and returns at once. */
+vkbert_status vkb_submit(vkbert_context *ctx, VkCommandBuffer cmd, VkFence fence);
+/* The status of a vkWaitForFences on a submission: a timeout or a lost device marks the
+ * context lost (vkb_check_alive). Call with the lock held; the wait itself need not be. */
+vkbert_status vkb_wait_result(vkbert_context *ctx, VkResult result);
+/* An unsignalled fence. */
+vkbert_status vkb_fence_create(vkbert_context *ctx, VkFence *out);
 /* Group counts for `items` invocations in workgroups of `size`, spread over x and y (x is
  * capped at 65535 groups, the least every device allows, or the device's lower limit). */
 void vkb_grid_1d(const vkbert_context *ctx, uint64_t items, uint32_t size, uint32_t groups[3]);

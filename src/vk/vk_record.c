@@ -65,7 +65,7 @@ static vkbert_status device_lost(vkbert_context *ctx, VkResult result, const cha
     return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LOST, "%s: %s", what, vkb_result_name(result));
 }
 
-vkbert_status vkb_submit_wait(vkbert_context *ctx, VkCommandBuffer cmd)
+vkbert_status vkb_submit(vkbert_context *ctx, VkCommandBuffer cmd, VkFence fence)
 {
     vkbert_status status = vkb_check_alive(ctx);
     if (status) return status;
@@ -74,18 +74,39 @@ vkbert_status vkb_submit_wait(vkbert_context *ctx, VkCommandBuffer cmd)
         .commandBufferCount = 1,
         .pCommandBuffers = &cmd,
     };
-    VkResult result = vkQueueSubmit(ctx->queue, 1, &submit, ctx->fence);
+    VkResult result = vkQueueSubmit(ctx->queue, 1, &submit, fence);
     if (result == VK_ERROR_DEVICE_LOST) return device_lost(ctx, result, "vkQueueSubmit");
     if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkQueueSubmit");
-    result = vkWaitForFences(ctx->device, 1, &ctx->fence, VK_TRUE, ctx->timeout_ns);
+    return VKBERT_OK;
+}
+
+vkbert_status vkb_wait_result(vkbert_context *ctx, VkResult result)
+{
     if (ctx->fail_next_submit) { /* test hook: as if the device were lost */
         ctx->fail_next_submit = false;
         if (result == VK_SUCCESS) result = VK_ERROR_DEVICE_LOST;
     }
     if (result == VK_TIMEOUT || result == VK_ERROR_DEVICE_LOST)
         return device_lost(ctx, result, "vkWaitForFences"); /* the fence stays unsignalled */
-    vkResetFences(ctx->device, 1, &ctx->fence);
     if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkWaitForFences");
+    return VKBERT_OK;
+}
+
+vkbert_status vkb_submit_wait(vkbert_context *ctx, VkCommandBuffer cmd)
+{
+    vkbert_status status = vkb_submit(ctx, cmd, ctx->fence);
+    if (status) return status;
+    VkResult result = vkWaitForFences(ctx->device, 1, &ctx->fence, VK_TRUE, ctx->timeout_ns);
+    status = vkb_wait_result(ctx, result);
+    if (status != VKBERT_ERROR_DEVICE_LOST) vkResetFences(ctx->device, 1, &ctx->fence);
+    return status;
+}
+
+vkbert_status vkb_fence_create(vkbert_context *ctx, VkFence *out)
+{
+    VkFenceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkResult result = vkCreateFence(ctx->device, &info, NULL, out);
+    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkCreateFence");
     return VKBERT_OK;
 }
 

@@ -1,0 +1,191 @@
+/* Passes in flight: ENCODER_SLOTS slots, each with the plan of its last shape (inputs,
+ * activations and outputs of its own), so the host fills one while the device runs the other.
+ * A job owns its fence until it is freed, so a thread waiting on it without the lock never
+ * sees the fence reset under it; the lock is held only to record, submit and read. */
+#include "nn/encoder.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static vkbert_status fence_get(vkbert_encoder *e, VkFence *out)
+{
+    if (!e->spare_count) return vkb_fence_create(e->ctx, out);
+    *out = e->spare_fences[--e->spare_count];
+    return VKBERT_OK;
+}
+
+/* A fence whose submission may still be pending after a lost device is never reused. */
+static void fence_put(vkbert_encoder *e, VkFence fence, bool finished)
+{
+    vkbert_context *ctx = e->ctx;
+    if (!fence) return;
+    if (finished && !ctx->lost && e->spare_count < ENCODER_SPARE_FENCES &&
+        vkResetFences(ctx->device, 1, &fence) == VK_SUCCESS) {
+        e->spare_fences[e->spare_count++] = fence;
+        return;
+    }
+    vkb_settle(ctx);
+    vkDestroyFence(ctx->device, fence, NULL);
+}
+
+/* Writes the outputs of a job whose fence wait returned `waited`, and frees its slot. */
+static void finish(vkbert_job *job, VkResult waited)
+{
+    vkbert_encoder *e = job->encoder;
+    encoder_slot *slot = &e->slots[job->slot];
+    vkbert_status status = e->ctx->lost ? vkb_check_alive(e->ctx) : vkb_wait_result(e->ctx, waited);
+    if (!status) status = encoder_read_call(e, slot->plan, &job->call);
+    if (!status) e->plan = slot->plan;
+    if (status) snprintf(job->message, sizeof job->message, "%s", e->ctx->error);
+    job->status = status;
+    job->slot = -1;
+    slot->job = NULL;
+}
+
+/* Waits for the job's fence, letting go of the lock meanwhile when `unlock`; another thread
+ * may finish the job in that time (a submit that needs its slot). */
+static void wait_finished(vkbert_job *job, bool unlock)
+{
+    vkbert_context *ctx = job->encoder->ctx;
+    while (job->slot >= 0) {
+        VkResult waited = VK_ERROR_DEVICE_LOST;
+        if (!ctx->lost) {
+            if (unlock) vkb_unlock(ctx);
+            waited = vkWaitForFences(ctx->device, 1, &job->fence, VK_TRUE, ctx->timeout_ns);
+            if (unlock) vkb_lock(ctx);
+        }
+        if (job->slot >= 0) finish(job, waited);
+    }
+}
+
+static bool fits(const encoder_plan *p, const encoder_batch *in)
+{
+    return p && p->batch == (uint32_t)in->batch && p->seq_len == (uint32_t)in->seq_len;
+}
+
+/* A free slot: one with a plan of this shape, else one with a plan to replace (a synchronous
+ * caller keeps a single plan), else an empty one; -1 when all are busy. */
+static int free_slot(const vkbert_encoder *e, const encoder_batch *in)
+{
+    int choice = -1;
+    for (int i = 0; i < ENCODER_SLOTS; i++) {
+        const encoder_slot *s = &e->slots[i];
+        if (s->job) continue;
+        if (fits(s->plan, in)) return i;
+        if (choice < 0 || (s->plan && !e->slots[choice].plan)) choice = i;
+    }
+    return choice;
+}
+
+static vkbert_job *oldest(const vkbert_encoder *e)
+{
+    vkbert_job *job = NULL;
+    uint64_t order = UINT64_MAX;
+    for (int i = 0; i < ENCODER_SLOTS; i++)
+        if (e->slots[i].job && e->slots[i].order < order)
+            job = e->slots[i].job, order = e->slots[i].order;
+    return job;
+}
+
+/* A free slot holding a plan of the call's shape; the oldest job is finished when none is
+ * free. */
+static vkbert_status take_slot(vkbert_encoder *e, const encoder_call *c, int *out)
+{
+    int i;
+    while ((i = free_slot(e, &c->in)) < 0)
+        wait_finished(oldest(e), c->unlock_to_wait);
+    encoder_slot *slot = &e->slots[i];
+    if (!fits(slot->plan, &c->in)) {
+        if (e->plan == slot->plan) e->plan = NULL;
+        encoder_plan_free(e, slot->plan);
+        slot->plan = NULL;
+        vkbert_status status =
+            encoder_plan_new(e, (uint32_t)c->in.batch, (uint32_t)c->in.seq_len, &slot->plan);
+        if (status) return status;
+    }
+    *out = i;
+    return VKBERT_OK;
+}
+
+vkbert_status vkb_encoder_submit(vkbert_encoder *e, const encoder_call *c, vkbert_job **out)
+{
+    *out = NULL;
+    vkbert_job *job = calloc(1, sizeof *job);
+    if (!job) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    job->encoder = e;
+    job->call = *c;
+    job->slot = -1;
+    int i = 0;
+    VkCommandBuffer cmd = VK_NULL_HANDLE;
+    vkbert_status status = fence_get(e, &job->fence);
+    if (!status) status = take_slot(e, c, &i);
+    if (!status) status = encoder_prepare_call(e, e->slots[i].plan, c, &cmd);
+    if (!status) status = vkb_submit(e->ctx, cmd, job->fence);
+    if (status) {
+        fence_put(e, job->fence, true); /* never submitted */
+        free(job);
+        return status;
+    }
+    e->slots[i].job = job;
+    e->slots[i].order = ++e->submitted;
+    job->slot = i;
+    *out = job;
+    return VKBERT_OK;
+}
+
+/* A finished job's status, its message set again on the context. */
+static vkbert_status outcome(vkbert_job *job)
+{
+    if (!job->status) return VKBERT_OK;
+    return vkb_fail(job->encoder->ctx, job->status, "%s", job->message);
+}
+
+vkbert_status vkb_job_poll(vkbert_job *job)
+{
+    vkbert_context *ctx = job->encoder->ctx;
+    if (job->slot >= 0) {
+        VkResult state =
+            ctx->lost ? VK_ERROR_DEVICE_LOST : vkGetFenceStatus(ctx->device, job->fence);
+        if (state == VK_NOT_READY) return VKBERT_NOT_READY;
+        finish(job, state);
+    }
+    return outcome(job);
+}
+
+vkbert_status vkb_job_wait(vkbert_job *job)
+{
+    wait_finished(job, job->call.unlock_to_wait);
+    return outcome(job);
+}
+
+void vkb_job_free(vkbert_job *job)
+{
+    if (!job) return;
+    wait_finished(job, job->call.unlock_to_wait);
+    fence_put(job->encoder, job->fence, job->status != VKBERT_ERROR_DEVICE_LOST);
+    free(job);
+}
+
+vkbert_status vkb_encoder_run_call(vkbert_encoder *e, const encoder_call *c)
+{
+    vkbert_job *job;
+    vkbert_status status = vkb_encoder_submit(e, c, &job);
+    if (status) return status;
+    status = vkb_job_wait(job);
+    vkb_job_free(job);
+    return status;
+}
+
+void vkb_encoder_drop_plans(vkbert_encoder *e)
+{
+    for (int i = 0; i < ENCODER_SLOTS; i++) {
+        if (e->slots[i].job) wait_finished(e->slots[i].job, false);
+        encoder_plan_free(e, e->slots[i].plan);
+        e->slots[i].plan = NULL;
+    }
+    encoder_plan_free(e, e->recorded);
+    e->recorded = NULL;
+    e->plan = NULL;
+    while (e->spare_count)
+        vkDestroyFence(e->ctx->device, e->spare_fences[--e->spare_count], NULL);
+}
