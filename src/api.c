@@ -1,4 +1,5 @@
 /* The public API: argument checks, status codes, messages. Internals stop here. */
+#include "api_context.h"
 #include "nn/attention.h"
 #include "nn/encoder.h"
 #include "tensor.h"
@@ -54,6 +55,12 @@ const char *vkbert_device_type_name(vkbert_device_type type)
 
 vkbert_status vkbert_context_create(const vkbert_context_options *options, vkbert_context **out)
 {
+    return vkb_context_create(options, NULL, out);
+}
+
+vkbert_status vkb_context_create(const vkbert_context_options *options,
+                                 const struct vkbert_vulkan_device *device, vkbert_context **out)
+{
     if (!out) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "out is NULL");
     *out = NULL;
     double start = plat_now_ms();
@@ -65,7 +72,8 @@ vkbert_status vkbert_context_create(const vkbert_context_options *options, vkber
         free(ctx);
         return vkb_fail_global(VKBERT_ERROR_OUT_OF_MEMORY, "cannot make the context's lock");
     }
-    vkbert_status status = vkb_context_init(ctx, options);
+    vkbert_status status =
+        device ? vkb_context_init_external(ctx, options, device) : vkb_context_init(ctx, options);
     if (!status) vkb_tune_cache_load(ctx); /* never fails: a bad cache is ignored */
     if (!status) status = vkb_check_validation(ctx, 0);
     ctx->startup_ms = plat_now_ms() - start;
@@ -177,6 +185,9 @@ static vkbert_status check_count(vkbert_context *ctx, const vkbert_tensor *t, co
 {
     CHECK_ALIVE(ctx);
     CHECK_ARG(ctx, t && data, "tensor or data is NULL");
+    CHECK_ARG(ctx, !t->wrapped,
+              "the tensor wraps the caller's VkBuffer (vkbert_tensor_wrap_vulkan): copy to and "
+              "from it with your own commands");
     if (count != vkb_tensor_count(t))
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
                         "count %zu does not match the tensor's %zu elements", count,
