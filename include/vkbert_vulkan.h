@@ -62,9 +62,10 @@ typedef struct vkbert_vulkan_device {
     VkQueue queue;         /* a queue of that family, from vkGetDeviceQueue */
 } vkbert_vulkan_device;
 
+/* Designated: gcc's -Wmissing-field-initializers (in -Wextra) flags {sizeof(...)}. */
 #define VKBERT_VULKAN_DEVICE_INIT                                                                  \
     {                                                                                              \
-        sizeof(vkbert_vulkan_device)                                                               \
+        .struct_size = sizeof(vkbert_vulkan_device)                                                \
     }
 
 /* A context on the caller's device. `options` may be NULL; options->device is ignored.

@@ -12,14 +12,14 @@
 /* TODO(merge): vkb_struct_in. The growable-struct rule: at least the first published size,
  * and any bytes beyond what this library knows all zero. */
 static vkbert_status struct_in(const void *src, size_t first_size, void *dst, size_t dst_size,
-                               const char *name)
+                               const char *name, const char *init)
 {
     uint32_t size;
     memcpy(&size, src, sizeof size);
     if (size < first_size)
         return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT,
-                               "%s.struct_size is %u; initialize the struct with %s_INIT", name,
-                               size, name);
+                               "%s.struct_size is %u; initialize the struct with %s", name, size,
+                               init);
     for (size_t i = dst_size; i < size; i++)
         if (((const uint8_t *)src)[i])
             return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT,
@@ -41,8 +41,8 @@ vkbert_status vkbert_context_create_vulkan(const vkbert_context_options *options
                                "device is NULL: describe the caller's Vulkan objects in a "
                                "vkbert_vulkan_device (VKBERT_VULKAN_DEVICE_INIT)");
     vkbert_vulkan_device copy;
-    vkbert_status status =
-        struct_in(device, sizeof copy, &copy, sizeof copy, "vkbert_vulkan_device");
+    vkbert_status status = struct_in(device, sizeof copy, &copy, sizeof copy,
+                                     "vkbert_vulkan_device", "VKBERT_VULKAN_DEVICE_INIT");
     return status ? status : vkb_context_create(options, &copy, out);
 }
 
