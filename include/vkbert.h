@@ -188,8 +188,15 @@ VKBERT_API uint32_t vkbert_validation_messages(const vkbert_context *ctx, char *
 
 #define VKBERT_MAX_DIMS 4
 
-/* A float32 tensor in device memory, for keeping activations on the GPU between calls. */
+/* A float32 tensor in device memory, for keeping activations on the GPU between calls.
+ * Layout (what a Vulkan program sees through vkbert_vulkan.h): row-major, shapes outermost
+ * first, each row of the last dimension padded to a multiple of 4 floats (the pitch: the last
+ * dimension rounded up to 4) so that kernels read whole vec4s; rows follow one another at
+ * that pitch. The padding is never read as data. */
 typedef struct vkbert_tensor vkbert_tensor;
+
+/* The bytes a tensor of this shape takes in that layout; 0 for a bad shape. */
+VKBERT_API uint64_t vkbert_tensor_bytes(int ndim, const int64_t *shape);
 
 VKBERT_API vkbert_status vkbert_tensor_create(vkbert_context *ctx, int ndim, const int64_t *shape,
                                               vkbert_tensor **out);

@@ -1,4 +1,5 @@
 /* The public API: argument checks, status codes, messages. Internals stop here. */
+#include "api_context.h"
 #include "nn/attention.h"
 #include "nn/encoder.h"
 #include "tensor.h"
@@ -56,6 +57,12 @@ const char *vkbert_device_type_name(vkbert_device_type type)
 
 vkbert_status vkbert_context_create(const vkbert_context_options *options, vkbert_context **out)
 {
+    return vkb_context_create(options, NULL, out);
+}
+
+vkbert_status vkb_context_create(const vkbert_context_options *options,
+                                 const struct vkbert_vulkan_device *device, vkbert_context **out)
+{
     if (!out) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "out is NULL");
     *out = NULL;
     double start = plat_now_ms();
@@ -67,7 +74,8 @@ vkbert_status vkbert_context_create(const vkbert_context_options *options, vkber
         free(ctx);
         return vkb_fail_global(VKBERT_ERROR_OUT_OF_MEMORY, "cannot make the context's lock");
     }
-    vkbert_status status = vkb_context_init(ctx, options);
+    vkbert_status status =
+        device ? vkb_context_init_external(ctx, options, device) : vkb_context_init(ctx, options);
     if (!status) vkb_tune_cache_load(ctx); /* never fails: a bad cache is ignored */
     if (!status) status = vkb_check_validation(ctx, 0);
     ctx->startup_ms = plat_now_ms() - start;

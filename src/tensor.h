@@ -16,6 +16,8 @@ struct vkbert_tensor {
     uint32_t pitch; /* cols rounded up to 4 */
     vkb_buffer buffer;
     VkDeviceSize offset; /* bytes into `buffer`: non-zero for a slice (vkb_tensor_slice) */
+    /* The buffer is the caller's (vkb_tensor_wrap): never freed, never mapped by vkbert. */
+    bool wrapped;
 };
 
 uint32_t vkb_pitch(uint64_t cols);
@@ -27,6 +29,13 @@ vkbert_status vkb_tensor_new_typed(vkbert_context *ctx, vkbert_dtype dtype, int 
 /* "float32" or "int32", for messages. */
 const char *vkb_dtype_name(vkbert_dtype dtype);
 void vkb_tensor_free(vkbert_context *ctx, vkbert_tensor *t);
+/* Bytes of a tensor of this shape, rows padded; 0 for a shape no tensor may have. */
+uint64_t vkb_tensor_bytes(int ndim, const int64_t *shape);
+/* A tensor over [offset, offset + size) of the caller's buffer, which it does not own:
+ * `offset` aligned for storage and texel bindings, `size` at least the padded rows. */
+vkbert_status vkb_tensor_wrap(vkbert_context *ctx, VkBuffer buffer, VkDeviceSize offset,
+                              VkDeviceSize size, int ndim, const int64_t *shape,
+                              vkbert_tensor **out);
 /* Entries [first, first + n) of dimension 0 of `t` (at least 2 dimensions), as a tensor that
  * shares its buffer (never freed) and has an id of its own. */
 vkbert_tensor vkb_tensor_slice(const vkbert_tensor *t, uint64_t first, uint64_t n);

@@ -13,6 +13,8 @@ test -x "$scratch/prefix/bin/vkbert"
 cmake -S "$source/examples" -B "$scratch/cmake-build" -DCMAKE_PREFIX_PATH="$scratch/prefix" > /dev/null
 cmake --build "$scratch/cmake-build" > /dev/null
 LD_LIBRARY_PATH="$scratch/prefix/lib:${LD_LIBRARY_PATH:-}" "$scratch/cmake-build/attention"
+test -f "$scratch/prefix/include/vkbert_vulkan.h"
+LD_LIBRARY_PATH="$scratch/prefix/lib:${LD_LIBRARY_PATH:-}" "$scratch/cmake-build/interop"
 
 libdir=$(dirname "$(find "$scratch/prefix" -name vkbert.pc)")
 export PKG_CONFIG_PATH="$libdir"

@@ -4,7 +4,8 @@
 #include "io/bert_model.h"
 #include "reference_bert.h"
 #include "support.h"
-#include "vk/vk.h"
+#include "vk/vk.h" /* volk first: the test records through the library's loader */
+#include "vkbert_vulkan.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +142,88 @@ Test(async, device_tensors_equal_host_calls)
     check_device_forward(&f, 3, 7, 1); /* rows of 7 ids padded to 8: one copy per row */
     check_device_forward(&f, 2, 8, 1);
     check_device_forward(&f, 2, 5, 0);
+    teardown(&f);
+}
+
+/* One primary command buffer on the context's own device, begun. */
+static VkCommandBuffer begin_commands(vkbert_context *ctx, VkCommandPool *pool)
+{
+    VkCommandPoolCreateInfo pool_info = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                         .queueFamilyIndex = ctx->queue_family};
+    cr_assert_eq(vkCreateCommandPool(ctx->device, &pool_info, NULL, pool), VK_SUCCESS);
+    VkCommandBufferAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                         .commandPool = *pool,
+                                         .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                         .commandBufferCount = 1};
+    VkCommandBuffer cmd;
+    cr_assert_eq(vkAllocateCommandBuffers(ctx->device, &alloc, &cmd), VK_SUCCESS);
+    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    cr_assert_eq(vkBeginCommandBuffer(cmd, &begin), VK_SUCCESS);
+    return cmd;
+}
+
+/* Ends `cmd` with the barrier the caller owes after vkbert's copies out, submits it on the
+ * context's queue and waits. */
+static void submit_commands(vkbert_context *ctx, VkCommandBuffer cmd)
+{
+    VkMemoryBarrier to_host = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                               .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+                               .dstAccessMask =
+                                   VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT};
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
+                         &to_host, 0, NULL, 0, NULL);
+    cr_assert_eq(vkEndCommandBuffer(cmd), VK_SUCCESS);
+    VkFenceCreateInfo fence_info = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkFence fence;
+    cr_assert_eq(vkCreateFence(ctx->device, &fence_info, NULL, &fence), VK_SUCCESS);
+    VkSubmitInfo submit = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
+    cr_assert_eq(vkQueueSubmit(ctx->queue, 1, &submit, fence), VK_SUCCESS);
+    cr_assert_eq(vkWaitForFences(ctx->device, 1, &fence, VK_TRUE, UINT64_MAX), VK_SUCCESS);
+    vkDestroyFence(ctx->device, fence, NULL);
+}
+
+/* vkbert_encoder_record into a command buffer of the test's own gives what
+ * vkbert_encoder_forward and vkbert_encoder_embed give on the same tensors. */
+Test(async, record_matches_device_calls)
+{
+    enum { B = 3, S = 7, H = 32, N = B * S };
+    fixture f = setup();
+    vkbert_context *ctx = f.ctx;
+    batch x = random_batch(B, S, 77);
+    vkbert_tensor *ids = tensor(ctx, VKBERT_DTYPE_INT32, 2, B, S, 0);
+    vkbert_tensor *mt = tensor(ctx, VKBERT_DTYPE_FLOAT32, 2, B, S, 0);
+    vkbert_tensor *hidden = tensor(ctx, VKBERT_DTYPE_FLOAT32, 3, B, S, H);
+    vkbert_tensor *emb = tensor(ctx, VKBERT_DTYPE_FLOAT32, 2, B, H, 0);
+    TEST_OK(vkbert_tensor_write_int32(ctx, ids, x.ids, N));
+    TEST_OK(vkbert_tensor_write(ctx, mt, x.fmask, N));
+    float *want = test_poisoned(N * H), *want_emb = test_poisoned(B * H);
+    TEST_OK(vkbert_encoder_forward(f.encoder, ids, NULL, mt, hidden, NULL));
+    TEST_OK(vkbert_tensor_read(ctx, hidden, want, N * H));
+    TEST_OK(vkbert_encoder_embed(f.encoder, ids, NULL, mt, 1, emb));
+    TEST_OK(vkbert_tensor_read(ctx, emb, want_emb, B * H));
+
+    float *poison = test_poisoned(N * H), *got = test_poisoned(N * H);
+    float *got_emb = test_poisoned(B * H);
+    TEST_OK(vkbert_tensor_write(ctx, hidden, poison, N * H));
+    TEST_OK(vkbert_tensor_write(ctx, emb, poison, B * H));
+    VkCommandPool pool;
+    VkCommandBuffer cmd = begin_commands(ctx, &pool);
+    cr_assert_eq(vkbert_encoder_record(f.encoder, cmd, ids, NULL, mt, 1, NULL, NULL, NULL),
+                 VKBERT_ERROR_INVALID_ARGUMENT, "no output must be refused");
+    TEST_OK(vkbert_encoder_record(f.encoder, cmd, ids, NULL, mt, 1, hidden, NULL, emb));
+    submit_commands(ctx, cmd);
+    TEST_OK(vkbert_tensor_read(ctx, hidden, got, N * H));
+    TEST_OK(vkbert_tensor_read(ctx, emb, got_emb, B * H));
+    assert_equal(got, want, N * H, "recorded hidden");
+    assert_equal(got_emb, want_emb, B * H, "recorded embeddings");
+    vkDestroyCommandPool(ctx->device, pool, NULL);
+    cr_expect_eq(vkbert_validation_messages(ctx, NULL, 0), 0);
+    vkbert_tensor *all[] = {ids, mt, hidden, emb};
+    for (int i = 0; i < 4; i++)
+        vkbert_tensor_destroy(ctx, all[i]);
+    free(want), free(want_emb), free(poison), free(got), free(got_emb);
     teardown(&f);
 }
 

@@ -154,6 +154,7 @@ void vkb_attention_free(vkbert_attention *layer)
     vkb_settle(layer->ctx);
     for (uint32_t i = 0; i < layer->plan_count; i++)
         attention_plan_free(layer, layer->plans[i]);
+    attention_recordings_free(layer);
     vkb_buffer_destroy(layer->ctx, &layer->weights);
     vkb_buffer_destroy(layer->ctx, &layer->biases);
     free(layer);
@@ -293,10 +294,9 @@ static vkbert_status forward_in_halves(vkbert_attention *layer, const vkbert_ten
     return vkb_attention_forward(layer, &x1, mask ? &m1 : NULL, options, &y1);
 }
 
-/* One pass over the whole batch with the plan of its shape. */
-static vkbert_status forward_once(vkbert_attention *layer, const vkbert_tensor *x,
-                                  const vkbert_tensor *mask,
-                                  const vkbert_attention_options *options, vkbert_tensor *y)
+vkbert_status attention_bind(vkbert_attention *layer, const vkbert_tensor *x,
+                             const vkbert_tensor *mask, const vkbert_attention_options *options,
+                             const vkbert_tensor *y, attention_binding *bind)
 {
     vkbert_context *ctx = layer->ctx;
     vkbert_status status = check_activation(layer, x, "x");
@@ -305,27 +305,37 @@ static vkbert_status forward_once(vkbert_attention *layer, const vkbert_tensor *
     if (x->shape[0] != y->shape[0] || x->shape[1] != y->shape[1])
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "x and y must have the same shape");
     uint32_t batch = (uint32_t)x->shape[0], seq_len = (uint32_t)x->shape[1];
-    attention_binding bind;
-    memset(&bind, 0, sizeof bind);
-    bind.x_id = x->id;
-    bind.y_id = y->id;
+    memset(bind, 0, sizeof *bind);
+    bind->x_id = x->id;
+    bind->y_id = y->id;
     if (mask) {
-        bind.mask_id = mask->id;
+        bind->mask_id = mask->id;
         status = attention_mask_strides(ctx, mask->ndim, mask->shape, batch, layer->heads, seq_len,
-                                        bind.mask_stride);
+                                        bind->mask_stride);
         if (status) return status;
     }
     if (options) {
         if (!(options->dropout >= 0.0f && options->dropout <= 1.0f))
             return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "dropout %g is outside [0, 1]",
                             (double)options->dropout);
-        bind.causal = options->causal != 0;
-        bind.additive = options->additive_mask != 0;
-        bind.dropout = options->dropout;
-        bind.seed = options->dropout > 0.0f ? options->seed : 0;
+        bind->causal = options->causal != 0;
+        bind->additive = options->additive_mask != 0;
+        bind->dropout = options->dropout;
+        bind->seed = options->dropout > 0.0f ? options->seed : 0;
     }
+    return VKBERT_OK;
+}
+
+/* One pass over the whole batch with the plan of its shape. */
+static vkbert_status forward_once(vkbert_attention *layer, const vkbert_tensor *x,
+                                  const vkbert_tensor *mask,
+                                  const vkbert_attention_options *options, vkbert_tensor *y)
+{
+    attention_binding bind;
+    vkbert_status status = attention_bind(layer, x, mask, options, y, &bind);
+    if (status) return status;
     attention_plan *plan;
-    status = attention_plan_get(layer, batch, seq_len, &plan);
+    status = attention_plan_get(layer, (uint32_t)x->shape[0], (uint32_t)x->shape[1], &plan);
     return status ? status : attention_plan_run(layer, plan, x, mask, &bind, y);
 }
 

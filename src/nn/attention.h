@@ -52,6 +52,10 @@ struct vkbert_attention {
     uint64_t weight_block, bias_block;
     attention_plan *plans[ATTENTION_MAX_PLANS];
     uint32_t plan_count;
+    /* Plans of recordings into callers' command buffers, one per (shape, binding), oldest
+     * first (attention_record.c): apart from `plans`, so forwards never disturb them. */
+    attention_plan *recordings[ATTENTION_MAX_PLANS];
+    uint32_t recording_count;
     uint32_t last_plan; /* index into plans of the last forward, for timings */
     vkbert_timing timings[ATTENTION_DISPATCHES];
     uint32_t timing_count;
@@ -77,6 +81,23 @@ void attention_plan_free(vkbert_attention *layer, attention_plan *plan);
 /* Frees a plan and takes it out of the layer's list: after a failure, so that nothing of a
  * failed call stays allocated. */
 void attention_plan_drop(vkbert_attention *layer, attention_plan *plan);
+/* Checks x, y, the mask and the options of a forward and says what it binds. */
+vkbert_status attention_bind(vkbert_attention *layer, const vkbert_tensor *x,
+                             const vkbert_tensor *mask, const vkbert_attention_options *options,
+                             const vkbert_tensor *y, attention_binding *bind);
+/* Prepares the plan's dispatches (descriptor sets over x, mask, y) for `bind`. */
+vkbert_status attention_plan_prepare(vkbert_attention *layer, attention_plan *plan,
+                                     const vkbert_tensor *x, const vkbert_tensor *mask,
+                                     const vkbert_tensor *y, const attention_binding *bind);
+/* Records the prepared dispatches into `cmd`: a leading barrier, barriers between them, none
+ * after; timestamps around each when `queries` is not VK_NULL_HANDLE. */
+void attention_record_into(const attention_plan *plan, VkCommandBuffer cmd, VkQueryPool queries);
+/* Records y = attention(x) into the caller's command buffer (vkbert_vulkan.h). */
+vkbert_status vkb_attention_record(vkbert_attention *layer, VkCommandBuffer cmd,
+                                   const vkbert_tensor *x, const vkbert_tensor *mask,
+                                   const vkbert_attention_options *options, vkbert_tensor *y);
+/* Frees the recordings' plans (with the layer). */
+void attention_recordings_free(vkbert_attention *layer);
 /* Records (when the binding changed) and runs one forward, then reads the timings. */
 vkbert_status attention_plan_run(vkbert_attention *layer, attention_plan *plan,
                                  const vkbert_tensor *x, const vkbert_tensor *mask,

@@ -363,27 +363,25 @@ vkbert_status attention_append(vkbert_attention *layer, attention_plan *scratch,
     return status;
 }
 
-static void record(attention_plan *plan)
+void attention_record_into(const attention_plan *plan, VkCommandBuffer cmd, VkQueryPool queries)
 {
-    VkCommandBuffer cmd = plan->cmd;
-    /* The leading barrier orders this replay after the previous one's reads and writes. */
+    /* The leading barrier orders this pass after earlier reads and writes of the scratch (a
+     * previous replay), and after compute and transfer writes of the inputs. */
     vkb_cmd_barrier(cmd);
-    if (plan->queries) {
-        vkCmdResetQueryPool(cmd, plan->queries, 0, ATTENTION_DISPATCHES + 1);
-        vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, plan->queries, 0);
+    if (queries) {
+        vkCmdResetQueryPool(cmd, queries, 0, ATTENTION_DISPATCHES + 1);
+        vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries, 0);
     }
     for (uint32_t i = 0; i < plan->dispatch_count; i++) {
         if (i > 0) vkb_cmd_barrier(cmd);
         vkb_cmd_dispatch(cmd, &plan->dispatches[i]);
-        if (plan->queries)
-            vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, plan->queries, i + 1);
+        if (queries) vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries, i + 1);
     }
-    vkb_cmd_barrier_to_host(cmd);
 }
 
-static vkbert_status prepare_and_record(vkbert_attention *layer, attention_plan *plan,
-                                        const vkbert_tensor *x, const vkbert_tensor *mask,
-                                        vkbert_tensor *y, const attention_binding *bind)
+vkbert_status attention_plan_prepare(vkbert_attention *layer, attention_plan *plan,
+                                     const vkbert_tensor *x, const vkbert_tensor *mask,
+                                     const vkbert_tensor *y, const attention_binding *bind)
 {
     vkbert_context *ctx = layer->ctx;
     plan->recorded = false;
@@ -399,13 +397,24 @@ static vkbert_status prepare_and_record(vkbert_attention *layer, attention_plan 
                                             mask ? &mask_view : NULL, bind, vkb_tensor_binding(y));
     plan->dispatch_count = sink.count;
     if (status) return status;
+    plan->binding = *bind;
+    return VKBERT_OK;
+}
+
+static vkbert_status prepare_and_record(vkbert_attention *layer, attention_plan *plan,
+                                        const vkbert_tensor *x, const vkbert_tensor *mask,
+                                        vkbert_tensor *y, const attention_binding *bind)
+{
+    vkbert_context *ctx = layer->ctx;
+    vkbert_status status = attention_plan_prepare(layer, plan, x, mask, y, bind);
+    if (status) return status;
     VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    result = vkBeginCommandBuffer(plan->cmd, &begin);
+    VkResult result = vkBeginCommandBuffer(plan->cmd, &begin);
     if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkBeginCommandBuffer");
-    record(plan);
+    attention_record_into(plan, plan->cmd, plan->queries);
+    vkb_cmd_barrier_to_host(plan->cmd);
     result = vkEndCommandBuffer(plan->cmd);
     if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkEndCommandBuffer");
-    plan->binding = *bind;
     plan->recorded = true;
     return VKBERT_OK;
 }

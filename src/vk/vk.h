@@ -84,6 +84,10 @@ struct vkbert_context {
     VkDevice device;
     VkQueue queue;
     uint32_t queue_family;
+    /* The instance, device and queue are the caller's (vkbert_context_create_vulkan): vkbert
+     * destroys none of them and waits on its queue, never on the whole device. */
+    bool external;
+    uint32_t instance_version; /* the instance's apiVersion, at most 1.3 */
     VkCommandPool command_pool;
     VkCommandBuffer transfer_cmd;
     VkFence fence;
@@ -185,6 +189,30 @@ vkbert_status vkb_load_vulkan(void);
 vkbert_status vkb_context_init(vkbert_context *ctx, const vkbert_context_options *options);
 void vkb_context_release(vkbert_context *ctx);
 void vkb_describe_device(VkPhysicalDevice device, vkbert_device_info *info);
+/* The same for a device of an instance made with `instance_api`. */
+void vkb_describe_device_at(VkPhysicalDevice device, uint32_t instance_api,
+                            vkbert_device_info *info);
+/* The pieces of vkb_context_init that an external device shares: properties and features of
+ * ctx->physical (as far as ctx->instance_version allows), the command pool, fence and
+ * pipeline cache on ctx->device, the fence timeout. */
+void vkb_read_device(vkbert_context *ctx);
+vkbert_status vkb_create_device_objects(vkbert_context *ctx);
+bool vkb_queue_has_timestamps(const vkbert_context *ctx);
+uint64_t vkb_timeout_ns(const vkbert_context_options *options);
+/* A messenger that counts validation messages on `ctx`. */
+VkDebugUtilsMessengerCreateInfoEXT vkb_messenger_info(vkbert_context *ctx);
+
+/* ---- the caller's device (vk_external.c) ---- */
+struct vkbert_vulkan_device;
+/* A context on the caller's instance, device and queue, with the features the caller's
+ * VkDeviceCreateInfo enabled (and the device has). */
+vkbert_status vkb_context_init_external(vkbert_context *ctx, const vkbert_context_options *options,
+                                        const struct vkbert_vulkan_device *device);
+/* Destroys what vkbert made on the caller's instance (its messenger). */
+void vkb_external_release(vkbert_context *ctx);
+/* Waits until vkbert's work is done: the device when it is vkbert's, else the queue (the
+ * caller's other queues are not vkbert's to synchronize). */
+void vkb_wait_idle(vkbert_context *ctx);
 
 /* Reads maxMemoryAllocationSize and the heap size, then lowers the limits and turns off
  * features by VKBERT_LIMITS and `option` (both "item,...": name=value, a feature switch,

@@ -87,7 +87,7 @@ static bool instance_has_extension(const char *name)
     return found;
 }
 
-static VkDebugUtilsMessengerCreateInfoEXT messenger_info(vkbert_context *ctx)
+VkDebugUtilsMessengerCreateInfoEXT vkb_messenger_info(vkbert_context *ctx)
 {
     return (VkDebugUtilsMessengerCreateInfoEXT){
         .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
@@ -132,7 +132,7 @@ static VkResult create_instance(vkbert_context *ctx, bool validation, VkInstance
     VkDebugUtilsMessengerCreateInfoEXT messenger;
     if (validation) {
         extensions[extension_count++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
-        messenger = messenger_info(ctx);
+        messenger = vkb_messenger_info(ctx);
         features.pNext = &messenger; /* also catches messages from instance creation */
         info.pNext = &features;
         info.enabledLayerCount = 1;
@@ -174,7 +174,7 @@ static int find_compute_queue(VkPhysicalDevice device)
     return any;
 }
 
-static bool queue_has_timestamps(const vkbert_context *ctx)
+bool vkb_queue_has_timestamps(const vkbert_context *ctx)
 {
     uint32_t count = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(ctx->physical, &count, NULL);
@@ -203,6 +203,12 @@ static vkbert_device_type device_type(VkPhysicalDeviceType type)
 
 void vkb_describe_device(VkPhysicalDevice device, vkbert_device_info *info)
 {
+    vkb_describe_device_at(device, instance_version, info);
+}
+
+void vkb_describe_device_at(VkPhysicalDevice device, uint32_t instance_api,
+                            vkbert_device_info *info)
+{
     memset(info, 0, sizeof *info);
     VkPhysicalDeviceSubgroupProperties subgroup = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
@@ -222,7 +228,7 @@ void vkb_describe_device(VkPhysicalDevice device, vkbert_device_info *info)
     info->max_workgroup_invocations = p->limits.maxComputeWorkGroupInvocations;
 
     /* Vulkan 1.2 structures are valid only where both the instance and the device have 1.2. */
-    if (p->apiVersion >= VK_API_VERSION_1_2 && instance_version >= VK_API_VERSION_1_2) {
+    if (p->apiVersion >= VK_API_VERSION_1_2 && instance_api >= VK_API_VERSION_1_2) {
         VkPhysicalDeviceVulkan12Properties v12 = {
             .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES};
         VkPhysicalDeviceProperties2 props12 = {
@@ -369,7 +375,8 @@ static bool device_has_extension(VkPhysicalDevice device, const char *name)
  * (its features are then required); before, VK_EXT_subgroup_size_control brings it. */
 static bool subgroup_control_core(const vkbert_context *ctx)
 {
-    return ctx->props.apiVersion >= VK_API_VERSION_1_3 && instance_version >= VK_API_VERSION_1_3;
+    return ctx->props.apiVersion >= VK_API_VERSION_1_3 &&
+           ctx->instance_version >= VK_API_VERSION_1_3;
 }
 
 static void read_subgroup_control(vkbert_context *ctx)
@@ -435,7 +442,7 @@ static vkbert_status create_device(vkbert_context *ctx)
     return VKBERT_OK;
 }
 
-static vkbert_status create_device_objects(vkbert_context *ctx)
+vkbert_status vkb_create_device_objects(vkbert_context *ctx)
 {
     VkCommandPoolCreateInfo pool = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
@@ -458,9 +465,9 @@ static vkbert_status create_device_objects(vkbert_context *ctx)
     return vkb_pipeline_cache_create(ctx); /* from disk where a valid file exists */
 }
 
-static void read_device_properties(vkbert_context *ctx)
+void vkb_read_device(vkbert_context *ctx)
 {
-    vkb_describe_device(ctx->physical, &ctx->info);
+    vkb_describe_device_at(ctx->physical, ctx->instance_version, &ctx->info);
     vkGetPhysicalDeviceProperties(ctx->physical, &ctx->props);
     vkGetPhysicalDeviceMemoryProperties(ctx->physical, &ctx->memory_props);
     ctx->subgroup.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
@@ -490,7 +497,7 @@ static vkbert_status create_instance_for(vkbert_context *ctx, bool validation)
     if (result != VK_SUCCESS)
         return vkb_fail(ctx, VKBERT_ERROR_NO_VULKAN, "%s", instance_failure(result));
     if (!validation) return VKBERT_OK;
-    VkDebugUtilsMessengerCreateInfoEXT info = messenger_info(ctx);
+    VkDebugUtilsMessengerCreateInfoEXT info = vkb_messenger_info(ctx);
     result = vkCreateDebugUtilsMessengerEXT(ctx->instance, &info, NULL, &ctx->messenger);
     if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkCreateDebugUtilsMessengerEXT");
     return VKBERT_OK;
@@ -498,7 +505,7 @@ static vkbert_status create_instance_for(vkbert_context *ctx, bool validation)
 
 /* The fence timeout: the option, else VKBERT_TIMEOUT_MS, else ten minutes (a whole large
  * batch on a CPU device takes minutes; a GPU's own watchdog fires long before). */
-static uint64_t timeout_ns(const vkbert_context_options *options)
+uint64_t vkb_timeout_ns(const vkbert_context_options *options)
 {
     uint64_t ms = options ? options->timeout_ms : 0;
     const char *env = getenv("VKBERT_TIMEOUT_MS");
@@ -515,6 +522,7 @@ vkbert_status vkb_context_init(vkbert_context *ctx, const vkbert_context_options
     const char *env_validation = getenv("VKBERT_VALIDATION");
     bool validation = (options && options->validation) ||
                       (env_validation && *env_validation && strcmp(env_validation, "0"));
+    ctx->instance_version = instance_version;
     status = create_instance_for(ctx, validation);
     if (status) return status;
 
@@ -530,31 +538,35 @@ vkbert_status vkb_context_init(vkbert_context *ctx, const vkbert_context_options
     free(devices);
     if (status) return status;
 
-    read_device_properties(ctx);
+    vkb_read_device(ctx);
     status = vkb_limits_init(ctx, options ? options->limits : NULL);
     if (status) return status;
-    ctx->timeout_ns = timeout_ns(options);
+    ctx->timeout_ns = vkb_timeout_ns(options);
     ctx->queue_family = (uint32_t)find_compute_queue(ctx->physical);
     ctx->timestamps = options && options->timestamps;
-    if (ctx->timestamps && !queue_has_timestamps(ctx))
+    if (ctx->timestamps && !vkb_queue_has_timestamps(ctx))
         return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT, "%s has no timestamps on its compute queue",
                         ctx->info.name);
     status = create_device(ctx);
     if (status) return status;
-    return create_device_objects(ctx);
+    return vkb_create_device_objects(ctx);
 }
 
 void vkb_context_release(vkbert_context *ctx)
 {
     if (ctx->device) {
-        vkDeviceWaitIdle(ctx->device);
+        vkb_wait_idle(ctx);
         vkb_pipeline_cache_save(ctx); /* while pipeline_count still says whether any were made */
         vkb_pipelines_release(ctx);
         vkb_memory_release(ctx);
         vkDestroyPipelineCache(ctx->device, ctx->pipeline_cache, NULL);
         vkDestroyFence(ctx->device, ctx->fence, NULL);
         vkDestroyCommandPool(ctx->device, ctx->command_pool, NULL);
-        vkDestroyDevice(ctx->device, NULL);
+        if (!ctx->external) vkDestroyDevice(ctx->device, NULL);
+    }
+    if (ctx->external) { /* the caller's instance and device: only vkbert's messenger goes */
+        vkb_external_release(ctx);
+        return;
     }
     if (ctx->messenger) vkDestroyDebugUtilsMessengerEXT(ctx->instance, ctx->messenger, NULL);
     if (ctx->instance) vkDestroyInstance(ctx->instance, NULL);

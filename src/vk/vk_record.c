@@ -49,7 +49,7 @@ vkbert_status vkb_check_alive(vkbert_context *ctx)
 void vkb_settle(vkbert_context *ctx)
 {
     if (!ctx->lost || ctx->settled) return;
-    vkDeviceWaitIdle(ctx->device); /* returns at once on a really lost device */
+    vkb_wait_idle(ctx); /* returns at once on a really lost device */
     ctx->settled = true;
 }
 
