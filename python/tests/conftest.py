@@ -36,8 +36,8 @@ def _cli_path():
 
 @pytest.fixture(scope="session")
 def cli():
-    """cli(*args) runs the vkbert program and returns its stdout; cli.npy(*args) runs it with
-    --output and returns the array."""
+    """cli(*args): the vkbert program's stdout; cli.json(*args) parsed; cli.embed(...) the
+    embeddings of `vkbert embed`."""
     path = _cli_path()
     if not path:
         pytest.skip("no vkbert program (set VKBERT_CLI) to compare the package with")
@@ -51,9 +51,10 @@ def cli():
         def json(self, *args):
             return json.loads(self(*args))
 
-        def npy(self, tmp_path, *args):
-            out = str(tmp_path / "out.npy")
-            self(*args[:-1], "--output", out, *args[-1])
+        def embed(self, out_dir, model, texts, *options):
+            """`vkbert embed` of texts, read back from its .npy output."""
+            out = os.path.join(str(out_dir), "cli.npy")
+            self("embed", "--model", model, "--output", out, *options, "--", *texts)
             return np.load(out)
 
     return Cli()

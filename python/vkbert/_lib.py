@@ -37,7 +37,7 @@ def _directories():
     multiarch = sysconfig.get_config_var("MULTIARCH")  # Debian's GNUInstallDirs with /usr
     if multiarch:
         libs.append(os.path.join("lib", multiarch))
-    prefixes = [sys.prefix, sys.base_prefix, "/usr/local", "/usr"]
+    prefixes = [sys.prefix, "/usr/local", sys.base_prefix, "/usr"]
     seen, out = set(), [here]
     for prefix in prefixes:
         for lib in libs:

@@ -12,10 +12,14 @@ from ._lib import lib
 
 def _texts(texts, what="texts"):
     """The texts as UTF-8 bytes, and whether a single str was given. sentence-transformers'
-    encode() rule: a str (or an object without __len__) is one text, and the result loses
-    its first axis (SentenceTransformer.encode: input_was_string)."""
-    single = isinstance(texts, str) or not hasattr(texts, "__len__")
-    items = [texts] if single else list(texts)
+    encode() rule for a str: it is one text, and the result loses its first axis
+    (SentenceTransformer.encode's input_was_string). Any other iterable is a list of texts."""
+    single = isinstance(texts, str)
+    try:
+        items = [texts] if single else list(texts)
+    except TypeError:
+        raise TypeError(f"{what} must be a str or an iterable of str, not "
+                        f"{type(texts).__name__}") from None
     out = []
     for i, t in enumerate(items):
         if not isinstance(t, str):
