@@ -53,7 +53,8 @@ def _bert_tensors(rng, hidden, layers, inter, positions, labels):
         for name in ("attention.self.query", "attention.self.key", "attention.self.value",
                      "attention.output.dense"):
             t[p + name + ".weight"], t[p + name + ".bias"] = linear(hidden, hidden)
-        t[p + "attention.output.LayerNorm.weight"], t[p + "attention.output.LayerNorm.bias"] = norm()
+        ln = p + "attention.output.LayerNorm"
+        t[ln + ".weight"], t[ln + ".bias"] = norm()
         t[p + "intermediate.dense.weight"], t[p + "intermediate.dense.bias"] = linear(inter, hidden)
         t[p + "output.dense.weight"], t[p + "output.dense.bias"] = linear(hidden, inter)
         t[p + "output.LayerNorm.weight"], t[p + "output.LayerNorm.bias"] = norm()

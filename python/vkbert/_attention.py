@@ -46,10 +46,10 @@ def _state_dict(weights, e):
     in_proj_bias ([3E, E] and [3E], q, k, v stacked in that order) are split into them."""
     w = dict(weights)
     if "in_proj_weight" in w:
-        qkv = _float32(w.pop("in_proj_weight"), "in_proj_weight", (3 * e, e))
-        bias = _float32(w.pop("in_proj_bias"), "in_proj_bias", (3 * e,))
-        for i, p in enumerate("qkv"):
-            w[f"{p}_proj.weight"], w[f"{p}_proj.bias"] = qkv[i * e:(i + 1) * e], bias[i * e:(i + 1) * e]
+        weight = np.split(_float32(w.pop("in_proj_weight"), "in_proj_weight", (3 * e, e)), 3)
+        bias = np.split(_float32(w.pop("in_proj_bias", None), "in_proj_bias", (3 * e,)), 3)
+        for p, pw, pb in zip("qkv", weight, bias):
+            w[f"{p}_proj.weight"], w[f"{p}_proj.bias"] = pw, pb
     missing = [k for k in _KEYS.values() if k not in w]
     unknown = [k for k in w if k not in _KEYS.values()]
     if missing or unknown:

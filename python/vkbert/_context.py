@@ -36,7 +36,7 @@ def devices():
     "index" that device= takes)."""
     count = ctypes.c_uint32()
     _lib.check(lib.vkbert_list_devices(None, 0, ctypes.byref(count)))
-    infos = (_lib.DeviceInfo * count.value)(*(_lib.new(_lib.DeviceInfo) for _ in range(count.value)))
+    infos = (_lib.DeviceInfo * count.value)(*[_lib.new(_lib.DeviceInfo)] * count.value)
     _lib.check(lib.vkbert_list_devices(infos, count.value, ctypes.byref(count)))
     return [_device_dict(i, info) for i, info in enumerate(infos[: count.value])]
 
