@@ -1,6 +1,10 @@
 """Wrong types and shapes are refused in Python, before any library call; a library failure
 is a vkbert.Error with the status's name and the library's message."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -116,3 +120,12 @@ def test_bad_text_arguments(folders):
             m.tokenize("fine", max_length=0)
     with pytest.raises(ValueError, match="precision"):
         vkbert.Model(folders["st"], precision="int4")
+
+
+def test_a_library_that_is_not_there_is_an_import_error_naming_it(tmp_path):
+    missing = str(tmp_path / "libvkbert.so")
+    env = dict(os.environ, VKBERT_LIBRARY=missing)
+    done = subprocess.run([sys.executable, "-c", "import vkbert"], env=env, capture_output=True,
+                          text=True, cwd=os.path.dirname(os.path.dirname(vkbert.__file__)))
+    assert done.returncode != 0
+    assert "ImportError" in done.stderr and missing in done.stderr

@@ -80,7 +80,7 @@ def _mask(mask, b, h, s):
             f"mask has shape {list(a.shape)}; for x [{b},{s},E] and {h} heads it must be [S], "
             "[B,S], [S,S], [B,S,S] or 4-D with each dimension 1 or that of [B,H,S,S]")
     a = np.ascontiguousarray(a)
-    m = _lib.Mask(data=a.ctypes.data, dtype=_MASK_DTYPES[a.dtype], ndim=a.ndim)
+    m = _lib.new(_lib.Mask, data=a.ctypes.data, dtype=_MASK_DTYPES[a.dtype], ndim=a.ndim)
     m.shape[: a.ndim] = a.shape
     return m, a
 
@@ -103,7 +103,8 @@ class Attention(Made):
             raise ValueError(f"embed_dim {embed_dim} is not a multiple of num_heads {num_heads}")
         self.embed_dim, self.num_heads = int(embed_dim), int(num_heads)
         arrays = _state_dict(weights, self.embed_dim)
-        w = _lib.AttentionWeights(**{field: _floats(arrays[key]) for field, key in _KEYS.items()})
+        w = _lib.new(_lib.AttentionWeights,
+                     **{field: _floats(arrays[key]) for field, key in _KEYS.items()})
         config = _lib.new(_lib.AttentionConfig, precision=_precision(precision))
 
         def create(ctx, out):

@@ -102,7 +102,7 @@ class Model(Made):
         out = np.empty((len(items), self.dimension), dtype=np.float32)
         if items:
             self._call(lib.vkbert_model_embed, _char_array(items), len(items),
-                      ctypes.byref(options), _floats(out))
+                       ctypes.byref(options), _floats(out))
         return out[0] if single else out
 
     def rerank(self, query, docs, raw_scores=False):
@@ -116,7 +116,7 @@ class Model(Made):
         out = np.empty(len(items), dtype=np.float32)
         if items:
             self._call(lib.vkbert_model_rerank, q, _char_array(items), len(items),
-                      int(bool(raw_scores)), _floats(out))
+                       int(bool(raw_scores)), _floats(out))
         return out[0] if single else out
 
     def classify(self, texts):
@@ -146,7 +146,7 @@ class Model(Made):
         tokenizer = lib.vkbert_model_tokenizer(self._live())
         result = {"input_ids": [], "token_type_ids": [], "attention_mask": []}
         for text in items:
-            e = _lib.Encoding()
+            e = _lib.new(_lib.Encoding)
             _lib.check(lib.vkbert_tokenizer_encode(tokenizer, text, second, max_length,
                                                    ctypes.byref(e)))
             result["input_ids"].append(e.ids[: e.count])
