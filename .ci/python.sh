@@ -9,9 +9,11 @@ build=$(cd "$1" && pwd)
 source=$(cd "$(dirname "$0")/.." && pwd)
 python=/usr/bin/python3 # Debian's, with its packages; not a pyenv or conda one on PATH
 
-for module in venv pip pytest numpy setuptools; do
-    if ! "$python" -c "import $module" 2> /dev/null; then
-        echo "python: skipped, $python has no $module (Debian: python3-$module)"
+# module:Debian package (Debian's python3 has venv without ensurepip until python3-venv)
+for need in ensurepip:python3-venv pip:python3-pip pytest:python3-pytest numpy:python3-numpy \
+    setuptools:python3-setuptools; do
+    if ! "$python" -c "import ${need%%:*}" 2> /dev/null; then
+        echo "python: skipped, $python has no ${need%%:*} (Debian: ${need#*:})"
         exit 77
     fi
 done
