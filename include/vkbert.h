@@ -424,6 +424,9 @@ VKBERT_API const vkbert_tokenizer *vkbert_model_tokenizer(const vkbert_model *mo
 typedef struct vkbert_embed_options {
     const char *prompt_name; /* one of the folder's prompts */
     const char *prompt;      /* a prompt's text; NULL and no name: the folder's default prompt */
+    /* 0: as the model was loaded (vkbert_model_config.normalize, else the folder's Normalize
+     * module); 1: always divide by the L2 norm; -1: never. For this call only. */
+    int normalize;
 } vkbert_embed_options;
 
 /* embeddings[count][dimension] of `count` texts, as SentenceTransformer(dir).encode(texts):

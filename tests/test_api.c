@@ -43,6 +43,19 @@ Test(api, lists_devices)
     free(infos);
 }
 
+/* Listing makes an instance without VK_EXT_debug_utils while a validated context lives; the
+ * context still destroys its messenger (volk's shared table had lost that function). */
+Test(api, lists_devices_while_a_validated_context_lives)
+{
+    vkbert_context_options o = {.validation = 1};
+    vkbert_context *ctx = NULL;
+    TEST_OK(vkbert_context_create(&o, &ctx));
+    uint32_t count = 0;
+    TEST_OK(vkbert_list_devices(NULL, 0, &count));
+    cr_assert_eq(vkbert_validation_messages(ctx, NULL, 0), 0);
+    vkbert_context_destroy(ctx);
+}
+
 Test(api, device_choice_by_index_name_and_environment)
 {
     vkbert_context *ctx = NULL;

@@ -239,10 +239,10 @@ Test(model, prompts_default_named_given_and_left_out_of_pooling)
     ref_st_pipeline p = {spec.pool_modes, prompt_tokens(dir, "query: "), 0, NULL, 1};
     cr_assert_eq(p.prompt_tokens, 3, "[CLS] query : is 3 tokens, not %d", p.prompt_tokens);
     check_embed(dir, NULL, NULL, &c, &w, &p, "query: ", texts, TEXT_COUNT, 0);
-    vkbert_embed_options named = {"passage", NULL};
+    vkbert_embed_options named = {"passage", NULL, 0};
     p.prompt_tokens = prompt_tokens(dir, "passage : ");
     check_embed(dir, NULL, &named, &c, &w, &p, "passage : ", texts, TEXT_COUNT, 0);
-    vkbert_embed_options given = {NULL, "hello world "};
+    vkbert_embed_options given = {NULL, "hello world ", 0};
     p.prompt_tokens = prompt_tokens(dir, "hello world ");
     check_embed(dir, NULL, &given, &c, &w, &p, "hello world ", texts, TEXT_COUNT, 0);
     bert_weights_free(&w);
@@ -283,7 +283,7 @@ Test(model, plain_folder_mean_pools_and_overrides_apply)
     write_bert(dir, &c, &w, 5);
     ref_st_pipeline p = {ST_POOL_MEAN, 0, 0, NULL, 0};
     check_embed(dir, NULL, NULL, &c, &w, &p, NULL, texts, TEXT_COUNT, 0);
-    vkbert_embed_options prompt = {NULL, "hello world "}; /* no Pooling module: included */
+    vkbert_embed_options prompt = {NULL, "hello world ", 0}; /* no Pooling module: included */
     check_embed(dir, NULL, &prompt, &c, &w, &p, "hello world ", texts, TEXT_COUNT, 0);
     vkbert_model_config over = {.pooling = "cls,lasttoken", .normalize = 1};
     ref_st_pipeline q = {ST_POOL_CLS | ST_POOL_LASTTOKEN, 0, 0, NULL, 1};
@@ -339,6 +339,34 @@ static vkbert_model *load(vkbert_context *ctx, const char *dir)
     vkbert_status status = vkbert_model_load(ctx, dir, NULL, &m);
     cr_assert_eq(status, VKBERT_OK, "load %s: %s", dir, vkbert_last_error(ctx));
     return m;
+}
+
+/* vkbert_embed_options.normalize overrides, for one call, both the folder's Normalize module
+ * and the model's config; the next call without it is back to the model's choice. */
+Test(model, normalize_per_call_overrides_folder_and_config)
+{
+    bert_config c = small_config(0);
+    bert_weights w;
+    st_folder_spec spec = pooling_spec(ST_POOL_MEAN, &c);
+    spec.normalize = 1;
+    char dir[256];
+    write_st("normalized", &spec, &c, &w, dir);
+    ref_st_pipeline raw = {ST_POOL_MEAN, 0, 0, NULL, 0}, unit = {ST_POOL_MEAN, 0, 0, NULL, 1};
+    vkbert_embed_options never = {NULL, NULL, -1}, always = {NULL, NULL, 1};
+    check_embed(dir, NULL, &never, &c, &w, &raw, NULL, texts, TEXT_COUNT, 0);
+    vkbert_model_config off = {.normalize = -1};
+    check_embed(dir, &off, &always, &c, &w, &unit, NULL, texts, TEXT_COUNT, 0);
+    check_embed(dir, &off, NULL, &c, &w, &raw, NULL, texts, TEXT_COUNT, 0);
+
+    vkbert_context *ctx = test_context(0);
+    vkbert_model *m = load(ctx, dir);
+    float out[64];
+    vkbert_embed_options bad = {NULL, NULL, 2};
+    cr_assert_eq(vkbert_model_embed(m, texts, 1, &bad, out), VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert_not_null(strstr(vkbert_last_error(ctx), "normalize"), "%s", vkbert_last_error(ctx));
+    vkbert_model_destroy(m);
+    test_context_done(ctx);
+    bert_weights_free(&w);
 }
 
 Test(model, rerank_scores_pairs_as_a_cross_encoder)
@@ -555,7 +583,7 @@ Test(model, bad_folders_and_calls_are_clear_errors)
     vkbert_context *ctx = test_context(0);
     vkbert_model *m = load(ctx, dir);
     float out[64];
-    vkbert_embed_options unknown = {"nope", NULL};
+    vkbert_embed_options unknown = {"nope", NULL, 0};
     cr_assert_eq(vkbert_model_embed(m, texts, 1, &unknown, out), VKBERT_ERROR_INVALID_ARGUMENT);
     cr_assert_not_null(strstr(vkbert_last_error(ctx), "nope"), "%s", vkbert_last_error(ctx));
     const char *holes[] = {"fine", NULL};

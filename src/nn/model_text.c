@@ -20,6 +20,7 @@ typedef struct text_job {
     int count;
     int prompt_tokens;
     run_kind kind;
+    int normalize;  /* RUN_SENTENCES: divide by the L2 norm */
     uint32_t width; /* of an output row */
     float *out;     /* [count][width] */
 } text_job;
@@ -82,10 +83,9 @@ static vkbert_status run_batch(text_job *job, const int *order, int n, int32_t *
         }
     }
     encoder_batch in = {n, seq, ids, types, mask, job->prompt_tokens};
-    vkbert_status status =
-        job->kind == RUN_SENTENCES
-            ? vkb_encoder_sentences(job->m->encoder, &in, job->m->normalize, rows)
-            : vkb_encoder_logits(job->m->encoder, &in, rows);
+    vkbert_status status = job->kind == RUN_SENTENCES
+                               ? vkb_encoder_sentences(job->m->encoder, &in, job->normalize, rows)
+                               : vkb_encoder_logits(job->m->encoder, &in, rows);
     for (int b = 0; !status && b < n; b++)
         memcpy(job->out + (size_t)order[b] * job->width, rows + (size_t)b * job->width,
                job->width * sizeof *rows);
@@ -151,6 +151,19 @@ static vkbert_status prompt_length(vkbert_model *m, const char *prompt, int *out
     return VKBERT_OK;
 }
 
+/* The call's normalize overrides the model's (the Python package's embed(normalize=) needs a
+ * per-call switch; sentence-transformers' encode() has normalize_embeddings per call too). */
+static vkbert_status call_normalize(vkbert_model *m, const vkbert_embed_options *o, int *out)
+{
+    if (!o || !o->normalize) return VKBERT_OK;
+    if (o->normalize != 1 && o->normalize != -1)
+        return vkb_fail(m->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "vkbert_embed_options.normalize is %d: 0 (the model's), 1 or -1",
+                        o->normalize);
+    *out = o->normalize > 0;
+    return VKBERT_OK;
+}
+
 static vkbert_status check_texts(vkbert_model *m, const char *const *texts, int count, void *out)
 {
     if (count < 1 || !texts || !out)
@@ -181,8 +194,13 @@ vkbert_status vkb_model_embed(vkbert_model *m, const char *const *texts, int cou
     vkbert_status status = check_texts(m, texts, count, embeddings);
     const char *prompt = NULL;
     if (!status) status = find_prompt(m, options, &prompt);
-    text_job job = {
-        m, NULL, count, 0, RUN_SENTENCES, vkb_encoder_embedding_width(m->encoder), embeddings};
+    text_job job = {.m = m,
+                    .count = count,
+                    .kind = RUN_SENTENCES,
+                    .normalize = m->normalize,
+                    .width = vkb_encoder_embedding_width(m->encoder),
+                    .out = embeddings};
+    if (!status) status = call_normalize(m, options, &job.normalize);
     if (!status) status = prompt_length(m, prompt, &job.prompt_tokens);
     return status ? status : run_texts(&job, prompt, texts, NULL);
 }
@@ -208,7 +226,7 @@ vkbert_status vkb_model_rerank(vkbert_model *m, const char *query, const char *c
         return vkb_fail(m->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
                         "max_length %d leaves no room for a pair's 3 special tokens",
                         m->max_length);
-    text_job job = {m, NULL, count, 0, RUN_LOGITS, 1, scores};
+    text_job job = {m, NULL, count, 0, RUN_LOGITS, 0, 1, scores};
     status = run_texts(&job, NULL, documents, query);
     for (int i = 0; !status && !raw_scores && i < count; i++)
         scores[i] = sigmoid(scores[i]);
@@ -234,7 +252,7 @@ vkbert_status vkb_model_classify(vkbert_model *m, const char *const *texts, int 
     if (!m->labels)
         return vkb_fail(m->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
                         "the model has no classifier (no classifier.weight in its safetensors)");
-    text_job job = {m, NULL, count, 0, RUN_LOGITS, (uint32_t)m->labels, scores};
+    text_job job = {m, NULL, count, 0, RUN_LOGITS, 0, (uint32_t)m->labels, scores};
     status = run_texts(&job, NULL, texts, NULL);
     if (status || m->problem == BERT_PROBLEM_REGRESSION) return status;
     int sigmoids = m->labels == 1 || m->problem == BERT_PROBLEM_MULTI_LABEL;

@@ -498,7 +498,10 @@ static vkbert_status create_instance_for(vkbert_context *ctx, bool validation)
         return vkb_fail(ctx, VKBERT_ERROR_NO_VULKAN, "%s", instance_failure(result));
     if (!validation) return VKBERT_OK;
     VkDebugUtilsMessengerCreateInfoEXT info = vkb_messenger_info(ctx);
-    result = vkCreateDebugUtilsMessengerEXT(ctx->instance, &info, NULL, &ctx->messenger);
+    PFN_vkCreateDebugUtilsMessengerEXT create =
+        (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(ctx->instance,
+                                                                  "vkCreateDebugUtilsMessengerEXT");
+    result = create(ctx->instance, &info, NULL, &ctx->messenger);
     if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkCreateDebugUtilsMessengerEXT");
     return VKBERT_OK;
 }
@@ -568,6 +571,13 @@ void vkb_context_release(vkbert_context *ctx)
         vkb_external_release(ctx);
         return;
     }
-    if (ctx->messenger) vkDestroyDebugUtilsMessengerEXT(ctx->instance, ctx->messenger, NULL);
+    /* volk's one table of instance functions comes from the newest instance: after one without
+     * VK_EXT_debug_utils (vkbert_list_devices, a context without validation) its debug-utils
+     * entries are NULL, so the messenger's functions come from this context's own instance. */
+    PFN_vkDestroyDebugUtilsMessengerEXT destroy =
+        ctx->messenger ? (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
+                             ctx->instance, "vkDestroyDebugUtilsMessengerEXT")
+                       : NULL;
+    if (destroy) destroy(ctx->instance, ctx->messenger, NULL);
     if (ctx->instance) vkDestroyInstance(ctx->instance, NULL);
 }
