@@ -59,6 +59,11 @@ typedef enum vkbert_status {
     /* The device was lost, or did not finish within the context's timeout: the context
      * refuses every later call with this status; destroy it and make a new one. */
     VKBERT_ERROR_DEVICE_LOST,
+    /* A file that exists but is not what it claims: bad JSON, a bad safetensors or .npy
+     * header, a missing or misshapen tensor, a bad vocabulary. The message names the file and
+     * the field. A file that is missing or cannot be opened is VKBERT_ERROR_INVALID_ARGUMENT:
+     * the path is the caller's. */
+    VKBERT_ERROR_MALFORMED_FILE = 9,
 } vkbert_status;
 
 /* A constant name for a status, such as "VKBERT_ERROR_DEVICE_LIMIT". */

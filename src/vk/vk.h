@@ -12,8 +12,6 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-#define VKB_MAX_BLOCKS 64
-#define VKB_MAX_PIPELINES 32
 #define VKB_ERROR_SIZE 1024
 
 /* Sub-allocation of one large VkDeviceMemory. Free ranges kept sorted by offset. */
@@ -123,14 +121,16 @@ struct vkbert_context {
     uint32_t allocation_count, fail_allocation_at;
     bool fail_next_submit;
 
-    vkb_block blocks[VKB_MAX_BLOCKS];
-    uint32_t block_count;
+    /* Tables that grow: buffers and dispatches keep pointers to their entries, so each entry
+     * is allocated alone and never moves. */
+    vkb_block **blocks;
+    uint32_t block_count, block_capacity;
     VkDeviceSize allocated_bytes; /* of the blocks (VkDeviceMemory) */
     VkDeviceSize in_use_bytes;    /* of the live buffers placed in them */
     vkb_buffer staging;
 
-    vkb_pipeline pipelines[VKB_MAX_PIPELINES];
-    uint32_t pipeline_count;
+    vkb_pipeline **pipelines;
+    uint32_t pipeline_count, pipeline_capacity;
 
     uint32_t validation_count;
     char validation_first[VKB_ERROR_SIZE];
@@ -225,6 +225,10 @@ vkbert_status vkb_buffer_create(vkbert_context *ctx, VkDeviceSize size, vkb_buff
 vkbert_status vkb_buffer_create_host(vkbert_context *ctx, VkDeviceSize size, vkb_buffer *out);
 void vkb_buffer_destroy(vkbert_context *ctx, vkb_buffer *buffer);
 void vkb_memory_release(vkbert_context *ctx);
+/* A table (`capacity` entries of `item` bytes, `count` used) with room for one more: `table`
+ * itself, or it moved to a doubled allocation; NULL when out of host memory (then `table` is
+ * unchanged and still owned by the caller). */
+void *vkb_table_room(void *table, uint32_t *capacity, uint32_t count, size_t item);
 /* Copies between host and a buffer, through the staging buffer when it is not mapped. */
 vkbert_status vkb_buffer_upload(vkbert_context *ctx, vkb_buffer *dst, VkDeviceSize offset,
                                 const void *src, VkDeviceSize size);
