@@ -263,8 +263,8 @@ Test(limits, more_pipelines_than_the_old_table)
     for (uint32_t i = 0; i < COUNT; i++) {
         uint32_t size = i + 1;
         const vkb_pipeline *again = NULL;
-        TEST_OK(vkb_pipeline_get(ctx, &vkb_shader_l2_normalize_shared, NULL, 2, 12, &size, 1,
-                                 &again));
+        TEST_OK(
+            vkb_pipeline_get(ctx, &vkb_shader_l2_normalize_shared, NULL, 2, 12, &size, 1, &again));
         cr_assert_eq(again, made[i], "pipeline %u moved or was made twice", i);
         cr_assert_eq(made[i]->spec[0], size);
     }
