@@ -243,8 +243,7 @@ static vkbert_status create(vkbert_context *ctx, VkDeviceSize size, VkMemoryProp
 
 void vkb_memory_init(vkbert_context *ctx)
 {
-    const char *force = getenv("VKBERT_FORCE_STAGING");
-    bool forced = force && *force && strcmp(force, "0");
+    bool forced = ctx->env.force_staging;
     VkMemoryPropertyFlags shared = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT |
                                    VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
                                    VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
