@@ -63,11 +63,13 @@ static spec_values matmul_spec(const vkbert_context *ctx, const char *name)
 {
     bool simd = strncmp(name, "matmul_simd", 11) == 0;
     bool fallback = !simd && strncmp(name, "matmul_gpu", 10) != 0;
-    setenv("VKBERT_KERNELS", simd ? "simd" : "gpu", 1);
-    if (fallback) setenv("VKBERT_MATMUL_FALLBACK", "1", 1);
+    /* The context reads VKBERT_KERNELS and VKBERT_MATMUL_FALLBACK once (src/vk/vk_env.c): its
+     * copy is changed for the question and put back. */
+    vkb_tuning_env *tuning = &((vkbert_context *)ctx)->env.tuning, saved = *tuning;
+    tuning->kernels = simd ? VKB_KERNELS_SIMD : VKB_KERNELS_GPU;
+    tuning->matmul_fallback = fallback;
     vkb_matmul_tiles t = vkb_tune_matmul(ctx, 128, 3072, 768, 0, 0);
-    unsetenv("VKBERT_KERNELS");
-    unsetenv("VKBERT_MATMUL_FALLBACK");
+    *tuning = saved;
     /* The simd modules' register tile is in their name (CMakeLists.txt), and the library
      * passes that tile (matmul.c, simd_shader). */
     const char *tile = strrchr(name, '_');

@@ -59,6 +59,10 @@ typedef enum vkbert_status {
     /* The device was lost, or did not finish within the context's timeout: the context
      * refuses every later call with this status; destroy it and make a new one. */
     VKBERT_ERROR_DEVICE_LOST,
+    /* A file that exists but is not what it claims: bad JSON, a bad safetensors or .npy
+     * header, a missing or misshapen tensor, a bad vocabulary. The message names the file and
+     * the field. A file that is missing or cannot be opened is VKBERT_ERROR_INVALID_ARGUMENT:
+     * the path is the caller's. */
     VKBERT_ERROR_MALFORMED_FILE = 9,
     VKBERT_NOT_READY = 10, /* not an error: a job still running (vkbert_job_poll) */
 } vkbert_status;
@@ -103,6 +107,20 @@ VKBERT_API vkbert_status vkbert_list_devices(vkbert_device_info *infos, uint32_t
 
 typedef struct vkbert_context vkbert_context;
 
+/* The environment is read once, when a context is made: a variable set or changed later is
+ * not seen by that context, only by contexts made after it (vkbert_bench_override changes the
+ * tuning ones on a live context). An empty variable counts as unset; a bad value fails
+ * context creation with VKBERT_ERROR_INVALID_ARGUMENT and a message naming the variable.
+ *   VKBERT_DEVICE, VKBERT_VALIDATION=0|1, VKBERT_LIMITS, VKBERT_TIMEOUT_MS
+ *                              as the options of the same names below
+ *   VKBERT_CACHE_DIR           the on-disk caches' directory, "off" for none (README, "Caches")
+ *   VKBERT_FORCE_STAGING=0|1   device-only memory and staging copies, as on discrete GPUs
+ * and the tuning variables, which override the tuning cache and the built-in table:
+ *   VKBERT_KERNELS=simd|gpu    the kernel family (else by the device's type)
+ *   VKBERT_ATTENTION=fused|unfused  the attention path
+ *   VKBERT_MATMUL_TILES=wg_x,wg_y,tm,tn4[,bk]  the matmul tiles (bk 0: no shared memory)
+ *   VKBERT_MATMUL_FALLBACK=0|1 1: the gpu family's matmul without shared memory
+ *   VKBERT_SIMD_SHUFFLE=0|1    0: the simd family's kernels share no rows by subgroup shuffles */
 typedef struct vkbert_context_options {
     /* Device: a decimal index or a substring of the device name. NULL or "" means the
      * environment variable VKBERT_DEVICE, else the first discrete GPU, then integrated, then
@@ -506,6 +524,15 @@ VKBERT_API vkbert_status vkbert_bench_encoder(vkbert_context *ctx,
                                               const vkbert_bench_encoder_shape *shape,
                                               vkbert_precision precision, int runs,
                                               vkbert_bench_result *result);
+
+/* Replaces the context's copy of one tuning variable (VKBERT_KERNELS, VKBERT_ATTENTION,
+ * VKBERT_MATMUL_TILES, VKBERT_MATMUL_FALLBACK or VKBERT_SIMD_SHUFFLE; see above
+ * vkbert_context_options) so that a benchmark can try choices on one context. `value` is
+ * checked as the variable is ("" as if unset); NULL restores what the environment said when
+ * the context was made. Layers and encoders keep the plans they made before; new shapes and
+ * new objects follow the new value. Anything else is VKBERT_ERROR_INVALID_ARGUMENT. */
+VKBERT_API vkbert_status vkbert_bench_override(vkbert_context *ctx, const char *name,
+                                               const char *value);
 
 /* Bytes of device memory the context has allocated, and of those in use by live objects. */
 VKBERT_API vkbert_status vkbert_context_memory(const vkbert_context *ctx, uint64_t *allocated,

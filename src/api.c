@@ -324,7 +324,7 @@ static vkbert_status encoder_load(vkbert_context *ctx, const char *model_dir,
     bert_model model;
     char err[VKB_ERROR_SIZE];
     if (bert_model_load(model_dir, &model, err, sizeof err))
-        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "%s", err);
+        return vkb_fail(ctx, vkb_io_status(VKBERT_ERROR_MALFORMED_FILE), "%s", err);
     uint32_t before = ctx->validation_count;
     vkbert_status status = vkb_encoder_new(ctx, &model.config, &model.weights, precision, out);
     bert_model_free(&model);

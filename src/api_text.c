@@ -17,7 +17,7 @@ vkbert_status vkbert_tokenizer_load(const char *model_dir, vkbert_tokenizer **ou
     char err[VKB_ERROR_SIZE];
     if (vkb_tokenizer_open(model_dir, NULL, t, err, sizeof err)) {
         free(t);
-        return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "%s", err);
+        return vkb_fail_global(vkb_io_status(VKBERT_ERROR_MALFORMED_FILE), "%s", err);
     }
     *out = t;
     return VKBERT_OK;
@@ -50,7 +50,7 @@ vkbert_status vkbert_tokenizer_encode(const vkbert_tokenizer *t, const char *tex
     char err[VKB_ERROR_SIZE];
     if (vkb_tokenizer_encode(t, text, pair, max_length == 0 ? t->max_length : max_length, &ids, err,
                              sizeof err))
-        return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "%s", err);
+        return vkb_fail_global(vkb_io_status(VKBERT_ERROR_INVALID_ARGUMENT), "%s", err);
     free(ids.mask);
     out->ids = ids.ids;
     out->type_ids = ids.type_ids;

@@ -25,9 +25,9 @@ static uint32_t clamp_workgroup(const vkbert_context *ctx, uint32_t size)
 
 vkb_family vkb_tune_family(const vkbert_context *ctx)
 {
-    const char *forced = getenv("VKBERT_KERNELS");
-    if (forced && !strcmp(forced, "simd")) return VKB_FAMILY_SIMD;
-    if (forced && !strcmp(forced, "gpu")) return VKB_FAMILY_GPU;
+    vkb_env_kernels forced = ctx->env.tuning.kernels;
+    if (forced == VKB_KERNELS_SIMD) return VKB_FAMILY_SIMD;
+    if (forced == VKB_KERNELS_GPU) return VKB_FAMILY_GPU;
     return cpu_backed(ctx) ? VKB_FAMILY_SIMD : VKB_FAMILY_GPU;
 }
 
@@ -177,16 +177,15 @@ static vkb_matmul_tiles base_tiles(const vkbert_context *ctx, uint64_t a_texels,
 static bool tiles_from_env(const vkbert_context *ctx, vkb_matmul_tiles base, bool shared,
                            vkb_matmul_tiles *out)
 {
-    const char *env = getenv("VKBERT_MATMUL_TILES");
+    const vkb_env_tiles *env = &ctx->env.tuning.tiles;
+    if (!env->set) return false;
     vkb_matmul_tiles t = base;
-    uint32_t bk = 16;
-    if (!env || sscanf(env, "%u,%u,%u,%u,%u", &t.wg_x, &t.wg_y, &t.tm, &t.tn4, &bk) < 4)
-        return false;
+    t.wg_x = env->wg_x, t.wg_y = env->wg_y, t.tm = env->tm, t.tn4 = env->tn4;
     if (t.family == VKB_FAMILY_SIMD) {
         *out = with_block(snap_simd(t));
         return true;
     }
-    if (shared) t.bk = bk;
+    if (shared) t.bk = env->bk;
     t = with_block(t);
     if (!gpu_tile_fits(ctx, &t)) t.bk = 0;
     *out = t;
@@ -198,9 +197,8 @@ vkb_matmul_tiles vkb_tune_matmul_batched(const vkbert_context *ctx, uint32_t m, 
                                          uint64_t b_texels)
 {
     vkb_matmul_tiles t = base_tiles(ctx, a_texels, b_texels), chosen;
-    const char *fallback = getenv("VKBERT_MATMUL_FALLBACK");
     /* Not for the simd family's storage-buffer fallback, which has no shared-memory tiles. */
-    bool shared = vkb_tune_family(ctx) == VKB_FAMILY_GPU && !(fallback && !strcmp(fallback, "1"));
+    bool shared = vkb_tune_family(ctx) == VKB_FAMILY_GPU && !ctx->env.tuning.matmul_fallback;
     if (tiles_from_env(ctx, t, shared, &chosen)) return chosen;
 
     /* What `vkbert tune` measured on this device comes before the table; it measured the
@@ -249,12 +247,12 @@ uint32_t vkb_tune_fused_workgroup(const vkbert_context *ctx, uint32_t seq_len)
 
 bool vkb_tune_attention_fused(const vkbert_context *ctx, uint64_t score_bytes)
 {
-    const char *forced = getenv("VKBERT_ATTENTION");
+    vkb_env_attention forced = ctx->env.tuning.attention;
     bool too_big = score_bytes > ctx->props.limits.maxStorageBufferRange ||
                    score_bytes > ctx->info.device_local_bytes / 4;
     if (too_big) return true; /* the unfused path cannot run at all */
-    if (forced && !strcmp(forced, "fused")) return true;
-    if (forced && !strcmp(forced, "unfused")) return false;
+    if (forced == VKB_ATTENTION_FUSED) return true;
+    if (forced == VKB_ATTENTION_UNFUSED) return false;
     /* Where `vkbert tune` measured both paths on this device, the faster. */
     int measured = vkb_tune_cache_fused(ctx, score_bytes);
     return measured >= 0 ? measured == 1 : true;

@@ -200,6 +200,12 @@ Test(encoder, bad_inputs_are_errors)
     cr_assert_eq(vkbert_encoder_load(ctx, "/nonexistent/model", &encoder),
                  VKBERT_ERROR_INVALID_ARGUMENT);
     cr_assert(strstr(vkbert_last_error(ctx), "config.json"), "%s", vkbert_last_error(ctx));
+    char config[300];
+    snprintf(config, sizeof config, "%s/model.safetensors", dir);
+    FILE *f = fopen(config, "wb"); /* there, but not safetensors */
+    cr_assert(f && fputs("not a header", f) >= 0 && fclose(f) == 0);
+    cr_assert_eq(vkbert_encoder_load(ctx, dir, &encoder), VKBERT_ERROR_MALFORMED_FILE);
+    cr_assert(strstr(vkbert_last_error(ctx), "model.safetensors"), "%s", vkbert_last_error(ctx));
     bert_weights_free(&w);
     test_remove_dir(dir);
     test_context_done(ctx);

@@ -4,6 +4,7 @@
 
 #include "support.h"
 #include "io/half.h"
+#include "io/io_error.h"
 #include "io/npy.h"
 #include "io/safetensors.h"
 
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 /* ---- temp directory and file helpers ---- */
@@ -407,6 +409,7 @@ Test(npy, malformed_files)
     tmp_path(p, "magic.npy");
     write_bytes(p, "\x93NUMPX\x01\x00\x10\x00{}", 12);
     expect_npy_error(p, "magic");
+    cr_assert_eq(io_last_kind(), IO_MALFORMED);
 
     tmp_path(p, "short.npy");
     write_bytes(p, "\x93NUMPY\x01", 7);
@@ -432,7 +435,9 @@ Test(npy, malformed_files)
 
     tmp_path(p, "missing.npy");
     expect_npy_error(p, "cannot open");
+    cr_assert_eq(io_last_kind(), IO_UNREADABLE);
     expect_npy_error(tmpdir, "cannot read");
+    cr_assert_eq(io_last_kind(), IO_UNREADABLE);
 }
 
 Test(npy, save_rejects_bad_arguments)
@@ -659,4 +664,86 @@ Test(st, save_rejects_bad_arguments)
     cr_assert_eq(st_load(p, &f, err, sizeof err), 0, "%s", err);
     cr_assert_eq(f.count, 0);
     st_free(&f);
+}
+
+/* ---- out of host memory ---- */
+
+/* A sanitizer reserves terabytes of address space for its shadow: no cap can be set under it. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define NO_ADDRESS_CAP 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) ||                         \
+    __has_feature(memory_sanitizer)
+#define NO_ADDRESS_CAP 1
+#endif
+#endif
+
+/* Caps this process's address space (Criterion runs each test in a process of its own) at
+ * what it uses now plus `room` bytes, so that any larger allocation fails as on a host out of
+ * memory. Returns the old limit to restore. */
+static struct rlimit cap_address_space(size_t room)
+{
+    struct rlimit old;
+    cr_assert_eq(getrlimit(RLIMIT_AS, &old), 0);
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0;
+    cr_assert_not_null(f);
+    cr_assert_eq(fscanf(f, "%lu", &pages), 1);
+    fclose(f);
+    struct rlimit capped = {pages * (size_t)sysconf(_SC_PAGESIZE) + room, old.rlim_max};
+    cr_assert_eq(setrlimit(RLIMIT_AS, &capped), 0);
+    return old;
+}
+
+/* A file of `bytes`, all zero past `head`, without writing them (sparse). */
+static void write_sparse(const char *path, const void *head, size_t n, size_t bytes)
+{
+    write_bytes(path, head, n);
+    cr_assert_eq(truncate(path, (off_t)bytes), 0);
+}
+
+Test(npy, out_of_memory_is_its_own_kind)
+{
+#ifdef NO_ADDRESS_CAP
+    cr_skip_test("a sanitizer's shadow memory leaves no address space to cap");
+#else
+    char p[256], err[512] = "";
+    tmp_path(p, "big.npy");
+    /* 256 MiB of float32 zeros: 64M elements */
+    write_npy(p, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (67108864,), }", NULL, 0);
+    uint8_t head[4096];
+    size_t n = read_bytes(p, head, sizeof head);
+    write_sparse(p, head, n, n + ((size_t)256 << 20));
+    struct rlimit old = cap_address_space((size_t)64 << 20);
+    npy_array a;
+    int rc = npy_load(p, &a, err, sizeof err);
+    io_kind kind = io_last_kind();
+    setrlimit(RLIMIT_AS, &old);
+    cr_assert_eq(rc, -1);
+    cr_assert_eq(kind, IO_NO_MEMORY, "kind %d: %s", kind, err);
+    cr_assert(strstr(err, p) && strstr(err, "out of memory"), "%s", err);
+#endif
+}
+
+/* Through the public API: a tokenizer folder too large for the memory left is
+ * VKBERT_ERROR_OUT_OF_MEMORY, never INVALID_ARGUMENT; a missing folder is INVALID_ARGUMENT. */
+Test(npy, out_of_memory_through_the_api)
+{
+#ifdef NO_ADDRESS_CAP
+    cr_skip_test("a sanitizer's shadow memory leaves no address space to cap");
+#else
+    char p[256];
+    tmp_path(p, "vocab.txt");
+    write_sparse(p, "[PAD]\n", 6, (size_t)256 << 20);
+    vkbert_tokenizer *t = NULL;
+    struct rlimit old = cap_address_space((size_t)64 << 20);
+    vkbert_status status = vkbert_tokenizer_load(tmpdir, &t);
+    setrlimit(RLIMIT_AS, &old);
+    cr_assert_eq(status, VKBERT_ERROR_OUT_OF_MEMORY, "%s: %s", vkbert_status_name(status),
+                 vkbert_last_error(NULL));
+    cr_assert(strstr(vkbert_last_error(NULL), "vocab.txt"), "%s", vkbert_last_error(NULL));
+    tmp_path(p, "nothing_here");
+    cr_assert_eq(vkbert_tokenizer_load(p, &t), VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(vkbert_last_error(NULL), "nothing_here"), "%s", vkbert_last_error(NULL));
+#endif
 }

@@ -3,6 +3,7 @@
  * (dispatches in pieces, batches in halves) and checked against double, and what cannot be
  * split is refused with an error naming the limit. */
 #include "nn/attention.h"
+#include "shaders.h"
 #include "support.h"
 #include "tune.h"
 #include "vk/vk.h"
@@ -213,5 +214,59 @@ Test(limits, the_memory_budget)
     vkbert_attention_destroy(layer);
     test_weights_free(&w);
     check_layer(ctx, 4, 33, 2, 7, true); /* smaller work still runs */
+    test_context_done(ctx);
+}
+
+/* The memory blocks' table grows: with allocations capped at 64 KiB, each 64 KiB tensor takes
+ * a block of its own, well past the 64 the table once held. Buffers keep pointers to their
+ * blocks, so every tensor must still read back what was written to it. */
+Test(limits, more_memory_blocks_than_the_old_table)
+{
+    vkbert_context *ctx = test_context_limited("max_memory_allocation_size=64k");
+    enum { COUNT = 100, ROWS = 128, COLS = 128 };
+    vkbert_tensor *t[COUNT];
+    int64_t shape[2] = {ROWS, COLS};
+    float *values = malloc(ROWS * COLS * sizeof *values), *back = test_poisoned(ROWS * COLS);
+    for (int i = 0; i < COUNT; i++) {
+        TEST_OK(vkbert_tensor_create(ctx, 2, shape, &t[i]));
+        for (int k = 0; k < ROWS * COLS; k++)
+            values[k] = (float)(i * ROWS * COLS + k);
+        TEST_OK(vkbert_tensor_write(ctx, t[i], values, ROWS * COLS));
+    }
+    cr_assert_geq(ctx->block_count, COUNT, "%u blocks", ctx->block_count);
+    for (int i = 0; i < COUNT; i++) {
+        TEST_OK(vkbert_tensor_read(ctx, t[i], back, ROWS * COLS));
+        for (int k = 0; k < ROWS * COLS; k++)
+            cr_assert_eq(back[k], (float)(i * ROWS * COLS + k), "tensor %d [%d]: %g", i, k,
+                         back[k]);
+    }
+    for (int i = 0; i < COUNT; i++)
+        vkbert_tensor_destroy(ctx, t[i]);
+    free(values), free(back);
+    check_layer(ctx, 2, 9, 2, 8, true); /* the layer's buffers among those blocks */
+    test_context_done(ctx);
+}
+
+/* The pipelines' table grows past the 32 it once held, and a pipeline handed out earlier
+ * stays where it was: dispatches keep pointers to it. */
+Test(limits, more_pipelines_than_the_old_table)
+{
+    vkbert_context *ctx = test_context(0);
+    enum { COUNT = 48 };
+    const vkb_pipeline *made[COUNT];
+    for (uint32_t i = 0; i < COUNT; i++) { /* workgroup sizes 1..48: 48 variants */
+        uint32_t size = i + 1;
+        TEST_OK(vkb_pipeline_get(ctx, &vkb_shader_l2_normalize_shared, NULL, 2, 12, &size, 1,
+                                 &made[i]));
+    }
+    cr_assert_geq(ctx->pipeline_count, COUNT);
+    for (uint32_t i = 0; i < COUNT; i++) {
+        uint32_t size = i + 1;
+        const vkb_pipeline *again = NULL;
+        TEST_OK(
+            vkb_pipeline_get(ctx, &vkb_shader_l2_normalize_shared, NULL, 2, 12, &size, 1, &again));
+        cr_assert_eq(again, made[i], "pipeline %u moved or was made twice", i);
+        cr_assert_eq(made[i]->spec[0], size);
+    }
     test_context_done(ctx);
 }

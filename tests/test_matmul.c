@@ -227,15 +227,15 @@ static void check_around(vkbert_context *ctx, uint32_t bm, uint32_t bn, uint32_t
         }
 }
 
-/* Each shared-memory tile of the table (src/tune.c) through VKBERT_MATMUL_TILES, one context
- * each (a context holds a bounded number of pipelines). */
+/* Each shared-memory tile of the table (src/tune.c) through VKBERT_MATMUL_TILES, set on one
+ * context (it read the environment when it was made). */
 Test(matmul, gpu_each_tile)
 {
     static const char *const tiles[] = {"16,16,8,2,16", "16,16,4,1,16", "16,8,8,1,16", "8,8,4,1,16",
                                         "8,4,4,2,8"};
+    vkbert_context *ctx = gpu_context();
     for (size_t i = 0; i < sizeof tiles / sizeof *tiles; i++) {
-        setenv("VKBERT_MATMUL_TILES", tiles[i], 1);
-        vkbert_context *ctx = gpu_context();
+        TEST_OK(vkbert_bench_override(ctx, "VKBERT_MATMUL_TILES", tiles[i]));
         vkb_matmul_tiles t = tiles_for(ctx, (mm_case){64, 64, 64, 1, false, false});
         char what[80];
         vkb_matmul_describe(&t, what, sizeof what);
@@ -246,9 +246,8 @@ Test(matmul, gpu_each_tile)
         check(ctx, (mm_case){t.bm + 1, t.bn + 3, t.bk + 1, 2, false, true}, 1050 + 100 * i);
         check(ctx, (mm_case){t.bm + 1, t.bn + 3, t.bk + 1, 1, true, false}, 1051 + 100 * i);
         half_b = false;
-        test_context_done(ctx);
     }
-    unsetenv("VKBERT_MATMUL_TILES");
+    test_context_done(ctx);
 }
 
 /* The table's own choice, for shapes of BERT's layer (batch 2, seq 40, E 96, 4 heads). */

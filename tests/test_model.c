@@ -539,12 +539,23 @@ Test(model, transformer_in_a_subfolder_keeps_its_limit)
 
 /* ---- errors ---- */
 
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "%s", path);
+    cr_assert_eq(fputs(text, f) >= 0 && fclose(f) == 0, 1, "%s", path);
+}
+
 static void expect_load_error(const char *dir, const vkbert_model_config *config,
-                              const char *needle)
+                              vkbert_status want, const char *needle)
 {
     vkbert_context *ctx = test_context(0);
     vkbert_model *m = (vkbert_model *)1;
-    cr_assert_neq(vkbert_model_load(ctx, dir, config, &m), VKBERT_OK, "%s loaded", dir);
+    vkbert_status status = vkbert_model_load(ctx, dir, config, &m);
+    cr_assert_eq(status, want, "%s: %s, not %s (%s)", dir, vkbert_status_name(status),
+                 vkbert_status_name(want), vkbert_last_error(ctx));
     cr_assert_null(m);
     cr_assert_not_null(strstr(vkbert_last_error(ctx), needle), "'%s' not in: %s", needle,
                        vkbert_last_error(ctx));
@@ -572,13 +583,19 @@ Test(model, bad_folders_and_calls_are_clear_errors)
     write_st("narrow", &dense_spec, &c, &unused, dense_dir);
     bert_weights_free(&unused);
     st_folder_dense_free(&narrow);
-    expect_load_error(dense_dir, &two_modes, "Dense module 0 takes 22 features");
-    expect_load_error(dir, &bad_pool, "median");
+    expect_load_error(dense_dir, &two_modes, VKBERT_ERROR_INVALID_ARGUMENT,
+                      "Dense module 0 takes 22 features");
+    expect_load_error(dir, &bad_pool, VKBERT_ERROR_INVALID_ARGUMENT, "median");
     vkbert_model_config bad_length = {.max_length = 1};
-    expect_load_error(dir, &bad_length, "max_length");
+    expect_load_error(dir, &bad_length, VKBERT_ERROR_INVALID_ARGUMENT, "max_length");
     char missing[300];
     snprintf(missing, sizeof missing, "%s/nothing_here", tmp);
-    expect_load_error(missing, NULL, "nothing_here");
+    expect_load_error(missing, NULL, VKBERT_ERROR_INVALID_ARGUMENT, "nothing_here");
+    /* Files that exist but are not what they claim: their own status, the file named. */
+    write_file(dense_dir, "config.json", "{\"hidden_size\": \"wide\"}");
+    expect_load_error(dense_dir, NULL, VKBERT_ERROR_MALFORMED_FILE, "config.json");
+    write_file(dense_dir, "modules.json", "[{\"idx\": 0,");
+    expect_load_error(dense_dir, NULL, VKBERT_ERROR_MALFORMED_FILE, "modules.json");
 
     vkbert_context *ctx = test_context(0);
     vkbert_model *m = load(ctx, dir);

@@ -231,25 +231,44 @@ Test(pipeline_cache, off_writes_nothing)
     free(home);
 }
 
+/* The resolution that context creation makes (src/vk/vk_env.c); VKBERT_CACHE_DIR's value is
+ * passed in, the home is looked up. */
 Test(pipeline_cache, directory_from_the_environment)
 {
     char dir[4096];
-    unsetenv("VKBERT_CACHE_DIR");
     setenv("XDG_CACHE_HOME", "/x/cache", 1);
     setenv("HOME", "/home/h", 1);
-    cr_assert(vkb_cache_dir(dir, sizeof dir));
+    cr_assert(vkb_cache_dir_resolve(NULL, dir, sizeof dir));
     cr_assert_str_eq(dir, "/x/cache/vkbert");
     setenv("XDG_CACHE_HOME", "relative", 1); /* invalid by the XDG spec */
-    cr_assert(vkb_cache_dir(dir, sizeof dir));
+    cr_assert(vkb_cache_dir_resolve("", dir, sizeof dir), "empty: as if unset");
     cr_assert_str_eq(dir, "/home/h/.cache/vkbert");
     unsetenv("XDG_CACHE_HOME");
     setenv("HOME", "", 1);
-    cr_assert_not(vkb_cache_dir(dir, sizeof dir), "an empty HOME disables the cache");
-    setenv("VKBERT_CACHE_DIR", "/elsewhere", 1);
-    cr_assert(vkb_cache_dir(dir, sizeof dir));
+    cr_assert_not(vkb_cache_dir_resolve(NULL, dir, sizeof dir), "an empty HOME disables the cache");
+    cr_assert(vkb_cache_dir_resolve("/elsewhere", dir, sizeof dir));
     cr_assert_str_eq(dir, "/elsewhere");
-    setenv("VKBERT_CACHE_DIR", "off", 1);
-    cr_assert_not(vkb_cache_dir(dir, sizeof dir));
+    cr_assert_not(vkb_cache_dir_resolve("off", dir, sizeof dir));
+}
+
+/* A context keeps the directory it was made with; the next one takes the new setting. */
+Test(pipeline_cache, directory_read_once)
+{
+    char *first = fresh_dir(), *second = fresh_dir(), dir[4096];
+    setenv("VKBERT_CACHE_DIR", first, 1);
+    vkbert_context *ctx = test_context(0);
+    setenv("VKBERT_CACHE_DIR", second, 1);
+    cr_assert(vkb_cache_dir(ctx, dir, sizeof dir));
+    cr_assert_str_eq(dir, first);
+    run_layer(ctx);
+    test_context_done(ctx);
+    cr_assert_eq(count_entries(first), 1, "the pipeline cache went to the directory at creation");
+    cr_assert_eq(count_entries(second), 0);
+    ctx = test_context(0);
+    cr_assert(vkb_cache_dir(ctx, dir, sizeof dir));
+    cr_assert_str_eq(dir, second);
+    test_context_done(ctx);
+    free(first), free(second);
 }
 
 Test(pipeline_cache, startup_times)
@@ -318,24 +337,30 @@ static vkbert_context *tuned_context(void)
     return ctx;
 }
 
+/* The context reads the environment once: the tests change its copy. */
+static void override(vkbert_context *ctx, const char *name, const char *value)
+{
+    TEST_OK(vkbert_bench_override(ctx, name, value));
+}
+
 Test(tune_cache, chosen_tiles_returned)
 {
     vkbert_context *ctx = tuned_context();
-    setenv("VKBERT_KERNELS", "simd", 1);
+    override(ctx, "VKBERT_KERNELS", "simd");
     assert_tiles(tiles(ctx, 1024, 768, 768, 1), "simd wg 4x8 tile 8x8");
     assert_tiles(tiles(ctx, 1024, 256, 768, 3), "simd wg 4x8 tile 8x8"); /* the same work */
     assert_tiles(tiles(ctx, 4096, 768, 768, 1), "simd wg 4x8 tile 8x8"); /* bigger: still */
     /* Far smaller, or far shallower (the per-head products): the built-in table. */
     assert_builtin(ctx, 64, 64, 768, 1);
     assert_builtin(ctx, 128, 128, 64, 96);
-    setenv("VKBERT_KERNELS", "gpu", 1);
+    override(ctx, "VKBERT_KERNELS", "gpu");
     assert_tiles(tiles(ctx, 1024, 768, 768, 1), "gpu smem 32x32x8 wg 8x8 tile 4x4");
-    setenv("VKBERT_MATMUL_FALLBACK", "1", 1); /* the fallback was not measured */
+    override(ctx, "VKBERT_MATMUL_FALLBACK", "1"); /* the fallback was not measured */
     assert_builtin(ctx, 1024, 768, 768, 1);
-    unsetenv("VKBERT_MATMUL_FALLBACK");
-    setenv("VKBERT_MATMUL_TILES", "16,16,4,1,16", 1); /* the override wins over the cache */
+    override(ctx, "VKBERT_MATMUL_FALLBACK", NULL);
+    override(ctx, "VKBERT_MATMUL_TILES", "16,16,4,1,16"); /* the override wins over the cache */
     assert_tiles(tiles(ctx, 1024, 768, 768, 1), "gpu smem 64x64x16 wg 16x16 tile 4x4");
-    unsetenv("VKBERT_MATMUL_TILES");
+    override(ctx, "VKBERT_MATMUL_TILES", NULL);
     test_context_done(ctx);
 }
 
@@ -347,10 +372,10 @@ Test(tune_cache, attention_path_from_the_cache)
     cr_assert(vkb_tune_attention_fused(ctx, 64 * 6291456ull), "beyond 4x: the default");
     cr_assert(vkb_tune_attention_fused(ctx, (uint64_t)ctx->props.limits.maxStorageBufferRange + 4),
               "scores that cannot be held run fused whatever the cache says");
-    setenv("VKBERT_ATTENTION", "fused", 1);
+    override(ctx, "VKBERT_ATTENTION", "fused");
     cr_assert(vkb_tune_attention_fused(ctx, 6291456), "the override wins over the cache");
-    unsetenv("VKBERT_ATTENTION");
-    setenv("VKBERT_KERNELS", "gpu", 1);
+    override(ctx, "VKBERT_ATTENTION", NULL);
+    override(ctx, "VKBERT_KERNELS", "gpu");
     cr_assert(vkb_tune_attention_fused(ctx, 6291456), "measured for the simd family only");
     test_context_done(ctx);
 }
@@ -366,10 +391,10 @@ Test(tune_cache, other_family_kept)
     TEST_OK(vkbert_tune_save(ctx, "{}", NULL, 0)); /* nothing new: everything kept */
     test_context_done(ctx);
     ctx = test_context(0);
-    setenv("VKBERT_KERNELS", "gpu", 1);
+    override(ctx, "VKBERT_KERNELS", "gpu");
     assert_tiles(tiles(ctx, 1024, 768, 768, 1), "gpu smem 64x64x16 wg 16x8 tile 8x4");
     cr_assert(vkb_tune_attention_fused(ctx, 6291456), "no gpu attention entry was saved");
-    setenv("VKBERT_KERNELS", "simd", 1);
+    override(ctx, "VKBERT_KERNELS", "simd");
     assert_tiles(tiles(ctx, 1024, 768, 768, 1), "simd wg 4x8 tile 8x8");
     cr_assert_not(vkb_tune_attention_fused(ctx, 6291456), "the simd entry was lost");
     test_context_done(ctx);
@@ -378,7 +403,7 @@ Test(tune_cache, other_family_kept)
 Test(tune_cache, entries_beyond_the_limits_ignored)
 {
     vkbert_context *ctx = tuned_context();
-    setenv("VKBERT_KERNELS", "gpu", 1);
+    override(ctx, "VKBERT_KERNELS", "gpu");
     /* Limits lowered after loading: the entry is checked again at every use. */
     uint32_t shared = ctx->props.limits.maxComputeSharedMemorySize;
     ctx->props.limits.maxComputeSharedMemorySize = 1024;
@@ -464,9 +489,9 @@ Test(tune_cache, bad_entries_ignored_alone)
     strcat(edited, good + head);
     write_file(path, edited, strlen(edited));
     ctx = test_context(0);
-    setenv("VKBERT_KERNELS", "gpu", 1);
+    override(ctx, "VKBERT_KERNELS", "gpu");
     assert_tiles(tiles(ctx, 1024, 768, 768, 1), "gpu smem 32x32x8 wg 8x8 tile 4x4");
-    setenv("VKBERT_KERNELS", "simd", 1);
+    override(ctx, "VKBERT_KERNELS", "simd");
     assert_tiles(tiles(ctx, 1024, 768, 768, 1), "simd wg 4x8 tile 8x8");
     test_context_done(ctx);
     free(edited);

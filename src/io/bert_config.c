@@ -104,7 +104,7 @@ static int id2label_count(const err_ctx *e, const cJSON *id2label, int *out)
     int n = cJSON_GetArraySize(id2label);
     if (n < 1) return io_fail(e, "field 'id2label' is empty");
     unsigned char *seen = calloc((size_t)n, 1);
-    if (!seen) return io_fail(e, "out of memory");
+    if (!seen) return io_fail_oom(e, "out of memory");
     int rc = 0;
     for (const cJSON *it = id2label->child; it && rc == 0; it = it->next) {
         int id = label_id(it->string, n);
@@ -216,10 +216,10 @@ int bert_labels_load(const char *path, int num_labels, char ***out, char *err, s
     if (rc == 0 && count > 0 && count != num_labels)
         rc = io_fail(&e, "field 'id2label' has %d labels, expected %d", count, num_labels);
     char **labels = rc == 0 ? calloc((size_t)num_labels, sizeof *labels) : NULL;
-    if (rc == 0 && !labels) rc = io_fail(&e, "out of memory");
+    if (rc == 0 && !labels) rc = io_fail_oom(&e, "out of memory");
     for (int i = 0; rc == 0 && i < num_labels; i++)
         if (!(labels[i] = label_copy(count > 0 ? id2label : NULL, i)))
-            rc = io_fail(&e, "out of memory");
+            rc = io_fail_oom(&e, "out of memory");
     cJSON_Delete(root);
     if (rc != 0)
         bert_labels_free(labels, num_labels);
@@ -276,7 +276,7 @@ int bert_config_save(const char *path, const bert_config *c, const char *const *
     err_ctx e = {path, err, err_size};
     if (!path || !c) return io_fail(&e, "no path or config given");
     cJSON *root = config_json(c, labels);
-    int rc = root ? io_json_save(&e, root) : io_fail(&e, "out of memory");
+    int rc = root ? io_json_save(&e, root) : io_fail_oom(&e, "out of memory");
     cJSON_Delete(root);
     return rc;
 }

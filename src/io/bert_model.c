@@ -368,7 +368,7 @@ static int load_weights(const err_ctx *e, const st_file *f, const bert_config *c
     int has_pooler = has_classifier || st_find(f, pooler) != NULL;
     if (check_tensors(e, f, prefix, c, has_pooler, has_classifier) != 0) return -1;
     if (weights_alloc(c, has_pooler, has_classifier, w) != 0)
-        return io_fail(e, "out of memory for the weights");
+        return io_fail_oom(e, "out of memory for the weights");
     for (int i = 0; i < bert_tensor_count(w); i++) {
         bert_tensor t;
         bert_tensor_at(c, w, i, &t);
@@ -405,7 +405,7 @@ int bert_model_load(const char *dir, bert_model *out, char *err, size_t err_size
     char *weights_path = NULL;
     bert_model m = {0};
     st_file f = {0};
-    int rc = config_path ? 0 : io_fail(&e, "out of memory");
+    int rc = config_path ? 0 : io_fail_oom(&e, "out of memory");
     if (rc == 0) rc = bert_config_load(config_path, &m.config, err, err_size);
     if (rc == 0 && !(weights_path = io_safetensors_path(&e, dir, HF_CONVERT))) rc = -1;
     if (rc == 0) rc = st_load(weights_path, &f, err, err_size);
@@ -483,7 +483,7 @@ static int save_weights(const char *path, const bert_config *c, const bert_weigh
     save_lists l = {0};
     int rc = save_lists_fill(&l, c, w, f16, prefix);
     if (rc != 0)
-        io_fail(&e, "out of memory");
+        io_fail_oom(&e, "out of memory");
     else
         rc = st_save(path, bert_tensor_count(w), l.names, l.dtypes, l.ndims, l.shape_ptrs, l.data,
                      err, err_size);
@@ -517,7 +517,7 @@ int bert_model_save(const char *dir, const bert_config *c, const bert_weights *w
     if (error) return io_fail(&e, "cannot create the directory: %s", strerror(error));
     char *config_path = io_path_join(dir, "config.json");
     char *weights_path = io_path_join(dir, "model.safetensors");
-    int rc = config_path && weights_path ? 0 : io_fail(&e, "out of memory");
+    int rc = config_path && weights_path ? 0 : io_fail_oom(&e, "out of memory");
     bert_config named = *c;
     /* A classifier without an architecture would not load back as one. */
     if (w->has_classifier && !named.architecture[0])

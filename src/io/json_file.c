@@ -30,11 +30,11 @@ char *io_safetensors_path(const err_ctx *e, const char *dir, const char *how)
 {
     char *path = io_path_join(dir, "model.safetensors");
     char *bin = io_path_join(dir, "pytorch_model.bin");
-    int rc = path && bin ? 0 : io_fail(e, "out of memory");
+    int rc = path && bin ? 0 : io_fail_oom(e, "out of memory");
     if (rc == 0 && !io_path_exists(path) && io_path_exists(bin))
-        rc = io_fail(&(err_ctx){bin, e->err, e->size},
-                     "PyTorch pickle weights are not read; convert them to model.safetensors (%s)",
-                     how);
+        rc = io_fail_open(
+            &(err_ctx){bin, e->err, e->size},
+            "PyTorch pickle weights are not read; convert them to model.safetensors (%s)", how);
     free(bin);
     if (rc == 0) return path;
     free(path);
@@ -45,7 +45,7 @@ char *io_safetensors_path(const err_ctx *e, const char *dir, const char *how)
 char *io_read_text(const err_ctx *e)
 {
     FILE *f = fopen(e->path, "rb");
-    if (!f) return io_fail(e, "cannot open: %s", strerror(errno)), NULL;
+    if (!f) return io_fail_open(e, "cannot open: %s", strerror(errno)), NULL;
     size_t len = 0, cap = 4096;
     char *text = malloc(cap);
     while (text) {
@@ -56,10 +56,13 @@ char *io_read_text(const err_ctx *e)
         text = bigger;
         cap *= 2;
     }
-    const char *problem = !text ? "out of memory" : ferror(f) ? strerror(errno) : NULL;
+    int failed = !text || ferror(f), e_no = errno;
     fclose(f);
-    if (problem) {
-        io_fail(e, "cannot read: %s", problem);
+    if (failed) {
+        if (text)
+            io_fail_open(e, "cannot read: %s", strerror(e_no));
+        else
+            io_fail_oom(e, "cannot read: out of memory");
         free(text);
         return NULL;
     }
@@ -81,7 +84,7 @@ cJSON *io_json_load(const err_ctx *e)
 int io_json_save(const err_ctx *e, const cJSON *root)
 {
     char *text = cJSON_Print(root);
-    if (!text) return io_fail(e, "out of memory");
+    if (!text) return io_fail_oom(e, "out of memory");
     FILE *f = fopen(e->path, "wb");
     int rc = f ? 0 : io_fail(e, "cannot create: %s", strerror(errno));
     if (f && (fputs(text, f) == EOF || fputc('\n', f) == EOF)) rc = -1;

@@ -306,7 +306,7 @@ static int read_preamble(const err_ctx *c, FILE *f, size_t fsize, size_t *start,
 static int read_header(const err_ctx *c, FILE *f, size_t start, size_t hlen, npy_header *h)
 {
     char *text = malloc(hlen + 1);
-    if (!text) return io_fail(c, "out of memory reading a %zu-byte header", hlen);
+    if (!text) return io_fail_oom(c, "out of memory reading a %zu-byte header", hlen);
     if (fseek(f, (long)start, SEEK_SET) != 0 || fread(text, 1, hlen, f) != hlen) {
         free(text);
         return io_fail(c, "read error in the header");
@@ -335,7 +335,7 @@ static int read_data(const err_ctx *c, FILE *f, size_t avail, const npy_header *
         return io_fail(c, "file has %zu bytes of data but shape %s of %s needs only %zu", avail,
                        shape, dname, bytes);
     void *data = malloc(bytes ? bytes : 1);
-    if (!data) return io_fail(c, "out of memory for %zu bytes of data", bytes);
+    if (!data) return io_fail_oom(c, "out of memory for %zu bytes of data", bytes);
     if (fread(data, 1, bytes, f) != bytes) {
         free(data);
         return io_fail(c, "read error in the data");
@@ -348,8 +348,8 @@ static int load_from(const err_ctx *c, FILE *f, npy_array *out)
 {
     size_t fsize = 0, start = 0, hlen = 0;
     npy_header h;
-    if (probe_read(f) != 0) return io_fail(c, "cannot read: %s", strerror(errno));
-    if (file_size(f, &fsize) != 0) return io_fail(c, "cannot determine the file size");
+    if (probe_read(f) != 0) return io_fail_open(c, "cannot read: %s", strerror(errno));
+    if (file_size(f, &fsize) != 0) return io_fail_open(c, "cannot determine the file size");
     if (read_preamble(c, f, fsize, &start, &hlen) != 0) return -1;
     if (read_header(c, f, start, hlen, &h) != 0) return -1;
     if (parse_descr(c, h.descr, &out->dtype, &out->item_size) != 0) return -1;
@@ -366,7 +366,7 @@ int npy_load(const char *path, npy_array *out, char *err, size_t err_size)
     memset(out, 0, sizeof *out);
     if (!path) return io_fail(&c, "no path given");
     FILE *f = fopen(path, "rb");
-    if (!f) return io_fail(&c, "cannot open: %s", strerror(errno));
+    if (!f) return io_fail_open(&c, "cannot open: %s", strerror(errno));
     npy_array tmp = {0};
     int rc = load_from(&c, f, &tmp);
     fclose(f);

@@ -61,7 +61,8 @@ static int map_file(const err_ctx *c, const uint8_t **buf, size_t *size)
     const void *data = NULL;
     const char *failed = plat_map_file(c->path, &data, size);
     *buf = data;
-    return failed ? io_fail(c, "cannot %s: %s", failed, strerror(errno)) : 0;
+    if (failed && errno == ENOMEM) return io_fail_oom(c, "cannot %s: %s", failed, strerror(errno));
+    return failed ? io_fail_open(c, "cannot %s: %s", failed, strerror(errno)) : 0;
 }
 
 /* A JSON number that is an exact non-negative integer. */
@@ -140,7 +141,7 @@ static int parse_entry(const err_ctx *c, const cJSON *entry, const uint8_t *data
     if (!cJSON_IsObject(entry))
         return io_fail(c, "tensor '%s' is not a JSON object", entry->string);
     t->name = dup_string(entry->string);
-    if (!t->name) return io_fail(c, "out of memory");
+    if (!t->name) return io_fail_oom(c, "out of memory");
     uint64_t begin = 0, end = 0;
     if (parse_dtype(c, entry, t) != 0 || parse_shape(c, entry, t) != 0 ||
         parse_offsets(c, entry, data_size, &begin, &end) != 0)
@@ -160,7 +161,7 @@ static cJSON *parse_json(const err_ctx *c, const uint8_t *text, size_t len)
 {
     if (memchr(text, '\0', len)) return io_fail(c, "header contains a NUL byte"), NULL;
     char *s = malloc(len + 1);
-    if (!s) return io_fail(c, "out of memory for a %zu-byte header", len), NULL;
+    if (!s) return io_fail_oom(c, "out of memory for a %zu-byte header", len), NULL;
     memcpy(s, text, len);
     s[len] = '\0';
     const char *stop = NULL;
@@ -185,7 +186,7 @@ static int check_unique(const err_ctx *c, const st_file *f)
 {
     if (f->count < 2) return 0;
     char **names = malloc((size_t)f->count * sizeof *names);
-    if (!names) return io_fail(c, "out of memory for %d tensor names", f->count);
+    if (!names) return io_fail_oom(c, "out of memory for %d tensor names", f->count);
     for (int i = 0; i < f->count; i++)
         names[i] = f->tensors[i].name;
     qsort(names, (size_t)f->count, sizeof *names, compare_names);
@@ -202,7 +203,7 @@ static int parse_tensors(const err_ctx *c, const cJSON *json, const uint8_t *dat
 {
     int n = cJSON_GetArraySize(json);
     f->tensors = calloc(n > 0 ? (size_t)n : 1, sizeof *f->tensors);
-    if (!f->tensors) return io_fail(c, "out of memory for %d tensors", n);
+    if (!f->tensors) return io_fail_oom(c, "out of memory for %d tensors", n);
     for (const cJSON *e = json->child; e; e = e->next) {
         if (strcmp(e->string, "__metadata__") == 0) continue;
         /* Counted before parsing so st_free releases a partly filled entry. */

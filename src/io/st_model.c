@@ -53,7 +53,7 @@ static int load_json_module(const char *mdir, int (*parse)(const err_ctx *, cons
 {
     char *path = io_path_join(mdir, "config.json");
     err_ctx e = {path, err, err_size};
-    if (!path) return io_fail(&(err_ctx){mdir, err, err_size}, "out of memory");
+    if (!path) return io_fail_oom(&(err_ctx){mdir, err, err_size}, "out of memory");
     cJSON *root = io_json_load(&e);
     int rc = root ? parse(&e, root, out) : -1;
     cJSON_Delete(root);
@@ -74,7 +74,7 @@ static int parse_dense(const err_ctx *e, const cJSON *root, void *d)
 static int add_dense(const char *mdir, st_model *m, char *err, size_t err_size)
 {
     st_dense *grown = realloc(m->dense, (size_t)(m->dense_count + 1) * sizeof *grown);
-    if (!grown) return io_fail(&(err_ctx){mdir, err, err_size}, "out of memory");
+    if (!grown) return io_fail_oom(&(err_ctx){mdir, err, err_size}, "out of memory");
     m->dense = grown;
     st_dense *d = &m->dense[m->dense_count++];
     memset(d, 0, sizeof *d);
@@ -106,7 +106,7 @@ static int load_sbert_config(st_model *m, char *err, size_t err_size)
         err_ctx e = {path, err, err_size};
         cJSON *root = NULL;
         if (!path)
-            rc = io_fail(&(err_ctx){m->transformer_dir, err, err_size}, "out of memory");
+            rc = io_fail_oom(&(err_ctx){m->transformer_dir, err, err_size}, "out of memory");
         else if (io_path_exists(path))
             rc = (root = io_json_load(&e)) ? parse_sbert(&e, root, m) : -1;
         cJSON_Delete(root);
@@ -119,7 +119,7 @@ static int load_sbert_config(st_model *m, char *err, size_t err_size)
 static int load_transformer(const char *mdir, st_model *m, char *err, size_t err_size)
 {
     if (!(m->transformer_dir = copy_string(mdir)))
-        return io_fail(&(err_ctx){mdir, err, err_size}, "out of memory");
+        return io_fail_oom(&(err_ctx){mdir, err, err_size}, "out of memory");
     return load_sbert_config(m, err, err_size);
 }
 
@@ -152,7 +152,7 @@ static int load_module(walk *w, int index, kind k, const char *path, st_model *m
     w->last = k;
     if (k == K_NORMALIZE) return m->normalize = 1, 0;
     char *mdir = module_dir(w->dir, path);
-    int rc = mdir ? 0 : io_fail(&w->e, "out of memory");
+    int rc = mdir ? 0 : io_fail_oom(&w->e, "out of memory");
     if (rc == 0 && !io_path_exists(mdir))
         rc = io_fail(&(err_ctx){mdir, err, err_size},
                      "the folder of module %d (%s) is missing; modules.json names it", index,
@@ -212,7 +212,7 @@ static int add_prompt(const err_ctx *e, const cJSON *it, st_model *m)
     p->name = copy_string(it->string);
     p->text = copy_string(cJSON_IsString(it) ? it->valuestring : "");
     m->prompt_count++;
-    return p->name && p->text ? 0 : io_fail(e, "out of memory");
+    return p->name && p->text ? 0 : io_fail_oom(e, "out of memory");
 }
 
 static int find_prompt(const st_model *m, const char *name)
@@ -231,7 +231,7 @@ static int parse_prompts(const err_ctx *e, const cJSON *root, st_model *m)
         return io_fail(e, "field 'prompts' is not an object");
     int n = cJSON_IsObject(prompts) ? cJSON_GetArraySize(prompts) : 0;
     if (n > 0 && !(m->prompts = calloc((size_t)n, sizeof *m->prompts)))
-        return io_fail(e, "out of memory");
+        return io_fail_oom(e, "out of memory");
     for (const cJSON *it = n ? prompts->child : NULL; it; it = it->next)
         if (add_prompt(e, it, m) != 0) return -1;
     if (io_json_string(e, root, "default_prompt_name", &def) != 0) return -1;
@@ -240,7 +240,7 @@ static int parse_prompts(const err_ctx *e, const cJSON *root, st_model *m)
         return io_fail(
             e, "field 'default_prompt_name' is \"%.40s\", which is not among the prompts", def);
     m->default_prompt_name = copy_string(def);
-    return m->default_prompt_name ? 0 : io_fail(e, "out of memory");
+    return m->default_prompt_name ? 0 : io_fail_oom(e, "out of memory");
 }
 
 static int load_prompts(const char *path, st_model *m, char *err, size_t err_size)
@@ -282,7 +282,7 @@ int st_model_load(const char *dir, st_model *out, char *err, size_t err_size)
     char *modules = io_path_join(dir, "modules.json");
     char *config = io_path_join(dir, "config_sentence_transformers.json");
     st_model m = {.do_lower_case = -1};
-    int rc = modules && config ? 0 : io_fail(&e, "out of memory");
+    int rc = modules && config ? 0 : io_fail_oom(&e, "out of memory");
     m.has_modules = rc == 0 && io_path_exists(modules);
     if (rc == 0 && m.has_modules) rc = load_modules(dir, modules, &m, err, err_size);
     if (rc == 0 && m.has_modules) rc = load_prompts(config, &m, err, err_size);

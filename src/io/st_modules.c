@@ -188,7 +188,7 @@ static float *dense_tensor(const err_ctx *e, const st_file *f, const char *name,
         return NULL;
     }
     float *data = malloc(t->count * sizeof *data);
-    if (!data) return io_fail(e, "out of memory"), NULL;
+    if (!data) return io_fail_oom(e, "out of memory"), NULL;
     if (st_to_f32(t, data) == 0) return data;
     free(data);
     return io_fail(e, "tensor '%s' has dtype %s; only F32, F16, BF16 and F64 are supported", name,

@@ -116,7 +116,7 @@ int tok_vocab_alloc(const err_ctx *c, tokenizer *t, int32_t count, size_t entrie
     t->lens = calloc(n, sizeof *t->lens);
     t->slots = malloc(cap * sizeof *t->slots);
     if (!t->tokens || !t->lens || !t->slots)
-        return io_fail(c, "out of memory for %zu tokens", entries);
+        return io_fail_oom(c, "out of memory for %zu tokens", entries);
     memset(t->slots, 0xff, cap * sizeof *t->slots); /* all -1 */
     t->slot_mask = cap - 1;
     t->count = count;
@@ -137,7 +137,7 @@ int tok_read_file(const err_ctx *c, const char *path, char **text, size_t *size)
     FILE *f = fopen(path, "rb");
     if (!f) {
         int e = errno;
-        io_fail(c, "cannot open: %s", strerror(e));
+        io_fail_open(c, "cannot open: %s", strerror(e));
         errno = e;
         return -1;
     }
@@ -156,7 +156,8 @@ int tok_read_file(const err_ctx *c, const char *path, char **text, size_t *size)
     fclose(f);
     if (failed) {
         free(b.v);
-        return io_fail(c, "cannot read: %s", oom ? "out of memory" : strerror(e));
+        if (oom) return io_fail_oom(c, "cannot read: out of memory");
+        return io_fail_open(c, "cannot read: %s", strerror(e));
     }
     b.v[b.n] = '\0';
     *text = b.v;
@@ -311,7 +312,7 @@ int tok_add_specials(const err_ctx *c, tokenizer *t, int require)
         if (id < 0 || tok_find_added(t, name, len)) continue;
         /* transformers adds a special token given as a string with normalized false. */
         tok_added a = {.content = t->special[i], .content_len = len, .id = id, .special = 1};
-        if (tok_add(t, &a) != 0) return io_fail(c, "out of memory");
+        if (tok_add(t, &a) != 0) return io_fail_oom(c, "out of memory");
     }
     return 0;
 }
@@ -321,7 +322,7 @@ int tok_vocab_specials(const err_ctx *c, tokenizer *t)
     if (tok_add_specials(c, t, 1) != 0) return -1;
     t->unk = special_id(t, TOK_UNK);
     if (tok_bert_template(t, special_id(t, TOK_CLS), special_id(t, TOK_SEP)) != 0)
-        return io_fail(c, "out of memory");
+        return io_fail_oom(c, "out of memory");
     return tok_prepare_added(c, t);
 }
 
@@ -332,7 +333,7 @@ int tok_load(const char *vocab_path, int do_lower_case, tokenizer **out, char *e
     *out = NULL;
     if (!vocab_path) return io_fail(&c, "no path given");
     tokenizer *t = tok_new();
-    if (!t) return io_fail(&c, "out of memory");
+    if (!t) return io_fail_oom(&c, "out of memory");
     t->lower = t->strip = do_lower_case != 0;
     char *text;
     size_t size;

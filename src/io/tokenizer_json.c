@@ -140,7 +140,7 @@ static int json_added_tokens(const err_ctx *c, tokenizer *t, const cJSON *list)
         if (get_int(c, member(v, "id"), what, 0, INT32_MAX - 1, &id) != 0) return -1;
         a.id = (int32_t)id;
         if (!tok_find_added(t, a.content, a.content_len) && tok_add(t, &a) != 0)
-            return io_fail(c, "out of memory");
+            return io_fail_oom(c, "out of memory");
     }
     return 0;
 }
@@ -167,10 +167,10 @@ static int config_special(tokenizer *t, const cJSON *v, const char *path, const 
     }
     if (parse_added(&c, v, key, 1, &a) != 0) return -1;
     if (name && tok_set_string(name, a.content, a.content_len) != 0)
-        return io_fail(&c, "out of memory");
+        return io_fail_oom(&c, "out of memory");
     a.id = tok_id(t, a.content);
     if (a.id < 0 || tok_find_added(t, a.content, a.content_len)) return 0;
-    return tok_add(t, &a) != 0 ? io_fail(&c, "out of memory") : 0;
+    return tok_add(t, &a) != 0 ? io_fail_oom(&c, "out of memory") : 0;
 }
 
 static int config_specials(tokenizer *t, const folder *f, char *err, size_t err_size)
@@ -212,7 +212,7 @@ static int json_vocab(const err_ctx *c, tokenizer *t, const cJSON *vocab)
         return io_fail(c, "model.vocab: ids up to %.0f for %zu tokens", top, entries);
     if (tok_vocab_alloc(c, t, (int32_t)(top + 1), entries) != 0) return -1;
     char *p = t->text = malloc(bytes_needed ? bytes_needed : 1);
-    if (!p) return io_fail(c, "out of memory for the vocabulary");
+    if (!p) return io_fail_oom(c, "out of memory for the vocabulary");
     cJSON_ArrayForEach(v, vocab)
     {
         int32_t i = (int32_t)v->valuedouble;
@@ -246,7 +246,7 @@ static int json_model(const err_ctx *c, tokenizer *t, const cJSON *m)
     if (t->unk < 0) return io_fail(c, "model.unk_token \"%s\" is not in model.vocab", unk_name);
     if (tok_set_string(&t->special[TOK_UNK], unk_name, strlen(unk_name)) ||
         (prefix && tok_set_string(&t->prefix, prefix->valuestring, strlen(prefix->valuestring))))
-        return io_fail(c, "out of memory");
+        return io_fail_oom(c, "out of memory");
     t->prefix_len = strlen(t->prefix);
     return 0;
 }
@@ -328,7 +328,7 @@ static int json_piece(const err_ctx *c, tokenizer *t, const cJSON *v, const cJSO
     p->first = t->n_tpl_ids;
     p->count = (size_t)cJSON_GetArraySize(ids);
     int32_t *grown = realloc(t->tpl_ids, (t->n_tpl_ids + p->count + 1) * sizeof *grown);
-    if (!grown) return io_fail(c, "out of memory");
+    if (!grown) return io_fail_oom(c, "out of memory");
     t->tpl_ids = grown;
     cJSON_ArrayForEach(v, ids)
     {
@@ -345,7 +345,7 @@ static int json_template(const err_ctx *c, tokenizer *t, const cJSON *pp, const 
     const cJSON *list = member(pp, key), *v;
     if (!cJSON_IsArray(list)) return io_fail(c, "post_processor.%s: expected an array", key);
     tp->pieces = calloc((size_t)cJSON_GetArraySize(list) + 1, sizeof *tp->pieces);
-    if (!tp->pieces) return io_fail(c, "out of memory");
+    if (!tp->pieces) return io_fail_oom(c, "out of memory");
     cJSON_ArrayForEach(v, list)
     {
         tok_piece *p = &tp->pieces[tp->n];
@@ -371,7 +371,8 @@ static int json_bert_processing(const err_ctx *c, tokenizer *t, const cJSON *pp)
         if (get_int(c, cJSON_GetArrayItem(v, 1), "post_processor id", 0, INT32_MAX - 1, &ids[i]))
             return -1;
     }
-    return tok_bert_template(t, (int32_t)ids[0], (int32_t)ids[1]) ? io_fail(c, "out of memory") : 0;
+    return tok_bert_template(t, (int32_t)ids[0], (int32_t)ids[1]) ? io_fail_oom(c, "out of memory")
+                                                                  : 0;
 }
 
 static int json_post_processor(const err_ctx *c, tokenizer *t, const cJSON *pp)
@@ -382,7 +383,7 @@ static int json_post_processor(const err_ctx *c, tokenizer *t, const cJSON *pp)
         const tok_piece p[] = {{0, 0, 0, 0}, {1, 1, 0, 0}};
         t->single.pieces = malloc(sizeof p);
         t->pair.pieces = malloc(sizeof p);
-        if (!t->single.pieces || !t->pair.pieces) return io_fail(c, "out of memory");
+        if (!t->single.pieces || !t->pair.pieces) return io_fail_oom(c, "out of memory");
         memcpy(t->single.pieces, p, sizeof p);
         memcpy(t->pair.pieces, p, sizeof p);
         t->single.n = 1;
@@ -507,7 +508,7 @@ int tok_load_dir(const char *dir, tokenizer **out, char *err, size_t err_size)
     snprintf(f.map_path, sizeof f.map_path, "%s/special_tokens_map.json", dir);
     snprintf(f.model_path, sizeof f.model_path, "%s/config.json", dir);
     tokenizer *t = tok_new();
-    int rc = t ? load_folder(&f, t, err, err_size) : io_fail(&c, "out of memory");
+    int rc = t ? load_folder(&f, t, err, err_size) : io_fail_oom(&c, "out of memory");
     cJSON_Delete(f.config);
     cJSON_Delete(f.map);
     if (rc != 0) {

@@ -175,7 +175,7 @@ int tok_prepare_added(const err_ctx *c, tokenizer *t)
                                : bytes_put(&m, a->content, a->content_len);
         if (rc == 0) rc = tok_set_string(&a->match, m.v ? m.v : "", m.n);
         free(m.v);
-        if (rc != 0) return io_fail(c, "out of memory");
+        if (rc != 0) return io_fail_oom(c, "out of memory");
         a->match_len = m.n;
     }
     return 0;
@@ -374,7 +374,7 @@ static int tokenize(const tokenizer *t, const char *text, const char *what, ints
     free(e.norm.v);
     free(e.word.v);
     free(e.off.v);
-    return rc == 0 ? 0 : io_fail(&c, "out of memory");
+    return rc == 0 ? 0 : io_fail_oom(&c, "out of memory");
 }
 
 /* ---- truncation and the template ---- */
@@ -444,7 +444,7 @@ int tok_encode(const tokenizer *t, const char *text, const char *text_pair, int 
         rc = assemble(t, tp, seqs, out);
         if (rc != 0) {
             tok_ids_free(out);
-            io_fail(&c, "out of memory");
+            io_fail_oom(&c, "out of memory");
         }
     }
     free(seqs[0].v);

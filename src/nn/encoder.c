@@ -3,6 +3,7 @@
 #include "nn/encoder.h"
 
 #include "io/half.h"
+#include "io/io_error.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -241,4 +242,16 @@ void vkb_encoder_free(vkbert_encoder *e)
     vkb_buffer_destroy(e->ctx, &e->dense);
     vkb_buffer_destroy(e->ctx, &e->params);
     free(e);
+}
+
+vkbert_status vkb_io_status(vkbert_status content)
+{
+    switch (io_last_kind()) {
+    case IO_NO_MEMORY:
+        return VKBERT_ERROR_OUT_OF_MEMORY;
+    case IO_UNREADABLE:
+        return VKBERT_ERROR_INVALID_ARGUMENT;
+    default:
+        return content;
+    }
 }

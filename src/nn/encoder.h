@@ -139,6 +139,12 @@ struct vkbert_encoder {
     encoder_plan *recorded; /* vkb_encoder_record's, for passes in the caller's command buffer */
 };
 
+/* The status of the io reader that just failed on this thread: OUT_OF_MEMORY when a host
+ * allocation failed, INVALID_ARGUMENT when a file is missing or cannot be opened (the path is
+ * the caller's), else `content`: MALFORMED_FILE for a file's content, INVALID_ARGUMENT for a
+ * caller's text. */
+vkbert_status vkb_io_status(vkbert_status content);
+
 vkbert_status vkb_encoder_new(vkbert_context *ctx, const bert_config *config,
                               const bert_weights *weights, vkbert_precision precision,
                               vkbert_encoder **out);

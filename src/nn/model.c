@@ -222,15 +222,15 @@ static vkbert_status load_parts(vkbert_model *m, const char *dir, const vkbert_m
 {
     char err[VKB_ERROR_SIZE];
     if (st_model_load(dir, &m->st, err, sizeof err))
-        return vkb_fail(m->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "%s", err);
+        return vkb_fail(m->ctx, vkb_io_status(VKBERT_ERROR_MALFORMED_FILE), "%s", err);
     const char *bert_dir = m->st.has_modules ? m->st.transformer_dir : dir;
     if (vkb_tokenizer_open(dir, &m->st, &m->tokenizer, err, sizeof err))
-        return vkb_fail(m->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "%s", err);
+        return vkb_fail(m->ctx, vkb_io_status(VKBERT_ERROR_MALFORMED_FILE), "%s", err);
     vkbert_status status = apply_config(m, config);
     if (status) return status;
     bert_model bm;
     if (bert_model_load(bert_dir, &bm, err, sizeof err))
-        return vkb_fail(m->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "%s", err);
+        return vkb_fail(m->ctx, vkb_io_status(VKBERT_ERROR_MALFORMED_FILE), "%s", err);
     m->config = bm.config;
     m->has_pooler = bm.weights.has_pooler;
     snprintf(m->architecture, sizeof m->architecture, "%s",

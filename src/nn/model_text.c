@@ -49,7 +49,9 @@ static vkbert_status encode_one(vkbert_model *m, const char *prefix, const char 
     int rc = vkb_tokenizer_encode(&m->tokenizer, joined ? joined : text, pair,
                                   m->truncate ? m->max_length : -1, out, err, sizeof err);
     free(joined);
-    if (rc) return vkb_fail(m->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "input %d: %s", i, err);
+    if (rc)
+        return vkb_fail(m->ctx, vkb_io_status(VKBERT_ERROR_INVALID_ARGUMENT), "input %d: %s", i,
+                        err);
     if (out->count > m->max_length)
         return vkb_fail(m->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
                         "input %d has %d tokens, over the model's limit of %d (truncation is off)",

@@ -40,8 +40,7 @@ enum { SHARING_LANES = 8 };
  * size or one it can require (vkb_subgroup_fits). */
 static bool can_share_rows(const vkbert_context *ctx, const vkb_matmul_tiles *t)
 {
-    const char *off = getenv("VKBERT_SIMD_SHUFFLE");
-    if (off && !strcmp(off, "0")) return false;
+    if (!ctx->env.tuning.simd_shuffle) return false;
     return t->wg_x == SHARING_LANES && vkb_subgroup_fits(ctx, SHARING_LANES, t->wg_x * t->wg_y,
                                                          VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
 }

@@ -12,8 +12,6 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-#define VKB_MAX_BLOCKS 64
-#define VKB_MAX_PIPELINES 32
 #define VKB_ERROR_SIZE 1024
 
 /* Sub-allocation of one large VkDeviceMemory. Free ranges kept sorted by offset. */
@@ -64,6 +62,47 @@ typedef struct vkb_pipeline {
     uint32_t required_subgroup_size; /* 0: none chained */
 } vkb_pipeline;
 
+/* ---- the environment, read once when the context is made (vk_env.c) ---- */
+#define VKB_PATH_MAX 4096
+
+typedef enum vkb_env_kernels {
+    VKB_KERNELS_BY_DEVICE,
+    VKB_KERNELS_SIMD,
+    VKB_KERNELS_GPU
+} vkb_env_kernels;
+typedef enum vkb_env_attention {
+    VKB_ATTENTION_BY_TUNING,
+    VKB_ATTENTION_FUSED,
+    VKB_ATTENTION_UNFUSED
+} vkb_env_attention;
+
+/* VKBERT_MATMUL_TILES="wg_x,wg_y,tm,tn4[,bk]"; bk 16 when not given. */
+typedef struct vkb_env_tiles {
+    bool set;
+    uint32_t wg_x, wg_y, tm, tn4, bk;
+} vkb_env_tiles;
+
+/* The variables that steer kernel choices, which vkbert_bench_override may replace. */
+typedef struct vkb_tuning_env {
+    vkb_env_kernels kernels;     /* VKBERT_KERNELS=simd|gpu */
+    vkb_env_attention attention; /* VKBERT_ATTENTION=fused|unfused */
+    vkb_env_tiles tiles;         /* VKBERT_MATMUL_TILES */
+    bool matmul_fallback;        /* VKBERT_MATMUL_FALLBACK=1 */
+    bool simd_shuffle;           /* VKBERT_SIMD_SHUFFLE: false when 0 */
+} vkb_tuning_env;
+
+typedef struct vkb_env {
+    vkb_tuning_env tuning;
+    vkb_tuning_env tuning_at_creation; /* what the environment said, for overrides to restore */
+    bool force_staging;                /* VKBERT_FORCE_STAGING=1 */
+    bool validation;                   /* VKBERT_VALIDATION=1 */
+    uint64_t timeout_ms;               /* VKBERT_TIMEOUT_MS; 0 when unset */
+    char device[256];                  /* VKBERT_DEVICE; "" when unset */
+    char limits[1024];                 /* VKBERT_LIMITS; "" when unset */
+    /* VKBERT_CACHE_DIR, else the home cache (vk_cache.c); "" when caching is off. */
+    char cache_dir[VKB_PATH_MAX];
+} vkb_env;
+
 /* One recorded dispatch: what an op prepares and the recorder plays. */
 typedef struct vkb_dispatch {
     const char *name;
@@ -78,6 +117,7 @@ typedef struct vkb_dispatch {
 struct vkbert_context {
     plat_mutex *lock; /* held by every public call on the context (vk_lock.c) */
     uint64_t serial;  /* unique in the process, never reused (vk_error.c) */
+    vkb_env env;      /* VKBERT_* as they were when the context was made (vk_env.c) */
     VkInstance instance;
     VkDebugUtilsMessengerEXT messenger;
     VkPhysicalDevice physical;
@@ -127,14 +167,16 @@ struct vkbert_context {
     uint32_t allocation_count, fail_allocation_at;
     bool fail_next_submit;
 
-    vkb_block blocks[VKB_MAX_BLOCKS];
-    uint32_t block_count;
+    /* Tables that grow: buffers and dispatches keep pointers to their entries, so each entry
+     * is allocated alone and never moves. */
+    vkb_block **blocks;
+    uint32_t block_count, block_capacity;
     VkDeviceSize allocated_bytes; /* of the blocks (VkDeviceMemory) */
     VkDeviceSize in_use_bytes;    /* of the live buffers placed in them */
     vkb_buffer staging;
 
-    vkb_pipeline pipelines[VKB_MAX_PIPELINES];
-    uint32_t pipeline_count;
+    vkb_pipeline **pipelines;
+    uint32_t pipeline_count, pipeline_capacity;
 
     uint32_t validation_count;
     char validation_first[VKB_ERROR_SIZE];
@@ -184,6 +226,15 @@ const char *vkb_last_error(const vkbert_context *ctx);
 vkbert_status vkb_fail_global(vkbert_status status, const char *fmt, ...) PLAT_PRINTF(2, 3);
 const char *vkb_global_error(void);
 
+/* ---- the environment (vk_env.c) ---- */
+/* Reads and checks every VKBERT_* variable into ctx->env; a bad value fails, naming the
+ * variable. The first thing every way of making a context does: nothing reads the environment
+ * later. */
+vkbert_status vkb_env_read(vkbert_context *ctx);
+/* Replaces one variable of ctx->env.tuning by `value`, checked as at creation ("": as if
+ * unset); NULL restores what the environment said at creation. */
+vkbert_status vkb_env_override(vkbert_context *ctx, const char *name, const char *value);
+
 /* ---- device (vk_device.c) ---- */
 vkbert_status vkb_load_vulkan(void);
 vkbert_status vkb_context_init(vkbert_context *ctx, const vkbert_context_options *options);
@@ -198,7 +249,7 @@ void vkb_describe_device_at(VkPhysicalDevice device, uint32_t instance_api,
 void vkb_read_device(vkbert_context *ctx);
 vkbert_status vkb_create_device_objects(vkbert_context *ctx);
 bool vkb_queue_has_timestamps(const vkbert_context *ctx);
-uint64_t vkb_timeout_ns(const vkbert_context_options *options);
+uint64_t vkb_timeout_ns(const vkbert_context *ctx, const vkbert_context_options *options);
 /* A messenger that counts validation messages on `ctx`. */
 VkDebugUtilsMessengerCreateInfoEXT vkb_messenger_info(vkbert_context *ctx);
 
@@ -228,9 +279,12 @@ vkbert_status vkb_check_layout(vkbert_context *ctx, const char *shader,
 vkbert_status vkb_check_alive(vkbert_context *ctx);
 
 /* ---- on-disk caches (vk_cache.c) ---- */
-/* The directory: VKBERT_CACHE_DIR ("off" disables), else $XDG_CACHE_HOME/vkbert, else
- * $HOME/.cache/vkbert; false when caching is off or there is no home. */
-bool vkb_cache_dir(char *out, size_t size);
+/* The directory from `setting` (VKBERT_CACHE_DIR's value; "off" disables, NULL or "" means
+ * unset), else $XDG_CACHE_HOME/vkbert, else $HOME/.cache/vkbert; false when caching is off or
+ * there is no home. For vkb_env_read: the home is looked up in the environment. */
+bool vkb_cache_dir_resolve(const char *setting, char *out, size_t size);
+/* The context's directory, as vkb_env_read resolved it; false when caching is off. */
+bool vkb_cache_dir(const vkbert_context *ctx, char *out, size_t size);
 typedef enum vkb_cache_kind { VKB_CACHE_PIPELINES, VKB_CACHE_TUNE } vkb_cache_kind;
 /* This device's file of that kind in the directory; false when caching is off. */
 bool vkb_cache_path(const vkbert_context *ctx, vkb_cache_kind kind, char *out, size_t size);
@@ -253,6 +307,10 @@ vkbert_status vkb_buffer_create(vkbert_context *ctx, VkDeviceSize size, vkb_buff
 vkbert_status vkb_buffer_create_host(vkbert_context *ctx, VkDeviceSize size, vkb_buffer *out);
 void vkb_buffer_destroy(vkbert_context *ctx, vkb_buffer *buffer);
 void vkb_memory_release(vkbert_context *ctx);
+/* A table (`capacity` entries of `item` bytes, `count` used) with room for one more: `table`
+ * itself, or it moved to a doubled allocation; NULL when out of host memory (then `table` is
+ * unchanged and still owned by the caller). */
+void *vkb_table_room(void *table, uint32_t *capacity, uint32_t count, size_t item);
 /* Copies between host and a buffer, through the staging buffer when it is not mapped. */
 vkbert_status vkb_buffer_upload(vkbert_context *ctx, vkb_buffer *dst, VkDeviceSize offset,
                                 const void *src, VkDeviceSize size);

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CACHE_PATH_MAX 4096
+#define CACHE_PATH_MAX VKB_PATH_MAX
 /* Far beyond what a few dozen compute pipelines take; a bigger file is not ours. */
 #define PIPELINE_CACHE_MAX ((size_t)256 << 20)
 
@@ -28,18 +28,23 @@ static bool fits(int written, size_t size)
     return written > 0 && (size_t)written < size;
 }
 
-bool vkb_cache_dir(char *out, size_t size)
+bool vkb_cache_dir_resolve(const char *setting, char *out, size_t size)
 {
-    const char *dir = getenv("VKBERT_CACHE_DIR");
-    if (dir && *dir) return strcmp(dir, "off") != 0 && fits(snprintf(out, size, "%s", dir), size);
+    if (setting && *setting)
+        return strcmp(setting, "off") != 0 && fits(snprintf(out, size, "%s", setting), size);
     char home[CACHE_PATH_MAX];
     return plat_cache_home(home, sizeof home) && fits(snprintf(out, size, "%s/vkbert", home), size);
+}
+
+bool vkb_cache_dir(const vkbert_context *ctx, char *out, size_t size)
+{
+    return ctx->env.cache_dir[0] && fits(snprintf(out, size, "%s", ctx->env.cache_dir), size);
 }
 
 bool vkb_cache_path(const vkbert_context *ctx, vkb_cache_kind kind, char *out, size_t size)
 {
     char dir[CACHE_PATH_MAX], uuid[2 * VK_UUID_SIZE + 1];
-    if (!vkb_cache_dir(dir, sizeof dir)) return false;
+    if (!vkb_cache_dir(ctx, dir, sizeof dir)) return false;
     const VkPhysicalDeviceProperties *p = &ctx->props;
     for (uint32_t i = 0; i < VK_UUID_SIZE; i++)
         snprintf(uuid + 2 * i, 3, "%02x", p->pipelineCacheUUID[i]);

@@ -508,11 +508,10 @@ static vkbert_status create_instance_for(vkbert_context *ctx, bool validation)
 
 /* The fence timeout: the option, else VKBERT_TIMEOUT_MS, else ten minutes (a whole large
  * batch on a CPU device takes minutes; a GPU's own watchdog fires long before). */
-uint64_t vkb_timeout_ns(const vkbert_context_options *options)
+uint64_t vkb_timeout_ns(const vkbert_context *ctx, const vkbert_context_options *options)
 {
     uint64_t ms = options ? options->timeout_ms : 0;
-    const char *env = getenv("VKBERT_TIMEOUT_MS");
-    if (!ms && env && *env && *env != '-') ms = strtoull(env, NULL, 10);
+    if (!ms) ms = ctx->env.timeout_ms;
     if (!ms) ms = 600000;
     if (ms > UINT64_MAX / 1000000ull) return UINT64_MAX; /* no timeout */
     return ms * 1000000ull;
@@ -520,11 +519,11 @@ uint64_t vkb_timeout_ns(const vkbert_context_options *options)
 
 vkbert_status vkb_context_init(vkbert_context *ctx, const vkbert_context_options *options)
 {
-    vkbert_status status = vkb_load_vulkan();
+    vkbert_status status = vkb_env_read(ctx);
+    if (status) return status;
+    status = vkb_load_vulkan();
     if (status) return vkb_fail(ctx, status, "%s", vkb_global_error());
-    const char *env_validation = getenv("VKBERT_VALIDATION");
-    bool validation = (options && options->validation) ||
-                      (env_validation && *env_validation && strcmp(env_validation, "0"));
+    bool validation = (options && options->validation) || ctx->env.validation;
     ctx->instance_version = instance_version;
     status = create_instance_for(ctx, validation);
     if (status) return status;
@@ -533,8 +532,9 @@ vkbert_status vkb_context_init(vkbert_context *ctx, const vkbert_context_options
     uint32_t count = 0;
     status = enumerate(ctx->instance, &devices, &count);
     if (status) return vkb_fail(ctx, status, "%s", vkb_global_error());
-    const char *wanted =
-        options && options->device && *options->device ? options->device : getenv("VKBERT_DEVICE");
+    const char *wanted = options && options->device && *options->device ? options->device
+                         : ctx->env.device[0]                           ? ctx->env.device
+                                                                        : NULL;
     uint32_t chosen = 0;
     status = choose_device(ctx, wanted, devices, count, &chosen);
     if (status == VKBERT_OK) ctx->physical = devices[chosen];
@@ -544,7 +544,7 @@ vkbert_status vkb_context_init(vkbert_context *ctx, const vkbert_context_options
     vkb_read_device(ctx);
     status = vkb_limits_init(ctx, options ? options->limits : NULL);
     if (status) return status;
-    ctx->timeout_ns = vkb_timeout_ns(options);
+    ctx->timeout_ns = vkb_timeout_ns(ctx, options);
     ctx->queue_family = (uint32_t)find_compute_queue(ctx->physical);
     ctx->timestamps = options && options->timestamps;
     if (ctx->timestamps && !vkb_queue_has_timestamps(ctx))

@@ -128,18 +128,19 @@ static vkbert_status listen(vkbert_context *ctx, bool asked)
     return VKBERT_OK;
 }
 
-static bool validation_wanted(const vkbert_context_options *options, bool *asked)
+static bool validation_wanted(const vkbert_context *ctx, const vkbert_context_options *options,
+                              bool *asked)
 {
-    const char *env = getenv("VKBERT_VALIDATION");
     *asked = options && options->validation;
-    return *asked || (env && *env && strcmp(env, "0"));
+    return *asked || ctx->env.validation;
 }
 
 vkbert_status vkb_context_init_external(vkbert_context *ctx, const vkbert_context_options *options,
                                         const vkbert_vulkan_device *d)
 {
     ctx->external = true; /* from here on, a failure's release leaves the caller's objects */
-    vkbert_status status = check_handles(ctx, d);
+    vkbert_status status = vkb_env_read(ctx);
+    if (!status) status = check_handles(ctx, d);
     if (!status) status = load_functions(ctx, d->instance);
     if (status) return status;
     ctx->instance = d->instance;
@@ -150,7 +151,7 @@ vkbert_status vkb_context_init_external(vkbert_context *ctx, const vkbert_contex
     ctx->instance_version =
         d->api_version < VK_API_VERSION_1_3 ? d->api_version : VK_API_VERSION_1_3;
     bool asked;
-    if (validation_wanted(options, &asked)) status = listen(ctx, asked);
+    if (validation_wanted(ctx, options, &asked)) status = listen(ctx, asked);
     if (status) return status;
     vkb_read_device(ctx);
     if (ctx->props.apiVersion < VK_API_VERSION_1_1)
@@ -162,7 +163,7 @@ vkbert_status vkb_context_init_external(vkbert_context *ctx, const vkbert_contex
     keep_enabled(ctx, d->device_info);
     status = vkb_limits_init(ctx, options ? options->limits : NULL);
     if (status) return status;
-    ctx->timeout_ns = vkb_timeout_ns(options);
+    ctx->timeout_ns = vkb_timeout_ns(ctx, options);
     ctx->timestamps = options && options->timestamps;
     if (ctx->timestamps && !vkb_queue_has_timestamps(ctx))
         return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT,

@@ -312,7 +312,7 @@ vkbert_status vkb_limits_init(vkbert_context *ctx, const char *option)
     vkGetPhysicalDeviceProperties2(ctx->physical, &props);
     ctx->max_allocation = m3.maxMemoryAllocationSize ? m3.maxMemoryAllocationSize : UINT64_MAX;
     ctx->budget = device_local_heap(ctx);
-    vkbert_status status = apply_list(ctx, getenv("VKBERT_LIMITS"), "VKBERT_LIMITS");
+    vkbert_status status = apply_list(ctx, ctx->env.limits, "VKBERT_LIMITS");
     if (!status) status = apply_list(ctx, option, "the limits option");
     if (status) return status;
     /* What the rest of the library reports and chooses by follows the capped values. */

@@ -10,6 +10,15 @@
 
 #define BLOCK_BYTES ((VkDeviceSize)64 << 20)
 
+void *vkb_table_room(void *table, uint32_t *capacity, uint32_t count, size_t item)
+{
+    if (count < *capacity) return table;
+    uint32_t grown = *capacity ? *capacity * 2 : 16;
+    void *moved = grown > *capacity ? realloc(table, grown * item) : NULL;
+    if (moved) *capacity = grown;
+    return moved;
+}
+
 static VkDeviceSize align_up(VkDeviceSize x, VkDeviceSize a)
 {
     return (x + a - 1) / a * a;
@@ -123,40 +132,47 @@ static vkbert_status block_size(vkbert_context *ctx, VkDeviceSize need, VkDevice
 static vkbert_status new_block(vkbert_context *ctx, uint32_t type_index, VkDeviceSize need,
                                bool map, vkb_block **out)
 {
-    if (ctx->block_count == VKB_MAX_BLOCKS ||
-        ctx->block_count >= ctx->props.limits.maxMemoryAllocationCount)
+    if (ctx->block_count >= ctx->props.limits.maxMemoryAllocationCount)
         return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY,
-                        "%u memory blocks are in use, the most the library (%d) or the device "
-                        "(maxMemoryAllocationCount %u) allows",
-                        ctx->block_count, VKB_MAX_BLOCKS,
-                        ctx->props.limits.maxMemoryAllocationCount);
+                        "%u memory blocks are in use, the most the device allows "
+                        "(maxMemoryAllocationCount)",
+                        ctx->block_count);
     VkDeviceSize size = 0;
     vkbert_status status = block_size(ctx, need, &size);
     if (status) return status;
-    vkb_block *block = &ctx->blocks[ctx->block_count];
-    memset(block, 0, sizeof *block);
+    vkb_block **table =
+        vkb_table_room(ctx->blocks, &ctx->block_capacity, ctx->block_count, sizeof *table);
+    if (table) ctx->blocks = table;
+    vkb_block *block = table ? calloc(1, sizeof *block) : NULL;
+    if (!block)
+        return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory for memory block %u",
+                        ctx->block_count);
     VkMemoryAllocateInfo info = {
         .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
         .allocationSize = size,
         .memoryTypeIndex = type_index,
     };
     VkResult result = vkAllocateMemory(ctx->device, &info, NULL, &block->memory);
-    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkAllocateMemory");
-    if (map) {
+    if (result != VK_SUCCESS) {
+        free(block);
+        return vkb_fail_vk(ctx, result, "vkAllocateMemory");
+    }
+    if (map)
         result =
             vkMapMemory(ctx->device, block->memory, 0, VK_WHOLE_SIZE, 0, (void **)&block->mapped);
-        if (result != VK_SUCCESS) {
-            vkFreeMemory(ctx->device, block->memory, NULL);
-            return vkb_fail_vk(ctx, result, "vkMapMemory");
-        }
-    }
     block->size = size;
     block->type_index = type_index;
-    if (!ranges_insert(&block->free, 0, 0, size)) {
+    bool listed = result == VK_SUCCESS && ranges_insert(&block->free, 0, 0, size);
+    if (!listed) {
         vkFreeMemory(ctx->device, block->memory, NULL);
-        return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+        free(block->free.offset);
+        free(block->free.size);
+        free(block);
+        return result != VK_SUCCESS ? vkb_fail_vk(ctx, result, "vkMapMemory")
+                                    : vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY,
+                                               "out of host memory for a block's free list");
     }
-    ctx->block_count++;
+    ctx->blocks[ctx->block_count++] = block;
     ctx->allocated_bytes += size;
     *out = block;
     return VKBERT_OK;
@@ -166,7 +182,7 @@ static vkbert_status place(vkbert_context *ctx, VkMemoryRequirements req, uint32
                            bool map, vkb_buffer *out)
 {
     for (uint32_t i = 0; i < ctx->block_count; i++) {
-        vkb_block *block = &ctx->blocks[i];
+        vkb_block *block = ctx->blocks[i];
         if (block->type_index != type_index || (block->mapped != NULL) != map) continue;
         if (block_take(block, req.size, req.alignment, &out->block_offset)) {
             out->block = block;
@@ -227,8 +243,7 @@ static vkbert_status create(vkbert_context *ctx, VkDeviceSize size, VkMemoryProp
 
 void vkb_memory_init(vkbert_context *ctx)
 {
-    const char *force = getenv("VKBERT_FORCE_STAGING");
-    bool forced = force && *force && strcmp(force, "0");
+    bool forced = ctx->env.force_staging;
     VkMemoryPropertyFlags shared = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT |
                                    VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
                                    VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
@@ -273,11 +288,14 @@ void vkb_memory_release(vkbert_context *ctx)
 {
     vkb_buffer_destroy(ctx, &ctx->staging);
     for (uint32_t i = 0; i < ctx->block_count; i++) {
-        vkFreeMemory(ctx->device, ctx->blocks[i].memory, NULL);
-        free(ctx->blocks[i].free.offset);
-        free(ctx->blocks[i].free.size);
+        vkFreeMemory(ctx->device, ctx->blocks[i]->memory, NULL);
+        free(ctx->blocks[i]->free.offset);
+        free(ctx->blocks[i]->free.size);
+        free(ctx->blocks[i]);
     }
-    ctx->block_count = 0;
+    free(ctx->blocks);
+    ctx->blocks = NULL;
+    ctx->block_count = ctx->block_capacity = 0;
     ctx->allocated_bytes = 0;
 }
 

@@ -4,12 +4,13 @@
  * or uniform texel buffers, which count separately. */
 #include "vk.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const vkb_pipeline *find(const vkbert_context *ctx, const vkb_kernel *k)
 {
     for (uint32_t i = 0; i < ctx->pipeline_count; i++) {
-        const vkb_pipeline *p = &ctx->pipelines[i];
+        const vkb_pipeline *p = ctx->pipelines[i];
         if (p->shader == k->shader && p->spec_count == k->spec_count &&
             p->subgroup_size == k->subgroup_size &&
             !memcmp(p->spec, k->spec, k->spec_count * sizeof *k->spec))
@@ -147,23 +148,26 @@ static vkbert_status get(vkbert_context *ctx, const vkb_kernel *k, const vkb_pip
 {
     *out = find(ctx, k);
     if (*out) return VKBERT_OK;
-    if (ctx->pipeline_count == VKB_MAX_PIPELINES)
-        return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT, "more than %d pipeline variants",
-                        VKB_MAX_PIPELINES);
     if (k->view_count > 4 || k->spec_count > VKB_MAX_SPEC || k->push_size > 128)
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "bad pipeline description for %s",
                         k->shader->name);
     vkbert_status status =
         vkb_check_layout(ctx, k->shader->name, k->types, k->view_count, k->push_size);
     if (status) return status;
-    vkb_pipeline *p = &ctx->pipelines[ctx->pipeline_count];
-    memset(p, 0, sizeof *p);
+    /* Dispatches hold pointers to their pipeline: each is allocated alone and never moves. */
+    vkb_pipeline **table =
+        vkb_table_room(ctx->pipelines, &ctx->pipeline_capacity, ctx->pipeline_count, sizeof *table);
+    if (table) ctx->pipelines = table;
+    vkb_pipeline *p = table ? calloc(1, sizeof *p) : NULL;
+    if (!p)
+        return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory for pipeline %u (%s)",
+                        ctx->pipeline_count, k->shader->name);
     if (!subgroup_request(ctx, k->subgroup_size, 0, &p->stage_flags, &p->required_subgroup_size))
-        return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT,
-                        "%s needs subgroups of %u lanes; the device has %u%s", k->shader->name,
-                        k->subgroup_size, ctx->subgroup.subgroupSize,
-                        ctx->subgroup_size_control ? " and cannot require that size"
-                                                   : " and no subgroup size control");
+        return free(p), vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT,
+                                 "%s needs subgroups of %u lanes; the device has %u%s",
+                                 k->shader->name, k->subgroup_size, ctx->subgroup.subgroupSize,
+                                 ctx->subgroup_size_control ? " and cannot require that size"
+                                                            : " and no subgroup size control");
     p->shader = k->shader;
     p->spec_count = k->spec_count;
     memcpy(p->spec, k->spec, k->spec_count * sizeof *k->spec);
@@ -175,9 +179,10 @@ static vkbert_status get(vkbert_context *ctx, const vkb_kernel *k, const vkb_pip
     if (!status) status = create_pipeline(ctx, p, k->shader);
     if (status) {
         destroy(ctx, p);
+        free(p);
         return status;
     }
-    ctx->pipeline_count++;
+    ctx->pipelines[ctx->pipeline_count++] = p;
     *out = p;
     return VKBERT_OK;
 }
@@ -198,9 +203,13 @@ vkbert_status vkb_pipeline_get(vkbert_context *ctx, const vkb_spirv *shader,
 
 void vkb_pipelines_release(vkbert_context *ctx)
 {
-    for (uint32_t i = 0; i < ctx->pipeline_count; i++)
-        destroy(ctx, &ctx->pipelines[i]);
-    ctx->pipeline_count = 0;
+    for (uint32_t i = 0; i < ctx->pipeline_count; i++) {
+        destroy(ctx, ctx->pipelines[i]);
+        free(ctx->pipelines[i]);
+    }
+    free(ctx->pipelines);
+    ctx->pipelines = NULL;
+    ctx->pipeline_count = ctx->pipeline_capacity = 0;
 }
 
 vkbert_status vkb_descriptor_pool(vkbert_context *ctx, uint32_t sets, VkDescriptorPool *out)

@@ -1,9 +1,10 @@
 /* vkbert tune: measures matmul tiles and the attention path on this device and stores the
  * winners in its tuning cache, which later contexts consult before the built-in table
  * (src/tune.c). Tiles are forced with VKBERT_MATMUL_TILES and the path with VKBERT_ATTENTION,
- * the switches a user has too, and timed by the public benchmarks (GPU timestamps, median of
- * several runs after a warm-up). Each product is swept in a context of its own: a context
- * keeps a bounded number of pipelines, and every tile is a pipeline. */
+ * the switches a user has too, set on the live context by vkbert_bench_override (a context
+ * reads the environment only when it is made), and timed by the public benchmarks (GPU
+ * timestamps, median of several runs after a warm-up). Each product is swept in a context of
+ * its own, so that one product's pipelines and memory are gone before the next. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli.h"
@@ -77,18 +78,6 @@ static const attention_shape attention_shapes[] = {
 
 #define COUNT(a) (sizeof(a) / sizeof *(a))
 
-/* ---- the environment: the switches the sweep sets, put back as the user had them ---- */
-
-typedef struct saved_env {
-    char *tiles, *attention; /* NULL: unset */
-} saved_env;
-
-static char *copy_env(const char *name)
-{
-    const char *value = getenv(name);
-    return value ? strdup(value) : NULL;
-}
-
 /* ---- timing one configuration ---- */
 
 static void describe(const tiles *t, int simd, char *out, size_t size)
@@ -111,10 +100,10 @@ static double time_tiles(vkbert_context *ctx, const product *p, const tiles *t, 
 {
     char value[64], what[96];
     snprintf(value, sizeof value, "%d,%d,%d,%d,%d", t->wg_x, t->wg_y, t->tm, t->tn4, t->bk);
-    plat_setenv("VKBERT_MATMUL_TILES", value);
     describe(t, simd, what, sizeof what);
     vkbert_bench_result r;
-    if (vkbert_bench_matmul(ctx, p->m, p->n, p->k, VKBERT_PRECISION_FP32, runs, &r)) {
+    if (vkbert_bench_override(ctx, "VKBERT_MATMUL_TILES", value) ||
+        vkbert_bench_matmul(ctx, p->m, p->n, p->k, VKBERT_PRECISION_FP32, runs, &r)) {
         printf("  %-40s skipped: %s\n", what, vkbert_last_error(ctx));
         return -1.0;
     }
@@ -226,12 +215,12 @@ static cJSON *matmul_entry(const product *p, const trial *best, int simd, double
 
 /* The library's current choice (the user's VKBERT_MATMUL_TILES, a cached pick or the table),
  * which also says the family: its description starts with "simd" or "gpu". */
-static double time_current(vkbert_context *ctx, const product *p, const tune_args *a,
-                           const saved_env *env, int *simd)
+static double time_current(vkbert_context *ctx, const product *p, const tune_args *a, int *simd)
 {
-    plat_setenv("VKBERT_MATMUL_TILES", env->tiles);
     vkbert_bench_result r;
-    if (vkbert_bench_matmul(ctx, p->m, p->n, p->k, VKBERT_PRECISION_FP32, a->runs, &r)) return -1.0;
+    if (vkbert_bench_override(ctx, "VKBERT_MATMUL_TILES", NULL) ||
+        vkbert_bench_matmul(ctx, p->m, p->n, p->k, VKBERT_PRECISION_FP32, a->runs, &r))
+        return -1.0;
     *simd = strncmp(r.config, "simd", 4) == 0;
     char what[300];
     snprintf(what, sizeof what, "current choice: %s", r.config);
@@ -240,8 +229,7 @@ static double time_current(vkbert_context *ctx, const product *p, const tune_arg
 }
 
 /* Sweeps one product; *simd says which family the device uses. */
-static int tune_product(const tune_args *a, const product *p, const saved_env *env, cJSON *entries,
-                        int *simd_out)
+static int tune_product(const tune_args *a, const product *p, cJSON *entries, int *simd_out)
 {
     vkbert_context *ctx;
     if (open_context(a, &ctx)) return CLI_EXIT_FAILURE;
@@ -249,7 +237,7 @@ static int tune_product(const tune_args *a, const product *p, const saved_env *e
     vkbert_context_device(ctx, &d);
     printf("\nmatmul %dx%dx%d (%s)\n", p->m, p->n, p->k, p->name);
     int simd = 0;
-    double current = time_current(ctx, p, a, env, &simd);
+    double current = time_current(ctx, p, a, &simd);
     *simd_out = simd;
     if (current < 0.0) {
         cli_api_error(ctx, "the current choice does not run");
@@ -261,7 +249,6 @@ static int tune_product(const tune_args *a, const product *p, const saved_env *e
         sweep_simd(ctx, a, p, &d, trials, &count);
     else
         sweep_gpu(ctx, a, p, &d, trials, &count);
-    plat_setenv("VKBERT_MATMUL_TILES", env->tiles);
     qsort(trials, (size_t)count, sizeof *trials, by_time);
     if (count == 0) {
         printf("  no configuration ran: keeping the current choice\n");
@@ -279,9 +266,9 @@ static int tune_product(const tune_args *a, const product *p, const saved_env *e
 
 static double time_path(vkbert_context *ctx, const attention_shape *s, const char *path, int runs)
 {
-    plat_setenv("VKBERT_ATTENTION", path);
     vkbert_bench_result r;
-    if (vkbert_bench_attention(ctx, s->batch, s->seq, EMBED, HEADS, VKBERT_PRECISION_FP32, runs,
+    if (vkbert_bench_override(ctx, "VKBERT_ATTENTION", path) ||
+        vkbert_bench_attention(ctx, s->batch, s->seq, EMBED, HEADS, VKBERT_PRECISION_FP32, runs,
                                &r)) {
         printf("  b%d s%d %s: skipped: %s\n", s->batch, s->seq, path, vkbert_last_error(ctx));
         return -1.0;
@@ -340,7 +327,7 @@ static int save(vkbert_context *ctx, const cJSON *results, const char *done)
 }
 
 /* The matmul picks are stored first, so that the attention layers timed next use them. */
-static int tune_attention(const tune_args *a, const saved_env *env, int simd, cJSON *results)
+static int tune_attention(const tune_args *a, int simd, cJSON *results)
 {
     vkbert_context *ctx;
     if (open_context(a, &ctx)) return CLI_EXIT_FAILURE;
@@ -348,14 +335,13 @@ static int tune_attention(const tune_args *a, const saved_env *env, int simd, cJ
     vkbert_device_info d;
     vkbert_context_device(ctx, &d);
     printf("\nattention E %d, %d heads, GPU time of the whole layer\n", EMBED, HEADS);
-    if (env->attention)
-        printf("  (VKBERT_ATTENTION=%s is set: it overrides the cache until unset)\n",
-               env->attention);
+    const char *forced = getenv("VKBERT_ATTENTION");
+    if (forced && *forced)
+        printf("  (VKBERT_ATTENTION=%s is set: it overrides the cache until unset)\n", forced);
     cJSON *entries = cJSON_AddArrayToObject(results, "attention");
     for (size_t i = 0; i < COUNT(attention_shapes); i++)
         if (!a->quick || attention_shapes[i].quick)
             tune_shape(ctx, &d, a, &attention_shapes[i], simd, entries);
-    plat_setenv("VKBERT_ATTENTION", env->attention);
     int code = save(ctx, results, "\nwrote");
     return cli_close(ctx, code ? CLI_EXIT_FAILURE : CLI_EXIT_OK);
 }
@@ -388,19 +374,13 @@ int cli_tune(int argc, char **argv)
     int code = cli_parse(usage, argc, argv, options, (int)COUNT(options));
     if (code != CLI_CONTINUE) return code;
     a.runs = a.quick ? 3 : 7;
-    saved_env env = {copy_env("VKBERT_MATMUL_TILES"), copy_env("VKBERT_ATTENTION")};
     cJSON *results = cJSON_CreateObject();
     cJSON *matmul = cJSON_AddArrayToObject(results, "matmul");
     code = matmul ? print_header(&a) : cli_error("out of host memory");
     int simd = 0;
     for (size_t i = 0; i < COUNT(products) && !code; i++)
-        if (!a.quick || products[i].quick)
-            code = tune_product(&a, &products[i], &env, matmul, &simd);
-    if (!code) code = tune_attention(&a, &env, simd, results);
-    plat_setenv("VKBERT_MATMUL_TILES", env.tiles);
-    plat_setenv("VKBERT_ATTENTION", env.attention);
+        if (!a.quick || products[i].quick) code = tune_product(&a, &products[i], matmul, &simd);
+    if (!code) code = tune_attention(&a, simd, results);
     cJSON_Delete(results);
-    free(env.tiles);
-    free(env.attention);
     return code;
 }
