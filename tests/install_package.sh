@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# Installs the build into a scratch prefix, then builds examples/attention.c as an outside
-# project twice, through the CMake package and through pkg-config, and runs both.
+# Installs the build into a scratch prefix, then builds the examples as an outside project
+# through the CMake package (find_package(vkbert 0.2): the version check of the package) and
+# examples/attention.c through pkg-config, and runs the version check and both attentions.
 set -euo pipefail
 build=$1 source=$2
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 cmake --install "$build" --prefix "$scratch/prefix" > "$scratch/install.log"
 test -f "$scratch/prefix/include/vkbert.h"
+test -f "$scratch/prefix/include/vkbert_bench.h"
 test -x "$scratch/prefix/bin/vkbert"
 "$scratch/prefix/bin/vkbert" --help > /dev/null
 
 cmake -S "$source/examples" -B "$scratch/cmake-build" -DCMAKE_PREFIX_PATH="$scratch/prefix" > /dev/null
 cmake --build "$scratch/cmake-build" > /dev/null
+LD_LIBRARY_PATH="$scratch/prefix/lib:${LD_LIBRARY_PATH:-}" "$scratch/cmake-build/version"
 LD_LIBRARY_PATH="$scratch/prefix/lib:${LD_LIBRARY_PATH:-}" "$scratch/cmake-build/attention"
 
 libdir=$(dirname "$(find "$scratch/prefix" -name vkbert.pc)")

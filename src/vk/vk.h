@@ -185,6 +185,9 @@ vkbert_status vkb_load_vulkan(void);
 vkbert_status vkb_context_init(vkbert_context *ctx, const vkbert_context_options *options);
 void vkb_context_release(vkbert_context *ctx);
 void vkb_describe_device(VkPhysicalDevice device, vkbert_device_info *info);
+/* Every device the loader lists, described (*infos malloc'd, full size); messages go to the
+ * thread's slot. */
+vkbert_status vkb_list_devices(vkbert_device_info **infos, uint32_t *count);
 
 /* Reads maxMemoryAllocationSize and the heap size, then lowers the limits and turns off
  * features by VKBERT_LIMITS and `option` (both "item,...": name=value, a feature switch,

@@ -43,6 +43,8 @@ int cli_devices(int argc, char **argv)
     if (count == 0) return cli_error("no Vulkan device found");
     vkbert_device_info *infos = calloc(count, sizeof *infos);
     if (!infos) return cli_error("out of host memory");
+    for (uint32_t i = 0; i < count; i++)
+        infos[i] = (vkbert_device_info)VKBERT_DEVICE_INFO_INIT;
     uint32_t listed = count;
     if (vkbert_list_devices(infos, listed, &count)) {
         free(infos);

@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli.h"
+#include "vkbert_bench.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -113,7 +114,7 @@ static double time_tiles(vkbert_context *ctx, const product *p, const tiles *t, 
     snprintf(value, sizeof value, "%d,%d,%d,%d,%d", t->wg_x, t->wg_y, t->tm, t->tn4, t->bk);
     plat_setenv("VKBERT_MATMUL_TILES", value);
     describe(t, simd, what, sizeof what);
-    vkbert_bench_result r;
+    vkbert_bench_result r = VKBERT_BENCH_RESULT_INIT;
     if (vkbert_bench_matmul(ctx, p->m, p->n, p->k, VKBERT_PRECISION_FP32, runs, &r)) {
         printf("  %-40s skipped: %s\n", what, vkbert_last_error(ctx));
         return -1.0;
@@ -201,7 +202,8 @@ static void sweep_gpu(vkbert_context *ctx, const tune_args *a, const product *p,
 
 static int open_context(const tune_args *a, vkbert_context **ctx)
 {
-    vkbert_context_options options = {.device = a->device, .timestamps = 1};
+    vkbert_context_options options = {
+        .struct_size = sizeof(vkbert_context_options), .device = a->device, .timestamps = 1};
     if (vkbert_context_create(&options, ctx)) return cli_api_error(NULL, "cannot create a context");
     return 0;
 }
@@ -230,7 +232,7 @@ static double time_current(vkbert_context *ctx, const product *p, const tune_arg
                            const saved_env *env, int *simd)
 {
     plat_setenv("VKBERT_MATMUL_TILES", env->tiles);
-    vkbert_bench_result r;
+    vkbert_bench_result r = VKBERT_BENCH_RESULT_INIT;
     if (vkbert_bench_matmul(ctx, p->m, p->n, p->k, VKBERT_PRECISION_FP32, a->runs, &r)) return -1.0;
     *simd = strncmp(r.config, "simd", 4) == 0;
     char what[300];
@@ -245,7 +247,7 @@ static int tune_product(const tune_args *a, const product *p, const saved_env *e
 {
     vkbert_context *ctx;
     if (open_context(a, &ctx)) return CLI_EXIT_FAILURE;
-    vkbert_device_info d;
+    vkbert_device_info d = VKBERT_DEVICE_INFO_INIT;
     vkbert_context_device(ctx, &d);
     printf("\nmatmul %dx%dx%d (%s)\n", p->m, p->n, p->k, p->name);
     int simd = 0;
@@ -280,7 +282,7 @@ static int tune_product(const tune_args *a, const product *p, const saved_env *e
 static double time_path(vkbert_context *ctx, const attention_shape *s, const char *path, int runs)
 {
     plat_setenv("VKBERT_ATTENTION", path);
-    vkbert_bench_result r;
+    vkbert_bench_result r = VKBERT_BENCH_RESULT_INIT;
     if (vkbert_bench_attention(ctx, s->batch, s->seq, EMBED, HEADS, VKBERT_PRECISION_FP32, runs,
                                &r)) {
         printf("  b%d s%d %s: skipped: %s\n", s->batch, s->seq, path, vkbert_last_error(ctx));
@@ -345,7 +347,7 @@ static int tune_attention(const tune_args *a, const saved_env *env, int simd, cJ
     vkbert_context *ctx;
     if (open_context(a, &ctx)) return CLI_EXIT_FAILURE;
     if (save(ctx, results, NULL)) return cli_close(ctx, CLI_EXIT_FAILURE);
-    vkbert_device_info d;
+    vkbert_device_info d = VKBERT_DEVICE_INFO_INIT;
     vkbert_context_device(ctx, &d);
     printf("\nattention E %d, %d heads, GPU time of the whole layer\n", EMBED, HEADS);
     if (env->attention)
@@ -364,7 +366,7 @@ static int print_header(const tune_args *a)
 {
     vkbert_context *ctx;
     if (open_context(a, &ctx)) return CLI_EXIT_FAILURE;
-    vkbert_device_info d;
+    vkbert_device_info d = VKBERT_DEVICE_INFO_INIT;
     double context_ms = 0.0;
     vkbert_context_device(ctx, &d);
     vkbert_context_startup_ms(ctx, &context_ms, NULL);
