@@ -188,3 +188,82 @@ Test(api_args, encoder_and_bench_calls)
     EXPECT(ctx, vkbert_bench_encoder(ctx, &bad, VKBERT_PRECISION_FP32, 1, &r), BAD);
     test_context_done(ctx);
 }
+
+/* A NULL handle that would name the context: the thread's message, naming the call. */
+#define EXPECT_NULL_HANDLE(call, want, function)                                                   \
+    do {                                                                                           \
+        vkb_fail_global(VKBERT_OK, "stale");                                                       \
+        cr_assert_eq((call), (want), "%s", #call);                                                 \
+        cr_assert(strstr(vkbert_last_error(NULL), function), "%s: \"%s\"", #call,                  \
+                  vkbert_last_error(NULL));                                                        \
+    } while (0)
+
+Test(api_args, null_handles_leave_a_message)
+{
+    char text[8];
+    uint64_t bytes;
+    double ms;
+    int64_t shape[4] = {1, 1, 1, 4};
+    float data[4] = {0};
+    int32_t ids[1] = {0};
+    const char *texts[1] = {"a"};
+    vkbert_tensor *t = NULL;
+    vkbert_attention *layer = NULL;
+    vkbert_encoder *encoder = NULL;
+    vkbert_model *model = NULL;
+    vkbert_device_info info = VKBERT_DEVICE_INFO_INIT;
+    vkbert_encoding encoding = VKBERT_ENCODING_INIT;
+    vkbert_bench_result r = VKBERT_BENCH_RESULT_INIT;
+    vkbert_peaks peaks = VKBERT_PEAKS_INIT;
+    vkbert_bench_encoder_shape es = VKBERT_BENCH_ENCODER_SHAPE_INIT;
+    uint32_t count;
+    char *json;
+    EXPECT_NULL_HANDLE(vkbert_context_device(NULL, &info), BAD, "vkbert_context_device");
+    EXPECT_NULL_HANDLE(vkbert_context_startup_ms(NULL, &ms, &ms), BAD, "startup_ms");
+    EXPECT_NULL_HANDLE(vkbert_context_memory(NULL, &bytes, &bytes), BAD, "context_memory");
+    EXPECT_NULL_HANDLE(vkbert_validation_messages(NULL, text, 8), 0, "validation_messages");
+    EXPECT_NULL_HANDLE(vkbert_tune_save(NULL, "{}", NULL, 0), BAD, "vkbert_tune_save");
+    EXPECT_NULL_HANDLE(vkbert_tensor_create(NULL, 4, shape, &t), BAD, "vkbert_tensor_create");
+    EXPECT_NULL_HANDLE(vkbert_tensor_write(NULL, t, data, 4), BAD, "vkbert_tensor_write");
+    EXPECT_NULL_HANDLE(vkbert_tensor_read(NULL, t, data, 4), BAD, "vkbert_tensor_read");
+    EXPECT_NULL_HANDLE(vkbert_tensor_shape(NULL, shape), 0, "vkbert_tensor_shape");
+    vkbert_attention_weights w = VKBERT_ATTENTION_WEIGHTS_INIT;
+    EXPECT_NULL_HANDLE(vkbert_attention_create(NULL, 4, 1, &w, NULL, &layer), BAD,
+                       "vkbert_attention_create");
+    EXPECT_NULL_HANDLE(vkbert_attention_forward(NULL, t, NULL, NULL, t), BAD,
+                       "vkbert_attention_forward");
+    EXPECT_NULL_HANDLE(vkbert_attention_forward_host(NULL, 1, 1, data, NULL, NULL, data), BAD,
+                       "vkbert_attention_forward_host");
+    EXPECT_NULL_HANDLE(vkbert_attention_timings(NULL, NULL, 0, &count), BAD,
+                       "vkbert_attention_timings");
+    EXPECT_NULL_HANDLE(vkbert_encoder_load(NULL, "/nonexistent", NULL, &encoder), BAD,
+                       "vkbert_encoder_load");
+    EXPECT_NULL_HANDLE(vkbert_encoder_hidden_size(NULL), 0, "vkbert_encoder_hidden_size");
+    EXPECT_NULL_HANDLE(vkbert_encoder_forward_host(NULL, 1, 1, ids, NULL, NULL, data, NULL), BAD,
+                       "vkbert_encoder_forward_host");
+    EXPECT_NULL_HANDLE(vkbert_encoder_embed_host(NULL, 1, 1, ids, NULL, NULL, 1, data), BAD,
+                       "vkbert_encoder_embed_host");
+    EXPECT_NULL_HANDLE(vkbert_tokenizer_max_length(NULL), 0, "vkbert_tokenizer_max_length");
+    EXPECT_NULL_HANDLE(vkbert_tokenizer_encode(NULL, "a", NULL, 0, &encoding), BAD,
+                       "vkbert_tokenizer_encode");
+    EXPECT_NULL_HANDLE(vkbert_tokenizer_token(NULL, 0), NULL, "vkbert_tokenizer_token");
+    EXPECT_NULL_HANDLE(vkbert_tokenizer_token_id(NULL, "a"), -1, "vkbert_tokenizer_token_id");
+    EXPECT_NULL_HANDLE(vkbert_model_load(NULL, "/nonexistent", NULL, &model), BAD,
+                       "vkbert_model_load");
+    EXPECT_NULL_HANDLE(vkbert_model_dimension(NULL), 0, "vkbert_model_dimension");
+    EXPECT_NULL_HANDLE(vkbert_model_tokenizer(NULL), NULL, "vkbert_model_tokenizer");
+    EXPECT_NULL_HANDLE(vkbert_model_labels(NULL), 0, "vkbert_model_labels");
+    EXPECT_NULL_HANDLE(vkbert_model_label(NULL, 0), NULL, "vkbert_model_label");
+    EXPECT_NULL_HANDLE(vkbert_model_embed(NULL, texts, 1, NULL, data), BAD, "vkbert_model_embed");
+    EXPECT_NULL_HANDLE(vkbert_model_rerank(NULL, "q", texts, 1, 0, data), BAD,
+                       "vkbert_model_rerank");
+    EXPECT_NULL_HANDLE(vkbert_model_classify(NULL, texts, 1, data), BAD, "vkbert_model_classify");
+    EXPECT_NULL_HANDLE(vkbert_model_describe(NULL, &json), BAD, "vkbert_model_describe");
+    EXPECT_NULL_HANDLE(vkbert_measure_peaks(NULL, &peaks), BAD, "vkbert_measure_peaks");
+    EXPECT_NULL_HANDLE(vkbert_bench_matmul(NULL, 8, 8, 8, VKBERT_PRECISION_FP32, 1, &r), BAD,
+                       "vkbert_bench_matmul");
+    EXPECT_NULL_HANDLE(vkbert_bench_attention(NULL, 1, 8, 32, 4, VKBERT_PRECISION_FP32, 1, &r), BAD,
+                       "vkbert_bench_attention");
+    EXPECT_NULL_HANDLE(vkbert_bench_encoder(NULL, &es, VKBERT_PRECISION_FP32, 1, &r), BAD,
+                       "vkbert_bench_encoder");
+}

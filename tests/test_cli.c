@@ -307,6 +307,7 @@ Test(cli, devices_lists_one)
     cr_assert(strstr(r.out, "device 0:"), "stdout:\n%s", r.out);
     cr_assert(strstr(r.out, "usable"), "stdout:\n%s", r.out);
     cr_assert(strstr(r.out, "subgroup size"), "stdout:\n%s", r.out);
+    cr_assert(strstr(r.out, "subgroup size control"), "stdout:\n%s", r.out);
 }
 
 Test(cli, demo_small)

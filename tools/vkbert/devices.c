@@ -25,6 +25,11 @@ static void print_device(uint32_t index, const vkbert_device_info *d)
     printf("  device-local memory       %.1f MiB\n",
            (double)d->device_local_bytes / (1024.0 * 1024.0));
     printf("  subgroup size             %u\n", d->subgroup_size);
+    if (d->subgroup_size_control)
+        printf("  subgroup size control     yes, %u to %u\n", d->min_subgroup_size,
+               d->max_subgroup_size);
+    else
+        printf("  subgroup size control     no\n");
     printf("  shared memory             %u bytes\n", d->shared_memory_bytes);
     printf("  max storage buffer range  %u bytes\n", d->max_storage_buffer_range);
     printf("  storage buffers per stage %u\n", d->max_storage_buffers);
