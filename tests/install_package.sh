@@ -11,9 +11,26 @@ test -f "$scratch/prefix/include/vkbert.h"
 test -f "$scratch/prefix/include/vkbert_bench.h"
 test -x "$scratch/prefix/bin/vkbert"
 "$scratch/prefix/bin/vkbert" --help > /dev/null
+# The soname follows README's ABI policy: libvkbert.so.MAJOR.MINOR before 1.0, then .MAJOR.
+version() { sed -nE "s/^#define VKBERT_VERSION_$1 ([0-9]+)$/\1/p" "$source/include/vkbert.h"; }
+major=$(version MAJOR) minor=$(version MINOR)
+soname=libvkbert.so.$major
+[ "$major" = 0 ] && soname=libvkbert.so.0.$minor
+readelf -d "$scratch/prefix/lib"*/libvkbert.so | grep -q "Library soname: \[$soname\]" ||
+    { echo "libvkbert.so's SONAME is not $soname" >&2; exit 1; }
 
 cmake -S "$source/examples" -B "$scratch/cmake-build" -DCMAKE_PREFIX_PATH="$scratch/prefix" > /dev/null
 cmake --build "$scratch/cmake-build" > /dev/null
+# ... and refuses an older one: an older minor version before 1.0 (SameMinorVersion, where
+# SameMajorVersion would accept it), an older major version after.
+other=$([ "$major" = 0 ] && echo "0.$((minor - 1))" || echo "$((major - 1)).0")
+mkdir "$scratch/other"
+printf 'cmake_minimum_required(VERSION 3.25)\nproject(other LANGUAGES C)\nfind_package(vkbert %s REQUIRED)\n' \
+    "$other" > "$scratch/other/CMakeLists.txt"
+if cmake -S "$scratch/other" -B "$scratch/other/build" -DCMAKE_PREFIX_PATH="$scratch/prefix" \
+    > /dev/null 2>&1; then
+    echo "find_package(vkbert $other) accepted vkbert $major.$minor" >&2; exit 1
+fi
 LD_LIBRARY_PATH="$scratch/prefix/lib:${LD_LIBRARY_PATH:-}" "$scratch/cmake-build/version"
 LD_LIBRARY_PATH="$scratch/prefix/lib:${LD_LIBRARY_PATH:-}" "$scratch/cmake-build/attention"
 
