@@ -206,7 +206,8 @@ VKBERT_API void vkbert_context_destroy(vkbert_context *ctx);
 
 /* The message of the last failed call on `ctx`, or of the last failed call without a context
  * in this thread when `ctx` is NULL: context creation, device listing, tokenizers, and every
- * call given a NULL context, layer, encoder, model, tokenizer or tensor. Never NULL. */
+ * call whose handle (the context, layer, encoder, model or tokenizer it works on, or the tensor
+ * of vkbert_tensor_shape) is NULL. Never NULL. */
 VKBERT_API const char *vkbert_last_error(const vkbert_context *ctx);
 
 /* The device the context runs on, with the limits and switches of its options applied.
