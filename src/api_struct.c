@@ -6,6 +6,10 @@
 #include <ctype.h>
 #include <string.h>
 
+/* A bound on the bytes read past this library's struct, and written past it into a newer
+ * caller's: an uninitialised struct_size (garbage) is refused before it is used. */
+#define STRUCT_SIZE_MAX 65536u
+
 /* The struct's _INIT macro is its type name in capitals: vkbert_mask -> VKBERT_MASK_INIT. */
 static vkbert_status bad_size(vkbert_context *ctx, const char *name, uint32_t size, const char *why)
 {
@@ -14,9 +18,10 @@ static vkbert_status bad_size(vkbert_context *ctx, const char *name, uint32_t si
     for (; name[n] && n < sizeof macro - 1; n++)
         macro[n] = (char)toupper((unsigned char)name[n]);
     macro[n] = '\0';
-    const char *fmt = "%s.struct_size is %u, %s: set it with %s_INIT";
-    return ctx ? vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, fmt, name, size, why, macro)
-               : vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, fmt, name, size, why, macro);
+#define BAD_SIZE "%s.struct_size is %u, %s: set it with %s_INIT" /* a literal, checked */
+    return ctx ? vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, BAD_SIZE, name, size, why, macro)
+               : vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, BAD_SIZE, name, size, why, macro);
+#undef BAD_SIZE
 }
 
 static vkbert_status check_size(vkbert_context *ctx, const void *s, size_t first_size,
@@ -25,6 +30,8 @@ static vkbert_status check_size(vkbert_context *ctx, const void *s, size_t first
     memcpy(size, s, sizeof *size);
     if (*size == 0) return bad_size(ctx, name, *size, "so it was never set");
     if (*size < first_size) return bad_size(ctx, name, *size, "smaller than any version's");
+    if (*size > STRUCT_SIZE_MAX)
+        return bad_size(ctx, name, *size, "more than any struct of vkbert will need");
     return VKBERT_OK;
 }
 

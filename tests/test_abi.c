@@ -81,6 +81,9 @@ Test(abi, input_struct_size)
     TEST_OK(vkbert_context_create(&newer.o, &ctx));
     test_context_done(ctx);
     ctx = NULL;
+    newer.o.struct_size = 0xdeadbeefu; /* never set: refused before it is used */
+    cr_assert_eq(vkbert_context_create(&newer.o, &ctx), BAD);
+    newer.o.struct_size = sizeof newer;
     newer.more[TAIL - 1] = 1;
     cr_assert_eq(vkbert_context_create(&newer.o, &ctx), BAD);
     cr_assert_null(ctx);
