@@ -1,8 +1,9 @@
 /*
  * vkbert: BERT-style transformer attention on any GPU through Vulkan compute.
  *
- * The only public header. Every call returns a vkbert_status; on failure the context keeps a
- * message (vkbert_last_error). The library never aborts and never prints.
+ * What an application needs (vkbert_bench.h adds the benchmarks and tuning). Every call returns
+ * a vkbert_status; on failure the context keeps a message (vkbert_last_error). The library never
+ * aborts and never prints.
  *
  * Threads: every call is thread-safe. Calls on a context, and on the tensors, layers and
  * encoders made from it, hold the context's lock and run one at a time; separate contexts run
