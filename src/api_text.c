@@ -37,17 +37,9 @@ int vkbert_tokenizer_max_length(const vkbert_tokenizer *t)
     return t->max_length;
 }
 
-vkbert_status vkbert_tokenizer_encode(const vkbert_tokenizer *t, const char *text, const char *pair,
-                                      int max_length, vkbert_encoding *out)
+static vkbert_status encode(const vkbert_tokenizer *t, const char *text, const char *pair,
+                            int max_length, vkbert_encoding *e)
 {
-    CHECK_HANDLE(t, BAD_HANDLE);
-    if (!out) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "out is NULL");
-    uint32_t size;
-    vkbert_status status = vkb_struct_out_size(NULL, out, VKB_SIZE_THROUGH(vkbert_encoding, count),
-                                               "vkbert_encoding", &size);
-    if (status) return status;
-    vkbert_encoding e = {0};
-    vkb_struct_out(out, size, &e, sizeof e);
     if (!text) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "text is NULL");
     if (max_length < -1)
         return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT,
@@ -59,21 +51,40 @@ vkbert_status vkbert_tokenizer_encode(const vkbert_tokenizer *t, const char *tex
                              sizeof err))
         return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "%s", err);
     free(ids.mask);
-    e = (vkbert_encoding){.ids = ids.ids, .type_ids = ids.type_ids, .count = ids.count};
-    vkb_struct_out(out, size, &e, sizeof e);
+    *e = (vkbert_encoding){.ids = ids.ids, .type_ids = ids.type_ids, .count = ids.count};
     return VKBERT_OK;
 }
 
+/* `out` is emptied first, so that vkbert_encoding_free may follow any failure. */
+vkbert_status vkbert_tokenizer_encode(const vkbert_tokenizer *t, const char *text, const char *pair,
+                                      int max_length, vkbert_encoding *out)
+{
+    if (!out) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "out is NULL");
+    uint32_t size;
+    vkbert_status status = vkb_struct_out_size(NULL, out, VKB_SIZE_THROUGH(vkbert_encoding, count),
+                                               "vkbert_encoding", &size);
+    if (status) return status;
+    vkbert_encoding e = {0};
+    vkb_struct_out(out, size, &e, sizeof e);
+    CHECK_HANDLE(t, BAD_HANDLE);
+    status = encode(t, text, pair, max_length, &e);
+    if (!status) vkb_struct_out(out, size, &e, sizeof e);
+    return status;
+}
+
 /* Frees what a vkbert_encoding of the caller's struct_size holds, and keeps that size so the
- * struct can be used again. */
+ * struct can be used again. One whose struct_size is wrong was never written by
+ * vkbert_tokenizer_encode (it refuses such a struct), so its pointers are not the library's. */
 void vkbert_encoding_free(vkbert_encoding *e)
 {
-    if (!e) return;
+    uint32_t size;
+    if (!e || vkb_struct_out_size(NULL, e, VKB_SIZE_THROUGH(vkbert_encoding, count),
+                                  "vkbert_encoding", &size))
+        return;
     free(e->ids);
     free(e->type_ids);
     vkbert_encoding empty = {0};
-    if (e->struct_size >= VKB_SIZE_THROUGH(vkbert_encoding, count))
-        vkb_struct_out(e, e->struct_size, &empty, sizeof empty);
+    vkb_struct_out(e, size, &empty, sizeof empty);
 }
 
 const char *vkbert_tokenizer_token(const vkbert_tokenizer *t, int32_t id)
