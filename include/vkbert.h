@@ -55,13 +55,15 @@ extern "C" {
 #endif
 
 /* What every _INIT macro expands to: struct_size set, every other field 0. Designated in C,
- * so that -Wextra's -Wmissing-field-initializers stays quiet; positional in C++, where
- * designators need C++20. */
+ * so that -Wextra's -Wmissing-field-initializers stays quiet; in C++, where designators need
+ * C++20 and a partial brace list warns, a value-initialised copy (C++11). */
 #ifdef __cplusplus
 #define VKBERT_STRUCT_INIT_(type)                                                                  \
-    {                                                                                              \
-        sizeof(type)                                                                               \
-    }
+    ([] {                                                                                          \
+        type s_ = type();                                                                          \
+        s_.struct_size = sizeof(type);                                                             \
+        return s_;                                                                                 \
+    }())
 #else
 #define VKBERT_STRUCT_INIT_(type)                                                                  \
     {                                                                                              \

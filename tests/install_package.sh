@@ -39,6 +39,14 @@ export PKG_CONFIG_PATH="$libdir"
 cc -std=c11 -Wall -Wextra -Werror "$source/examples/attention.c" -o "$scratch/pc-attention" \
    $(pkg-config --cflags --libs vkbert) -lm
 LD_LIBRARY_PATH="$scratch/prefix/lib:$(pkg-config --variable=libdir vkbert):${LD_LIBRARY_PATH:-}" "$scratch/pc-attention"
+# The headers from C++ (C++11, where the _INIT macros cannot be designated initializers).
+if command -v c++ > /dev/null; then
+    printf '%s\n' '#include <vkbert.h>' '#include <vkbert_bench.h>' \
+        'int main() { vkbert_context_options o = VKBERT_CONTEXT_OPTIONS_INIT;' \
+        '  vkbert_bench_result r = VKBERT_BENCH_RESULT_INIT;' \
+        '  return vkbert_version() && o.struct_size && r.struct_size ? 0 : 1; }' > "$scratch/cxx.cpp"
+    c++ -std=c++11 -Wall -Wextra -Werror -I"$scratch/prefix/include" -fsyntax-only "$scratch/cxx.cpp"
+fi
 # The installed library loads Vulkan at run time: no link-time libvulkan.
 if readelf -d "$scratch/prefix/lib"*/libvkbert.so* | grep -q 'libvulkan'; then
     echo "libvkbert links libvulkan at link time" >&2; exit 1
