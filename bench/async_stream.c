@@ -173,7 +173,7 @@ int main(int argc, char **argv)
     vkbert_device_info info;
     if (write_model(dir, s.hidden, layers)) return fprintf(stderr, "cannot write the model\n"), 1;
     if (vkbert_context_create(NULL, &ctx) || vkbert_context_device(ctx, &info) ||
-        vkbert_tokenizer_load(dir, &s.tokenizer) || vkbert_encoder_load(ctx, dir, &s.encoder))
+        vkbert_tokenizer_load(dir, &s.tokenizer) || vkbert_encoder_load(ctx, dir, NULL, &s.encoder))
         return fprintf(stderr, "%s\n", vkbert_last_error(ctx)), 1;
     size_t n = (size_t)s.batches * tokens(&s), out = (size_t)s.batches * s.batch * s.hidden;
     s.ids = malloc(n * 4), s.mask = malloc(n * 4);

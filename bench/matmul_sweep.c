@@ -19,7 +19,7 @@ int main(int argc, char **argv)
     uint32_t k = argc > 3 ? atoi(argv[3]) : 768;
     int trans = argc > 4 ? atoi(argv[4]) : 0;
     vkbert_context *ctx;
-    vkbert_context_options opt = {.timestamps = 1};
+    vkbert_context_options opt = {.struct_size = sizeof(vkbert_context_options), .timestamps = 1};
     if (vkbert_context_create(&opt, &ctx))
         return fprintf(stderr, "%s\n", vkbert_last_error(NULL)), 1;
     uint32_t lda = vkb_pitch(k), ldb = trans ? vkb_pitch(k) : vkb_pitch(n), ldc = vkb_pitch(n);

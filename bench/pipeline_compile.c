@@ -356,10 +356,11 @@ static void child(const vkb_spirv *s, int repeats, int fd)
     compile_result r;
     memset(&r, 0, sizeof r);
     vkbert_context *ctx;
-    vkbert_context_options options = {0};
+    vkbert_context_options options = VKBERT_CONTEXT_OPTIONS_INIT;
     if (vkbert_context_create(&options, &ctx)) {
         snprintf(r.error, sizeof r.error, "%s", vkbert_last_error(NULL));
     } else {
+        r.info = (vkbert_device_info)VKBERT_DEVICE_INFO_INIT;
         vkbert_context_device(ctx, &r.info);
         VkPipelineCache cache = ctx->pipeline_cache;
         ctx->pipeline_cache = VK_NULL_HANDLE;

@@ -254,13 +254,13 @@ static vkbert_attention *make_layer(vkbert_context *ctx, float *storage)
     uint64_t state = 7;
     for (int i = 0; i < 4 * (E * E + E); i++)
         storage[i] = random_uniform(&state);
-    vkbert_attention_weights w;
+    vkbert_attention_weights w = VKBERT_ATTENTION_WEIGHTS_INIT;
     const float **fields[8] = {&w.q_weight, &w.q_bias, &w.k_weight,   &w.k_bias,
                                &w.v_weight, &w.v_bias, &w.out_weight, &w.out_bias};
     for (int i = 0; i < 8; i++)
         *fields[i] = storage + (i / 2) * (E * E + E) + (i % 2) * E * E;
     vkbert_attention *layer = NULL;
-    if (vkbert_attention_create(ctx, E, H, &w, &layer) != VKBERT_OK) {
+    if (vkbert_attention_create(ctx, E, H, &w, NULL, &layer) != VKBERT_OK) {
         fprintf(stderr, "vkbert_attention_create: %s\n", vkbert_last_error(ctx));
         exit(1);
     }
@@ -359,7 +359,8 @@ int main(void)
     device.device_info = &p.device_info;
     device.queue_family = p.family;
     device.queue = p.queue;
-    vkbert_context_options options = {.validation = 1}; /* counts our instance's messages */
+    vkbert_context_options options = VKBERT_CONTEXT_OPTIONS_INIT;
+    options.validation = 1; /* counts our instance's messages */
     vkbert_context *ctx = NULL;
     if (vkbert_context_create_vulkan(&options, &device, &ctx) != VKBERT_OK) {
         fprintf(stderr, "vkbert_context_create_vulkan: %s\n", vkbert_last_error(NULL));

@@ -1,8 +1,9 @@
 /*
  * vkbert: BERT-style transformer attention on any GPU through Vulkan compute.
  *
- * The only public header. Every call returns a vkbert_status; on failure the context keeps a
- * message (vkbert_last_error). The library never aborts and never prints.
+ * What an application needs (vkbert_bench.h adds the benchmarks and tuning). Every call returns
+ * a vkbert_status; on failure the context keeps a message (vkbert_last_error). The library never
+ * aborts and never prints.
  *
  * Threads: every call is thread-safe. Calls on a context, and on the tensors, layers and
  * encoders made from it, hold the context's lock and run one at a time; separate contexts run
@@ -15,6 +16,16 @@
  *
  * Layout conventions: tensors are float32, row-major, shapes outermost first. Weights use
  * PyTorch's nn.Linear layout, W[out][in], so a linear layer is y = x * W^T + b.
+ *
+ * Structs that may grow: each starts with `struct_size`, set by its _INIT macro
+ *     vkbert_context_options o = VKBERT_CONTEXT_OPTIONS_INIT;
+ * which leaves every other field 0, and 0 is always the default. The library reads only the
+ * struct_size bytes the caller's header knew (a struct_size of 0, or below the struct's size in
+ * the version that introduced it, is VKBERT_ERROR_INVALID_ARGUMENT; one larger than this
+ * library's struct is accepted when the bytes it does not know are all 0), and writes only
+ * struct_size bytes of the structs it fills in (vkbert_device_info, vkbert_encoding, the
+ * benchmark results). A NULL options or config pointer means all defaults. Enum values are
+ * explicit and never renumbered (README, "ABI").
  */
 #ifndef VKBERT_H
 #define VKBERT_H
@@ -43,22 +54,48 @@ extern "C" {
 #define VKBERT_API
 #endif
 
+/* What every _INIT macro expands to: struct_size set, every other field 0. Designated in C,
+ * so that -Wextra's -Wmissing-field-initializers stays quiet; in C++, where designators need
+ * C++20 and a partial brace list warns, a value-initialised copy (C++11). */
+#ifdef __cplusplus
+#define VKBERT_STRUCT_INIT_(type)                                                                  \
+    ([] {                                                                                          \
+        type s_ = type();                                                                          \
+        s_.struct_size = sizeof(type);                                                             \
+        return s_;                                                                                 \
+    }())
+#else
+#define VKBERT_STRUCT_INIT_(type)                                                                  \
+    {                                                                                              \
+        .struct_size = sizeof(type)                                                                \
+    }
+#endif
+
+/* The version of this header. CMakeLists.txt reads it from here. */
 #define VKBERT_VERSION_MAJOR 0
-#define VKBERT_VERSION_MINOR 1
+#define VKBERT_VERSION_MINOR 2
 #define VKBERT_VERSION_PATCH 0
+#define VKBERT_VERSION_NUMBER                                                                      \
+    (VKBERT_VERSION_MAJOR * 10000 + VKBERT_VERSION_MINOR * 100 + VKBERT_VERSION_PATCH)
+
+/* The version of the library loaded: VKBERT_VERSION_NUMBER as it was built, and "0.2.0".
+ * Before 1.0 a library runs programs built against a header of the same major and minor
+ * version; from 1.0, of the same major version (README, "ABI"). */
+VKBERT_API unsigned vkbert_version(void);
+VKBERT_API const char *vkbert_version_string(void);
 
 typedef enum vkbert_status {
     VKBERT_OK = 0,
-    VKBERT_ERROR_INVALID_ARGUMENT, /* a NULL pointer, a bad shape, an inconsistent option */
-    VKBERT_ERROR_NO_VULKAN,        /* no Vulkan loader, or no driver behind it */
-    VKBERT_ERROR_NO_DEVICE,        /* no device matches, or none is usable (needs Vulkan 1.1) */
-    VKBERT_ERROR_DEVICE_LIMIT,     /* the shape needs more than the device allows */
-    VKBERT_ERROR_OUT_OF_MEMORY,    /* host or device memory ran out */
-    VKBERT_ERROR_VULKAN,           /* a Vulkan call failed; the message names it */
-    VKBERT_ERROR_VALIDATION,       /* the validation layer reported a message (tests only) */
+    VKBERT_ERROR_INVALID_ARGUMENT = 1, /* a NULL pointer, a bad shape, an inconsistent option */
+    VKBERT_ERROR_NO_VULKAN = 2,        /* no Vulkan loader, or no driver behind it */
+    VKBERT_ERROR_NO_DEVICE = 3,        /* no device matches, or none is usable (needs Vulkan 1.1) */
+    VKBERT_ERROR_DEVICE_LIMIT = 4,     /* the shape needs more than the device allows */
+    VKBERT_ERROR_OUT_OF_MEMORY = 5,    /* host or device memory ran out */
+    VKBERT_ERROR_VULKAN = 6,           /* a Vulkan call failed; the message names it */
+    VKBERT_ERROR_VALIDATION = 7,       /* the validation layer reported a message (tests only) */
     /* The device was lost, or did not finish within the context's timeout: the context
      * refuses every later call with this status; destroy it and make a new one. */
-    VKBERT_ERROR_DEVICE_LOST,
+    VKBERT_ERROR_DEVICE_LOST = 8,
     /* A file that exists but is not what it claims: bad JSON, a bad safetensors or .npy
      * header, a missing or misshapen tensor, a bad vocabulary. The message names the file and
      * the field. A file that is missing or cannot be opened is VKBERT_ERROR_INVALID_ARGUMENT:
@@ -80,7 +117,9 @@ typedef enum vkbert_device_type {
     VKBERT_DEVICE_CPU = 4,
 } vkbert_device_type;
 
+/* Filled in by the library: set struct_size (VKBERT_DEVICE_INFO_INIT) first. */
 typedef struct vkbert_device_info {
+    uint32_t struct_size;
     char name[256];
     char driver[256]; /* driver name and version string */
     vkbert_device_type type;
@@ -95,13 +134,20 @@ typedef struct vkbert_device_info {
     int fp16_storage;    /* storageBuffer16BitAccess */
     int fp16_arithmetic; /* shaderFloat16 */
     int usable;          /* Vulkan 1.1 and a compute queue */
+    /* VK_EXT_subgroup_size_control's (core in Vulkan 1.3) subgroupSizeControl, 0 or 1, and the
+     * subgroup sizes a pipeline may require: 0 when the device does not say. */
+    int subgroup_size_control;
+    uint32_t min_subgroup_size, max_subgroup_size;
 } vkbert_device_info;
+#define VKBERT_DEVICE_INFO_INIT VKBERT_STRUCT_INIT_(vkbert_device_info)
 
 /* A short name of a device type: "discrete", "integrated", "virtual", "cpu", "other". */
 VKBERT_API const char *vkbert_device_type_name(vkbert_device_type type);
 
 /* Lists the Vulkan devices. Writes up to `capacity` entries and sets *count to the number of
- * devices. On failure the message is in vkbert_last_error(NULL). */
+ * devices. Each entry written must have its struct_size set, the same in all of them: it is
+ * the array's stride (infos may be NULL to count). On failure the message is in
+ * vkbert_last_error(NULL). */
 VKBERT_API vkbert_status vkbert_list_devices(vkbert_device_info *infos, uint32_t capacity,
                                              uint32_t *count);
 
@@ -122,6 +168,7 @@ typedef struct vkbert_context vkbert_context;
  *   VKBERT_MATMUL_FALLBACK=0|1 1: the gpu family's matmul without shared memory
  *   VKBERT_SIMD_SHUFFLE=0|1    0: the simd family's kernels share no rows by subgroup shuffles */
 typedef struct vkbert_context_options {
+    uint32_t struct_size; /* VKBERT_CONTEXT_OPTIONS_INIT */
     /* Device: a decimal index or a substring of the device name. NULL or "" means the
      * environment variable VKBERT_DEVICE, else the first discrete GPU, then integrated, then
      * virtual, then CPU. */
@@ -168,6 +215,7 @@ typedef struct vkbert_context_options {
      * 0: the environment variable VKBERT_TIMEOUT_MS, else 600000 (ten minutes). */
     uint32_t timeout_ms;
 } vkbert_context_options;
+#define VKBERT_CONTEXT_OPTIONS_INIT VKBERT_STRUCT_INIT_(vkbert_context_options)
 
 /* Creates a context: instance, device, compute queue, pipeline cache, memory. `options` may
  * be NULL. On failure *out is NULL and the message is in vkbert_last_error(NULL). */
@@ -176,10 +224,13 @@ VKBERT_API vkbert_status vkbert_context_create(const vkbert_context_options *opt
 VKBERT_API void vkbert_context_destroy(vkbert_context *ctx);
 
 /* The message of the last failed call on `ctx`, or of the last failed call without a context
- * (context creation, device listing) in this thread when `ctx` is NULL. Never NULL. */
+ * in this thread when `ctx` is NULL: context creation, device listing, tokenizers, and every
+ * call whose handle (the context, layer, encoder, model or tokenizer it works on, or the tensor
+ * of vkbert_tensor_shape) is NULL. Never NULL. */
 VKBERT_API const char *vkbert_last_error(const vkbert_context *ctx);
 
-/* The device the context runs on. */
+/* The device the context runs on, with the limits and switches of its options applied.
+ * Set info->struct_size first. */
 VKBERT_API vkbert_status vkbert_context_device(const vkbert_context *ctx, vkbert_device_info *info);
 
 /* The start-up cost: milliseconds that vkbert_context_create took (instance, device, the
@@ -188,15 +239,6 @@ VKBERT_API vkbert_status vkbert_context_device(const vkbert_context *ctx, vkbert
  * second run of a program spends much less there. Either pointer may be NULL. */
 VKBERT_API vkbert_status vkbert_context_startup_ms(const vkbert_context *ctx, double *context_ms,
                                                    double *pipelines_ms);
-
-/* Stores tuning results for the context's device, as `vkbert tune` measures them: `json` is an
- * object with "matmul" and "attention" arrays (README, "Tuning"). All entries are checked
- * against the device, then the file is replaced atomically; this context and every later one
- * on the device consult it before the built-in choices. `path` (may be NULL) receives the
- * file's name. Fails with VKBERT_ERROR_INVALID_ARGUMENT on a bad entry, when the cache is off
- * or when the file cannot be written. */
-VKBERT_API vkbert_status vkbert_tune_save(vkbert_context *ctx, const char *json, char *path,
-                                          size_t path_size);
 
 /* Number of validation messages so far; the text of the first is copied to `first` if given. */
 VKBERT_API uint32_t vkbert_validation_messages(const vkbert_context *ctx, char *first,
@@ -229,13 +271,17 @@ VKBERT_API int vkbert_tensor_shape(const vkbert_tensor *tensor, int64_t shape[VK
 
 /* ---------------------------------------------------------------- the attention layer ------ */
 
-/* Host weights in PyTorch's layout: *_weight is [E][E] = [out][in], *_bias is [E]. */
+/* Host weights in PyTorch's layout: *_weight is [E][E] = [out][in], *_bias is [E]. It has a
+ * size because it may grow: host weights in fp16 or bf16 need a dtype, and layers without
+ * biases or with kdim/vdim other than E (torch.nn.MultiheadAttention's) more fields. */
 typedef struct vkbert_attention_weights {
+    uint32_t struct_size; /* VKBERT_ATTENTION_WEIGHTS_INIT */
     const float *q_weight, *q_bias;
     const float *k_weight, *k_bias;
     const float *v_weight, *v_bias;
     const float *out_weight, *out_bias;
 } vkbert_attention_weights;
+#define VKBERT_ATTENTION_WEIGHTS_INIT VKBERT_STRUCT_INIT_(vkbert_attention_weights)
 
 typedef enum vkbert_dtype {
     VKBERT_DTYPE_FLOAT32 = 0,
@@ -257,14 +303,17 @@ typedef enum vkbert_dtype {
  * pass [B,1,1,S] to mean key padding. A query row whose keys are all masked gets the zero
  * vector as attention output, so its y is out_bias. */
 typedef struct vkbert_mask {
+    uint32_t struct_size; /* VKBERT_MASK_INIT */
     const void *data;
     vkbert_dtype dtype;
     int ndim;
     int64_t shape[VKBERT_MAX_DIMS];
 } vkbert_mask;
+#define VKBERT_MASK_INIT VKBERT_STRUCT_INIT_(vkbert_mask)
 
 typedef struct vkbert_attention_options {
-    int causal;    /* also mask keys j > i */
+    uint32_t struct_size; /* VKBERT_ATTENTION_OPTIONS_INIT */
+    int causal;           /* also mask keys j > i */
     float dropout; /* training-mode dropout on the attention weights, 0 <= p <= 1; 0 = eval */
     uint64_t seed; /* Philox4x32-10 key: the same seed gives the same result on every device */
     /* HuggingFace BERT's mask semantics: (1 - mask) * float_min is added to the scores, so a
@@ -272,6 +321,7 @@ typedef struct vkbert_attention_options {
      * zero vector. */
     int additive_mask;
 } vkbert_attention_options;
+#define VKBERT_ATTENTION_OPTIONS_INIT VKBERT_STRUCT_INIT_(vkbert_attention_options)
 
 typedef struct vkbert_attention vkbert_attention;
 
@@ -286,20 +336,18 @@ typedef enum vkbert_precision {
 } vkbert_precision;
 
 typedef struct vkbert_attention_config {
+    uint32_t struct_size; /* VKBERT_ATTENTION_CONFIG_INIT */
     vkbert_precision precision;
 } vkbert_attention_config;
+#define VKBERT_ATTENTION_CONFIG_INIT VKBERT_STRUCT_INIT_(vkbert_attention_config)
 
-/* Uploads the weights of a layer with embedding size E and H heads (E % H == 0), in fp32. */
+/* Uploads the weights of a layer with embedding size E and H heads (E % H == 0). `config` may
+ * be NULL (fp32). Fails with VKBERT_ERROR_DEVICE_LIMIT when the device lacks what the
+ * precision needs. */
 VKBERT_API vkbert_status vkbert_attention_create(vkbert_context *ctx, int embed_dim, int num_heads,
                                                  const vkbert_attention_weights *weights,
+                                                 const vkbert_attention_config *config,
                                                  vkbert_attention **out);
-/* The same with a configuration; `config` may be NULL (fp32). Fails with
- * VKBERT_ERROR_DEVICE_LIMIT when the device lacks what the precision needs. */
-VKBERT_API vkbert_status vkbert_attention_create_ex(vkbert_context *ctx, int embed_dim,
-                                                    int num_heads,
-                                                    const vkbert_attention_weights *weights,
-                                                    const vkbert_attention_config *config,
-                                                    vkbert_attention **out);
 VKBERT_API void vkbert_attention_destroy(vkbert_attention *layer);
 
 /* y = attention(x) with device tensors: x and y are [B,S,E]; `mask` is NULL or a float32
@@ -317,6 +365,7 @@ VKBERT_API vkbert_status vkbert_attention_forward_host(vkbert_attention *layer, 
                                                        const vkbert_attention_options *options,
                                                        float *y);
 
+/* A fixed pair, never grown (no struct_size): it is the stride of the arrays of timings. */
 typedef struct vkbert_timing {
     const char *name; /* the dispatch, such as "qkv_projection" */
     double milliseconds;
@@ -333,23 +382,21 @@ VKBERT_API vkbert_status vkbert_attention_timings(const vkbert_attention *layer,
 /* A HuggingFace BertModel (post-LayerNorm BERT): embeddings, layers, pooler. */
 typedef struct vkbert_encoder vkbert_encoder;
 
-/* Loads DIR/config.json and DIR/model.safetensors (F32, F16 or BF16; names with or without
- * "bert."). A config it cannot run (hidden_act other than "gelu", ...) or a missing or
- * misshapen tensor is an error that names it. */
-VKBERT_API vkbert_status vkbert_encoder_load(vkbert_context *ctx, const char *model_dir,
-                                             vkbert_encoder **out);
-
 typedef struct vkbert_encoder_config {
+    uint32_t struct_size; /* VKBERT_ENCODER_CONFIG_INIT */
     /* FP16: the dense weights (attention, intermediate, output, pooler) and the attention
      * activations (Q, K, V, attention output) stored as fp16; the hidden states between
      * layers, the rest of the weights and all arithmetic fp32. */
     vkbert_precision precision;
 } vkbert_encoder_config;
+#define VKBERT_ENCODER_CONFIG_INIT VKBERT_STRUCT_INIT_(vkbert_encoder_config)
 
-/* The same with a configuration; `config` may be NULL (fp32). */
-VKBERT_API vkbert_status vkbert_encoder_load_ex(vkbert_context *ctx, const char *model_dir,
-                                                const vkbert_encoder_config *config,
-                                                vkbert_encoder **out);
+/* Loads DIR/config.json and DIR/model.safetensors (F32, F16 or BF16; names with or without
+ * "bert."); `config` may be NULL (fp32). A config it cannot run (hidden_act other than "gelu",
+ * ...) or a missing or misshapen tensor is an error that names it. */
+VKBERT_API vkbert_status vkbert_encoder_load(vkbert_context *ctx, const char *model_dir,
+                                             const vkbert_encoder_config *config,
+                                             vkbert_encoder **out);
 VKBERT_API void vkbert_encoder_destroy(vkbert_encoder *encoder);
 VKBERT_API int vkbert_encoder_hidden_size(const vkbert_encoder *encoder);
 
@@ -390,11 +437,14 @@ VKBERT_API void vkbert_tokenizer_destroy(vkbert_tokenizer *tokenizer);
  * the folder states (512 when it states none). */
 VKBERT_API int vkbert_tokenizer_max_length(const vkbert_tokenizer *tokenizer);
 
-/* One encoded input: [CLS] text [SEP] (pair [SEP]) with the folder's template. */
+/* One encoded input: [CLS] text [SEP] (pair [SEP]) with the folder's template. Filled in by
+ * the library: set struct_size (VKBERT_ENCODING_INIT) first. */
 typedef struct vkbert_encoding {
+    uint32_t struct_size;
     int32_t *ids, *type_ids; /* `count` each, owned: vkbert_encoding_free */
     int count;
 } vkbert_encoding;
+#define VKBERT_ENCODING_INIT VKBERT_STRUCT_INIT_(vkbert_encoding)
 
 /* Encodes `text`, and `pair` unless NULL (UTF-8), truncated to `max_length` ids: 0 means the
  * folder's limit, -1 no limit. A pair is truncated longest-first as the fast tokenizer does
@@ -418,6 +468,7 @@ VKBERT_API int32_t vkbert_tokenizer_token_id(const vkbert_tokenizer *tokenizer, 
 typedef struct vkbert_model vkbert_model;
 
 typedef struct vkbert_model_config {
+    uint32_t struct_size; /* VKBERT_MODEL_CONFIG_INIT */
     vkbert_precision precision;
     /* NULL: the folder's pooling. Else sentence-transformers' mode names, joined by ',':
      * cls_token, max_tokens, mean_tokens, mean_sqrt_len_tokens, weightedmean_tokens,
@@ -428,6 +479,7 @@ typedef struct vkbert_model_config {
     int max_length;  /* 0: the folder's limit (vkbert_tokenizer_max_length) */
     int no_truncate; /* a text over the limit is an error instead of being cut */
 } vkbert_model_config;
+#define VKBERT_MODEL_CONFIG_INIT VKBERT_STRUCT_INIT_(vkbert_model_config)
 
 /* Loads the folder; `config` may be NULL. A module vkbert cannot run (another type, a
  * pytorch_model.bin without safetensors) is an error that names the file. */
@@ -440,12 +492,14 @@ VKBERT_API int vkbert_model_dimension(const vkbert_model *model);
 VKBERT_API const vkbert_tokenizer *vkbert_model_tokenizer(const vkbert_model *model);
 
 typedef struct vkbert_embed_options {
+    uint32_t struct_size;    /* VKBERT_EMBED_OPTIONS_INIT */
     const char *prompt_name; /* one of the folder's prompts */
     const char *prompt;      /* a prompt's text; NULL and no name: the folder's default prompt */
     /* 0: as the model was loaded (vkbert_model_config.normalize, else the folder's Normalize
      * module); 1: always divide by the L2 norm; -1: never. For this call only. */
     int normalize;
 } vkbert_embed_options;
+#define VKBERT_EMBED_OPTIONS_INIT VKBERT_STRUCT_INIT_(vkbert_embed_options)
 
 /* embeddings[count][dimension] of `count` texts, as SentenceTransformer(dir).encode(texts):
  * the prompt prepended, truncation, pooling, Dense modules, normalization. Any count works:
@@ -479,60 +533,7 @@ VKBERT_API vkbert_status vkbert_model_classify(vkbert_model *model, const char *
 VKBERT_API vkbert_status vkbert_model_describe(vkbert_model *model, char **json);
 VKBERT_API void vkbert_free(void *memory);
 
-/* ---------------------------------------------------------------- benchmarks -------------- */
-
-/* The device's own ceilings, measured by two micro-kernels. */
-typedef struct vkbert_peaks {
-    double fma_gflops; /* many independent vec4 FMA chains per invocation */
-    double copy_gbs;   /* vec4 copy, bytes read + written per second */
-} vkbert_peaks;
-
-VKBERT_API vkbert_status vkbert_measure_peaks(vkbert_context *ctx, vkbert_peaks *peaks);
-
-#define VKBERT_BENCH_MAX_KERNELS 16
-
-typedef struct vkbert_bench_result {
-    double gpu_median_ms, gpu_min_ms;   /* timestamp queries around the whole pass */
-    double wall_median_ms, wall_min_ms; /* submit to fence */
-    double flops;                       /* of one pass, by the formula of the case */
-    uint32_t kernel_count;
-    vkbert_timing kernels[VKBERT_BENCH_MAX_KERNELS]; /* median GPU time of each dispatch */
-    uint64_t device_memory_bytes;                    /* device memory the context holds */
-    char config[256];                                /* the kernel family and tiles chosen */
-} vkbert_bench_result;
-
-/* Times C[M,N] = A[M,K] * W[N,K]^T + bias on random data (W in fp16 with
- * VKBERT_PRECISION_FP16): `runs` timed passes after a warm-up. Needs a context made with
- * timestamps. */
-VKBERT_API vkbert_status vkbert_bench_matmul(vkbert_context *ctx, int m, int n, int k,
-                                             vkbert_precision precision, int runs,
-                                             vkbert_bench_result *result);
-/* Times one attention layer (random weights, no mask) on device tensors. */
-VKBERT_API vkbert_status vkbert_bench_attention(vkbert_context *ctx, int batch, int seq_len,
-                                                int embed_dim, int num_heads,
-                                                vkbert_precision precision, int runs,
-                                                vkbert_bench_result *result);
-
-typedef struct vkbert_bench_encoder_shape {
-    int layers, hidden, heads, intermediate, vocab;
-    int batch, seq_len;
-} vkbert_bench_encoder_shape;
-
-/* Times a whole encoder with random weights on random ids (GPU time of the recorded pass,
- * wall time of the host call); FP16 stores its dense weights as fp16. */
-VKBERT_API vkbert_status vkbert_bench_encoder(vkbert_context *ctx,
-                                              const vkbert_bench_encoder_shape *shape,
-                                              vkbert_precision precision, int runs,
-                                              vkbert_bench_result *result);
-
-/* Replaces the context's copy of one tuning variable (VKBERT_KERNELS, VKBERT_ATTENTION,
- * VKBERT_MATMUL_TILES, VKBERT_MATMUL_FALLBACK or VKBERT_SIMD_SHUFFLE; see above
- * vkbert_context_options) so that a benchmark can try choices on one context. `value` is
- * checked as the variable is ("" as if unset); NULL restores what the environment said when
- * the context was made. Layers and encoders keep the plans they made before; new shapes and
- * new objects follow the new value. Anything else is VKBERT_ERROR_INVALID_ARGUMENT. */
-VKBERT_API vkbert_status vkbert_bench_override(vkbert_context *ctx, const char *name,
-                                               const char *value);
+/* ---------------------------------------------------------------- memory ----------------- */
 
 /* Bytes of device memory the context has allocated, and of those in use by live objects. */
 VKBERT_API vkbert_status vkbert_context_memory(const vkbert_context *ctx, uint64_t *allocated,

@@ -2,6 +2,7 @@
  * `vkbert tune` try kernel choices on one live context, which never reads the environment
  * again after it was made. */
 #include "vk/vk.h"
+#include "vkbert_bench.h"
 
 vkbert_status vkbert_bench_override(vkbert_context *ctx, const char *name, const char *value)
 {

@@ -1,5 +1,6 @@
 /* The public text API: tokenizers and models from folders. Argument checks and messages here;
  * the work in src/nn/model*.c. */
+#include "api.h"
 #include "nn/model.h"
 
 #include <stdlib.h>
@@ -32,16 +33,14 @@ void vkbert_tokenizer_destroy(vkbert_tokenizer *t)
 
 int vkbert_tokenizer_max_length(const vkbert_tokenizer *t)
 {
-    return t ? t->max_length : 0;
+    CHECK_HANDLE(t, 0);
+    return t->max_length;
 }
 
-vkbert_status vkbert_tokenizer_encode(const vkbert_tokenizer *t, const char *text, const char *pair,
-                                      int max_length, vkbert_encoding *out)
+static vkbert_status encode(const vkbert_tokenizer *t, const char *text, const char *pair,
+                            int max_length, vkbert_encoding *e)
 {
-    if (!out) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "out is NULL");
-    memset(out, 0, sizeof *out);
-    if (!t || !text)
-        return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "tokenizer or text is NULL");
+    if (!text) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "text is NULL");
     if (max_length < -1)
         return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT,
                                "max_length %d: 0 (the folder's limit), -1 (none) or a length",
@@ -52,48 +51,74 @@ vkbert_status vkbert_tokenizer_encode(const vkbert_tokenizer *t, const char *tex
                              sizeof err))
         return vkb_fail_global(vkb_io_status(VKBERT_ERROR_INVALID_ARGUMENT), "%s", err);
     free(ids.mask);
-    out->ids = ids.ids;
-    out->type_ids = ids.type_ids;
-    out->count = ids.count;
+    *e = (vkbert_encoding){.ids = ids.ids, .type_ids = ids.type_ids, .count = ids.count};
     return VKBERT_OK;
 }
 
+/* `out` is emptied first, so that vkbert_encoding_free may follow any failure. */
+vkbert_status vkbert_tokenizer_encode(const vkbert_tokenizer *t, const char *text, const char *pair,
+                                      int max_length, vkbert_encoding *out)
+{
+    if (!out) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "out is NULL");
+    uint32_t size;
+    vkbert_status status = vkb_struct_out_size(NULL, out, VKB_SIZE_THROUGH(vkbert_encoding, count),
+                                               "vkbert_encoding", &size);
+    if (status) return status;
+    vkbert_encoding e = {0};
+    vkb_struct_out(out, size, &e, sizeof e);
+    CHECK_HANDLE(t, BAD_HANDLE);
+    status = encode(t, text, pair, max_length, &e);
+    if (!status) vkb_struct_out(out, size, &e, sizeof e);
+    return status;
+}
+
+/* Frees what a vkbert_encoding of the caller's struct_size holds, and keeps that size so the
+ * struct can be used again. One whose struct_size is wrong was never written by
+ * vkbert_tokenizer_encode (it refuses such a struct), so its pointers are not the library's. */
 void vkbert_encoding_free(vkbert_encoding *e)
 {
-    if (!e) return;
+    uint32_t size;
+    if (!e || vkb_struct_out_size(NULL, e, VKB_SIZE_THROUGH(vkbert_encoding, count),
+                                  "vkbert_encoding", &size))
+        return;
     free(e->ids);
     free(e->type_ids);
-    memset(e, 0, sizeof *e);
+    vkbert_encoding empty = {0};
+    vkb_struct_out(e, size, &empty, sizeof empty);
 }
 
 const char *vkbert_tokenizer_token(const vkbert_tokenizer *t, int32_t id)
 {
-    return t ? tok_token(t->tok, id) : NULL;
+    CHECK_HANDLE(t, NULL);
+    return tok_token(t->tok, id);
 }
 
 int32_t vkbert_tokenizer_token_id(const vkbert_tokenizer *t, const char *token)
 {
-    return t && token ? tok_id(t->tok, token) : -1;
+    CHECK_HANDLE(t, -1);
+    CHECK_HANDLE(token, -1);
+    return tok_id(t->tok, token);
 }
 
 /* ---- models ---- */
 
-#define CHECK_MODEL(model)                                                                         \
-    do {                                                                                           \
-        if (!(model)) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "model is NULL");      \
-    } while (0)
+#define CHECK_MODEL(model) CHECK_HANDLE(model, BAD_HANDLE)
+
+static vkbert_status model_load(vkbert_context *ctx, const char *model_dir,
+                                const vkbert_model_config *config, vkbert_model **out)
+{
+    CHECK_ARG(ctx, model_dir && out, "model_dir or out is NULL");
+    *out = NULL;
+    vkbert_model_config c;
+    vkbert_status status = STRUCT_IN(ctx, vkbert_model_config, no_truncate, config, &c);
+    return status ? status : vkb_model_load(ctx, model_dir, &c, out);
+}
 
 vkbert_status vkbert_model_load(vkbert_context *ctx, const char *model_dir,
                                 const vkbert_model_config *config, vkbert_model **out)
 {
-    if (!ctx) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "ctx is NULL");
-    if (!model_dir || !out) {
-        vkb_lock(ctx);
-        return vkb_unlock_return(
-            ctx, vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "model_dir or out is NULL"));
-    }
-    *out = NULL;
-    VKB_RUN_LOCKED(ctx, vkb_model_load(ctx, model_dir, config, out));
+    CHECK_HANDLE(ctx, BAD_HANDLE);
+    VKB_RUN_LOCKED(ctx, model_load(ctx, model_dir, config, out));
 }
 
 void vkbert_model_destroy(vkbert_model *model)
@@ -107,22 +132,26 @@ void vkbert_model_destroy(vkbert_model *model)
 
 int vkbert_model_dimension(const vkbert_model *model)
 {
-    return model ? (int)vkb_encoder_embedding_width(model->encoder) : 0;
+    CHECK_HANDLE(model, 0);
+    return (int)vkb_encoder_embedding_width(model->encoder);
 }
 
 const vkbert_tokenizer *vkbert_model_tokenizer(const vkbert_model *model)
 {
-    return model ? &model->tokenizer : NULL;
+    CHECK_HANDLE(model, NULL);
+    return &model->tokenizer;
 }
 
 int vkbert_model_labels(const vkbert_model *model)
 {
-    return model ? model->labels : 0;
+    CHECK_HANDLE(model, 0);
+    return model->labels;
 }
 
 const char *vkbert_model_label(const vkbert_model *model, int index)
 {
-    return model && index >= 0 && index < model->labels ? model->label_names[index] : NULL;
+    CHECK_HANDLE(model, NULL);
+    return index >= 0 && index < model->labels ? model->label_names[index] : NULL;
 }
 
 /* Runs one text call under the context's lock, failing it when validation spoke. */
@@ -132,10 +161,18 @@ const char *vkbert_model_label(const vkbert_model *model, int index)
         VKB_RUN_LOCKED((model)->ctx, call);                                                        \
     } while (0)
 
+static vkbert_status model_embed(vkbert_model *model, const char *const *texts, int count,
+                                 const vkbert_embed_options *options, float *embeddings)
+{
+    vkbert_embed_options o;
+    vkbert_status status = STRUCT_IN(model->ctx, vkbert_embed_options, prompt, options, &o);
+    return status ? status : vkb_model_embed(model, texts, count, &o, embeddings);
+}
+
 vkbert_status vkbert_model_embed(vkbert_model *model, const char *const *texts, int count,
                                  const vkbert_embed_options *options, float *embeddings)
 {
-    RUN_LOCKED(model, vkb_model_embed(model, texts, count, options, embeddings));
+    RUN_LOCKED(model, model_embed(model, texts, count, options, embeddings));
 }
 
 vkbert_status vkbert_model_rerank(vkbert_model *model, const char *query,

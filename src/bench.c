@@ -4,6 +4,7 @@
  * reported as the median (robust to a shared machine's hiccups) and the minimum (the best the
  * device did) of several runs after a warm-up, so that pipeline creation, first-touch page
  * faults and cold caches stay out of the numbers. */
+#include "api.h"
 #include "io/bert_model.h"
 #include "nn/attention.h"
 #include "nn/encoder.h"
@@ -236,17 +237,27 @@ static vkbert_status measure_copy(vkbert_context *ctx, double *gbs)
     return status;
 }
 
+static vkbert_status measure_peaks(vkbert_context *ctx, vkbert_peaks *out)
+{
+    CHECK_ARG(ctx, out, "peaks is NULL");
+    uint32_t size;
+    vkbert_status status = vkb_struct_out_size(ctx, out, VKB_SIZE_THROUGH(vkbert_peaks, copy_gbs),
+                                               "vkbert_peaks", &size);
+    if (!status) status = need_timestamps(ctx);
+    vkbert_peaks peaks = {0};
+    uint32_t before = ctx->validation_count;
+    if (!status) status = measure_fma(ctx, &peaks.fma_gflops);
+    if (!status) status = measure_copy(ctx, &peaks.copy_gbs);
+    if (!status) status = vkb_check_validation(ctx, before);
+    if (!status) vkb_struct_out(out, size, &peaks, sizeof peaks);
+    return status;
+}
+
 vkbert_status vkbert_measure_peaks(vkbert_context *ctx, vkbert_peaks *peaks)
 {
-    if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    CHECK_HANDLE(ctx, BAD_HANDLE);
     vkb_lock(ctx);
-    uint32_t before = ctx->validation_count;
-    vkbert_status status = peaks ? need_timestamps(ctx)
-                                 : vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "peaks is NULL");
-    if (peaks) memset(peaks, 0, sizeof *peaks);
-    if (!status) status = measure_fma(ctx, &peaks->fma_gflops);
-    if (!status) status = measure_copy(ctx, &peaks->copy_gbs);
-    return vkb_unlock_return(ctx, status ? status : vkb_check_validation(ctx, before));
+    return vkb_unlock_return(ctx, measure_peaks(ctx, peaks));
 }
 
 /* ---- the matmul benchmark ---- */
@@ -356,7 +367,7 @@ static void fill_times(vkbert_bench_result *r, double *gpu, double *wall, uint32
 static vkbert_status check_bench_args(vkbert_context *ctx, vkbert_precision precision, int runs,
                                       vkbert_bench_result *result)
 {
-    if (!result) return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "result is NULL");
+    CHECK_ALIVE(ctx);
     if (precision != VKBERT_PRECISION_FP32 && precision != VKBERT_PRECISION_FP16)
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "unknown precision %d", (int)precision);
     memset(result, 0, sizeof *result);
@@ -414,12 +425,34 @@ static vkbert_status matmul_checked(vkbert_context *ctx, int m, int n, int k,
     return status ? status : vkb_check_validation(ctx, before);
 }
 
+/* The caller's result: not NULL, and a struct_size this library can fill. */
+static vkbert_status result_size(vkbert_context *ctx, const vkbert_bench_result *result,
+                                 uint32_t *size)
+{
+    CHECK_ARG(ctx, result, "result is NULL");
+    return vkb_struct_out_size(ctx, result, VKB_SIZE_THROUGH(vkbert_bench_result, config),
+                               "vkbert_bench_result", size);
+}
+
+/* Ends a benchmark's public call: the result written when it succeeded, the lock released. */
+static vkbert_status result_out(vkbert_context *ctx, vkbert_status status,
+                                vkbert_bench_result *result, uint32_t size,
+                                const vkbert_bench_result *r)
+{
+    if (!status) vkb_struct_out(result, size, r, sizeof *r);
+    return vkb_unlock_return(ctx, status);
+}
+
 vkbert_status vkbert_bench_matmul(vkbert_context *ctx, int m, int n, int k,
                                   vkbert_precision precision, int runs, vkbert_bench_result *result)
 {
-    if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    CHECK_HANDLE(ctx, BAD_HANDLE);
     vkb_lock(ctx);
-    return vkb_unlock_return(ctx, matmul_checked(ctx, m, n, k, precision, runs, result));
+    vkbert_bench_result r;
+    uint32_t size = 0;
+    vkbert_status status = result_size(ctx, result, &size);
+    if (!status) status = matmul_checked(ctx, m, n, k, precision, runs, &r);
+    return result_out(ctx, status, result, size, &r);
 }
 
 /* ---- the attention benchmark ---- */
@@ -432,9 +465,9 @@ typedef struct attention_bench {
 
 static void attention_bench_free(vkbert_context *ctx, attention_bench *b)
 {
-    vkbert_attention_destroy(b->layer);
-    vkbert_tensor_destroy(ctx, b->x);
-    vkbert_tensor_destroy(ctx, b->y);
+    vkb_attention_free(b->layer);
+    vkb_tensor_free(ctx, b->x);
+    vkb_tensor_free(ctx, b->y);
     for (int i = 0; i < 8; i++)
         free(b->weights[i]);
 }
@@ -453,17 +486,17 @@ static vkbert_status attention_setup(vkbert_context *ctx, const int shape[4],
         fill_random(b->weights[i], count, 10 + (uint64_t)i, bound);
     }
     float **w = b->weights;
-    vkbert_attention_weights weights = {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]};
-    vkbert_attention_config config = {precision};
-    vkbert_status status =
-        vkbert_attention_create_ex(ctx, embed_dim, heads, &weights, &config, &b->layer);
+    vkbert_attention_weights weights = {sizeof weights, w[0], w[1], w[2], w[3],
+                                        w[4],           w[5], w[6], w[7]};
+    vkbert_attention_config config = {sizeof config, precision};
+    vkbert_status status = vkb_attention_new(ctx, embed_dim, heads, &weights, &config, &b->layer);
     int64_t dims[3] = {batch, seq_len, embed_dim};
-    if (!status) status = vkbert_tensor_create(ctx, 3, dims, &b->x);
-    if (!status) status = vkbert_tensor_create(ctx, 3, dims, &b->y);
+    if (!status) status = vkb_tensor_new(ctx, 3, dims, &b->x);
+    if (!status) status = vkb_tensor_new(ctx, 3, dims, &b->y);
     float *x = status ? NULL : malloc(n * sizeof *x);
     if (!status && !x) status = vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     if (!status) fill_random(x, n, 20, 1.0f);
-    if (!status) status = vkbert_tensor_write(ctx, b->x, x, n);
+    if (!status) status = vkb_tensor_write(ctx, b->x, x);
     free(x);
     return status;
 }
@@ -478,14 +511,12 @@ typedef struct attention_times {
 static vkbert_status attention_pass(vkbert_context *ctx, attention_bench *b, attention_times *t,
                                     int run)
 {
-    vkbert_timing timings[VKBERT_BENCH_MAX_KERNELS];
-    uint32_t count = 0;
     double start = plat_now_ms();
-    vkbert_status status = vkbert_attention_forward(b->layer, b->x, NULL, NULL, b->y);
+    vkbert_status status = vkb_attention_forward(b->layer, b->x, NULL, NULL, b->y);
     double wall = plat_now_ms() - start;
-    if (!status)
-        status = vkbert_attention_timings(b->layer, timings, VKBERT_BENCH_MAX_KERNELS, &count);
     if (status || run < 0) return status;
+    const vkbert_timing *timings = b->layer->timings; /* the context has timestamps */
+    uint32_t count = b->layer->timing_count;
     if (count > VKBERT_BENCH_MAX_KERNELS)
         return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT,
                         "the layer ran %u dispatches; at most %d "
@@ -564,10 +595,14 @@ vkbert_status vkbert_bench_attention(vkbert_context *ctx, int batch, int seq_len
                                      int num_heads, vkbert_precision precision, int runs,
                                      vkbert_bench_result *result)
 {
-    if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    CHECK_HANDLE(ctx, BAD_HANDLE);
     vkb_lock(ctx);
     const int shape[4] = {batch, seq_len, embed_dim, num_heads};
-    return vkb_unlock_return(ctx, attention_checked(ctx, shape, precision, runs, result));
+    vkbert_bench_result r;
+    uint32_t size = 0;
+    vkbert_status status = result_size(ctx, result, &size);
+    if (!status) status = attention_checked(ctx, shape, precision, runs, &r);
+    return result_out(ctx, status, result, size, &r);
 }
 
 /* ---- the encoder benchmark ---- */
@@ -593,12 +628,16 @@ static vkbert_status encoder_runs(vkbert_context *ctx, vkbert_encoder *e, int ba
     return status;
 }
 
-static vkbert_status encoder_checked(vkbert_context *ctx, const vkbert_bench_encoder_shape *shape,
+static vkbert_status encoder_checked(vkbert_context *ctx,
+                                     const vkbert_bench_encoder_shape *caller_shape,
                                      vkbert_precision precision, int runs,
                                      vkbert_bench_result *result)
 {
-    if (!shape) return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "shape is NULL");
-    vkbert_status status = check_bench_args(ctx, precision, runs, result);
+    CHECK_ARG(ctx, caller_shape, "shape is NULL");
+    vkbert_bench_encoder_shape full;
+    const vkbert_bench_encoder_shape *shape = &full;
+    vkbert_status status = STRUCT_IN(ctx, vkbert_bench_encoder_shape, seq_len, caller_shape, &full);
+    if (!status) status = check_bench_args(ctx, precision, runs, result);
     if (status) return status;
     bert_config c = {.hidden_size = shape->hidden,
                      .num_hidden_layers = shape->layers,
@@ -641,19 +680,11 @@ vkbert_status vkbert_bench_encoder(vkbert_context *ctx, const vkbert_bench_encod
                                    vkbert_precision precision, int runs,
                                    vkbert_bench_result *result)
 {
-    if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
+    CHECK_HANDLE(ctx, BAD_HANDLE);
     vkb_lock(ctx);
-    return vkb_unlock_return(ctx, encoder_checked(ctx, shape, precision, runs, result));
-}
-
-/* ---- memory ---- */
-
-vkbert_status vkbert_context_memory(const vkbert_context *ctx, uint64_t *allocated,
-                                    uint64_t *in_use)
-{
-    if (!ctx) return VKBERT_ERROR_INVALID_ARGUMENT;
-    vkb_lock(ctx);
-    if (allocated) *allocated = ctx->allocated_bytes;
-    if (in_use) *in_use = ctx->in_use_bytes;
-    return vkb_unlock_return(ctx, VKBERT_OK);
+    vkbert_bench_result r;
+    uint32_t size = 0;
+    vkbert_status status = result_size(ctx, result, &size);
+    if (!status) status = encoder_checked(ctx, shape, precision, runs, &r);
+    return result_out(ctx, status, result, size, &r);
 }

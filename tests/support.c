@@ -13,14 +13,17 @@ extern char **environ;
 
 static vkbert_context *make_context(int timestamps, const char *limits)
 {
-    vkbert_context_options options = {.validation = 1, .timestamps = timestamps, .limits = limits};
+    vkbert_context_options options = {.struct_size = sizeof(vkbert_context_options),
+                                      .validation = 1,
+                                      .timestamps = timestamps,
+                                      .limits = limits};
     vkbert_context *ctx = NULL;
     vkbert_status status = vkbert_context_create(&options, &ctx);
     cr_assert_eq(status, VKBERT_OK, "context: %s", vkbert_last_error(NULL));
     /* A run meant for another subgroup size (tests/CMakeLists.txt) must get it, or it would
      * pass without testing anything new. */
     const char *want = getenv("VKBERT_TEST_SUBGROUP_SIZE");
-    vkbert_device_info info;
+    vkbert_device_info info = VKBERT_DEVICE_INFO_INIT;
     if (want && *want) {
         TEST_OK(vkbert_context_device(ctx, &info));
         cr_assert_eq(info.subgroup_size, (uint32_t)atoi(want), "subgroup size %u, not %s",
@@ -54,7 +57,8 @@ void test_context_done(vkbert_context *ctx)
 
 void test_limits_refused(const char *limits, const char *words)
 {
-    vkbert_context_options options = {.validation = 1, .limits = limits};
+    vkbert_context_options options = {
+        .struct_size = sizeof(vkbert_context_options), .validation = 1, .limits = limits};
     vkbert_context *ctx = NULL;
     vkbert_status status = vkbert_context_create(&options, &ctx);
     cr_assert_eq(status, VKBERT_ERROR_INVALID_ARGUMENT, "%s: %s", limits,
@@ -88,8 +92,15 @@ void test_weights_free(test_weights *w)
 
 vkbert_attention_weights test_weights_api(const test_weights *w)
 {
-    return (vkbert_attention_weights){w->w[0], w->b[0], w->w[1], w->b[1],
-                                      w->w[2], w->b[2], w->w[3], w->b[3]};
+    return (vkbert_attention_weights){sizeof(vkbert_attention_weights),
+                                      w->w[0],
+                                      w->b[0],
+                                      w->w[1],
+                                      w->b[1],
+                                      w->w[2],
+                                      w->b[2],
+                                      w->w[3],
+                                      w->b[3]};
 }
 
 ref_layer test_weights_ref(const test_weights *w, int heads)

@@ -6,6 +6,7 @@
 
 #include "reference.h"
 #include "vkbert.h"
+#include "vkbert_bench.h" /* the tests time and tune too */
 
 #include <math.h>
 #include <stdio.h>

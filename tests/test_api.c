@@ -11,7 +11,7 @@ static vkbert_attention *small_layer(vkbert_context *ctx, test_weights *w)
     *w = test_weights_random(8, 1);
     vkbert_attention_weights api = test_weights_api(w);
     vkbert_attention *layer = NULL;
-    TEST_OK(vkbert_attention_create(ctx, 8, 2, &api, &layer));
+    TEST_OK(vkbert_attention_create(ctx, 8, 2, &api, NULL, &layer));
     return layer;
 }
 
@@ -37,6 +37,8 @@ Test(api, lists_devices)
     TEST_OK(vkbert_list_devices(NULL, 0, &count));
     cr_assert(count >= 1);
     vkbert_device_info *infos = calloc(count, sizeof *infos);
+    for (uint32_t i = 0; i < count; i++)
+        infos[i] = (vkbert_device_info)VKBERT_DEVICE_INFO_INIT;
     TEST_OK(vkbert_list_devices(infos, count, &count));
     cr_assert(strlen(infos[0].name) > 0);
     cr_assert(infos[0].subgroup_size >= 1 && infos[0].max_storage_buffers >= 4);
@@ -59,23 +61,27 @@ Test(api, lists_devices_while_a_validated_context_lives)
 Test(api, device_choice_by_index_name_and_environment)
 {
     vkbert_context *ctx = NULL;
-    vkbert_context_options by_index = {.device = "0", .validation = 1};
+    vkbert_context_options by_index = {
+        .struct_size = sizeof(vkbert_context_options), .device = "0", .validation = 1};
     TEST_OK(vkbert_context_create(&by_index, &ctx));
-    vkbert_device_info info;
+    vkbert_device_info info = VKBERT_DEVICE_INFO_INIT;
     TEST_OK(vkbert_context_device(ctx, &info));
     vkbert_context_destroy(ctx);
 
     char fragment[8] = {0}; /* a substring of the name, in other case */
     for (int i = 0; i < 4 && info.name[i]; i++)
         fragment[i] = (char)toupper(info.name[i]);
-    vkbert_context_options by_name = {.device = fragment};
+    vkbert_context_options by_name = {.struct_size = sizeof(vkbert_context_options),
+                                      .device = fragment};
     TEST_OK(vkbert_context_create(&by_name, &ctx));
     vkbert_context_destroy(ctx);
 
-    vkbert_context_options missing = {.device = "no-such-gpu"};
+    vkbert_context_options missing = {.struct_size = sizeof(vkbert_context_options),
+                                      .device = "no-such-gpu"};
     expect(NULL, vkbert_context_create(&missing, &ctx), VKBERT_ERROR_NO_DEVICE, "no-such-gpu");
     cr_assert_null(ctx);
-    vkbert_context_options out_of_range = {.device = "57"};
+    vkbert_context_options out_of_range = {.struct_size = sizeof(vkbert_context_options),
+                                           .device = "57"};
     expect(NULL, vkbert_context_create(&out_of_range, &ctx), VKBERT_ERROR_NO_DEVICE, "\"57\"");
 
     setenv("VKBERT_DEVICE", "no-such-gpu-either", 1);
@@ -105,17 +111,17 @@ Test(api, bad_layer_arguments)
     test_weights w = test_weights_random(8, 2);
     vkbert_attention_weights api = test_weights_api(&w);
     vkbert_attention *layer = NULL;
-    expect(ctx, vkbert_attention_create(ctx, 8, 3, &api, &layer), VKBERT_ERROR_INVALID_ARGUMENT,
-           "multiple");
-    expect(ctx, vkbert_attention_create(ctx, 0, 1, &api, &layer), VKBERT_ERROR_INVALID_ARGUMENT,
-           "embed_dim");
+    expect(ctx, vkbert_attention_create(ctx, 8, 3, &api, NULL, &layer),
+           VKBERT_ERROR_INVALID_ARGUMENT, "multiple");
+    expect(ctx, vkbert_attention_create(ctx, 0, 1, &api, NULL, &layer),
+           VKBERT_ERROR_INVALID_ARGUMENT, "embed_dim");
     api.k_bias = NULL;
-    expect(ctx, vkbert_attention_create(ctx, 8, 2, &api, &layer), VKBERT_ERROR_INVALID_ARGUMENT,
-           "k_bias");
+    expect(ctx, vkbert_attention_create(ctx, 8, 2, &api, NULL, &layer),
+           VKBERT_ERROR_INVALID_ARGUMENT, "k_bias");
     api = test_weights_api(&w);
     w.w[2][5] = INFINITY;
-    expect(ctx, vkbert_attention_create(ctx, 8, 2, &api, &layer), VKBERT_ERROR_INVALID_ARGUMENT,
-           "v_weight[5]");
+    expect(ctx, vkbert_attention_create(ctx, 8, 2, &api, NULL, &layer),
+           VKBERT_ERROR_INVALID_ARGUMENT, "v_weight[5]");
     cr_assert_null(layer);
     test_weights_free(&w);
     test_context_done(ctx);
@@ -130,14 +136,15 @@ Test(api, bad_forward_arguments_leave_the_layer_working)
     ref_rng rng = {3};
     ref_fill(&rng, x, 48, -1, 1);
     uint8_t m[16] = {1};
-    vkbert_mask bad_shape = {m, VKBERT_DTYPE_BOOL, 2, {2, 4}};
+    vkbert_mask bad_shape = {sizeof(vkbert_mask), m, VKBERT_DTYPE_BOOL, 2, {2, 4}};
     expect(ctx, vkbert_attention_forward_host(layer, 2, 3, x, &bad_shape, NULL, y),
            VKBERT_ERROR_INVALID_ARGUMENT,
            "[2, 4] does not broadcast to [B, H, S, S] = [2, 2, 3, 3]");
-    vkbert_mask bad_dims = {m, VKBERT_DTYPE_BOOL, 4, {1, 3, 3, 3}};
+    vkbert_mask bad_dims = {sizeof(vkbert_mask), m, VKBERT_DTYPE_BOOL, 4, {1, 3, 3, 3}};
     expect(ctx, vkbert_attention_forward_host(layer, 2, 3, x, &bad_dims, NULL, y),
            VKBERT_ERROR_INVALID_ARGUMENT, "does not broadcast");
-    vkbert_attention_options opt = {.dropout = 1.5f};
+    vkbert_attention_options opt = {.struct_size = sizeof(vkbert_attention_options),
+                                    .dropout = 1.5f};
     expect(ctx, vkbert_attention_forward_host(layer, 2, 3, x, NULL, &opt, y),
            VKBERT_ERROR_INVALID_ARGUMENT, "dropout");
     expect(ctx, vkbert_attention_forward_host(layer, 0, 3, x, NULL, NULL, y),
@@ -170,7 +177,7 @@ Test(api, bad_forward_arguments_leave_the_layer_working)
 Test(api, device_limit_exceeded_is_reported)
 {
     vkbert_context *ctx = test_context(0);
-    vkbert_device_info info;
+    vkbert_device_info info = VKBERT_DEVICE_INFO_INIT;
     TEST_OK(vkbert_context_device(ctx, &info));
     /* The Q, K, V rows (3 x S x E floats) of one sequence beyond maxStorageBufferRange: a
      * batch would be split (tests/test_limits.c), one sequence cannot. */
@@ -179,7 +186,7 @@ Test(api, device_limit_exceeded_is_reported)
     test_weights w = test_weights_random(e, 4);
     vkbert_attention_weights api = test_weights_api(&w);
     vkbert_attention *layer = NULL;
-    TEST_OK(vkbert_attention_create(ctx, e, 4, &api, &layer));
+    TEST_OK(vkbert_attention_create(ctx, e, 4, &api, NULL, &layer));
     size_t n = (size_t)batch * s * e;
     float *x = calloc(n, sizeof *x), *y = calloc(n, sizeof *y);
     for (size_t i = 0; i < n; i++)

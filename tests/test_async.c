@@ -39,7 +39,7 @@ static fixture setup(void)
     cr_assert_eq(bert_model_save(f.dir, &f.config, &f.weights, 0, "", err, sizeof err), 0, "%s",
                  err);
     f.ctx = test_context(0);
-    vkbert_status status = vkbert_encoder_load(f.ctx, f.dir, &f.encoder);
+    vkbert_status status = vkbert_encoder_load(f.ctx, f.dir, NULL, &f.encoder);
     cr_assert_eq(status, VKBERT_OK, "load: %s", vkbert_last_error(f.ctx));
     return f;
 }

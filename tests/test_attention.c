@@ -27,7 +27,7 @@ static fixture setup(vkbert_context *ctx, case_shape c, uint64_t seed)
     f.n = (size_t)c.batch * c.seq_len * f.e;
     f.w = test_weights_random(f.e, seed);
     vkbert_attention_weights api = test_weights_api(&f.w);
-    TEST_OK(vkbert_attention_create(ctx, f.e, c.heads, &api, &f.layer));
+    TEST_OK(vkbert_attention_create(ctx, f.e, c.heads, &api, NULL, &f.layer));
     f.x = malloc(f.n * sizeof *f.x);
     f.y = test_poisoned(f.n);
     f.want = malloc(f.n * sizeof *f.want);
@@ -138,11 +138,12 @@ static void check_mask(vkbert_context *ctx, fixture *f, mask_form form, vkbert_d
         fill_mask(dtype, data, i, keep);
         ref_values[i] = (float)keep;
     }
-    vkbert_mask mask = {data, dtype, form.ndim, {0}};
+    vkbert_mask mask = {sizeof(vkbert_mask), data, dtype, form.ndim, {0}};
     memcpy(mask.shape, form.shape, sizeof form.shape);
     ref_mask rmask = {ref_values, {0}};
     memcpy(rmask.stride, form.stride_bhij, sizeof rmask.stride);
-    vkbert_attention_options opt = {.causal = causal};
+    vkbert_attention_options opt = {.struct_size = sizeof(vkbert_attention_options),
+                                    .causal = causal};
     run_and_check(ctx, f, &mask, &rmask, &opt);
     free(data), free(ref_values);
 }
@@ -176,7 +177,8 @@ Test(attention, causal_alone_and_with_mask)
 {
     vkbert_context *ctx = test_context(0);
     fixture f = setup(ctx, (case_shape){2, 64, 2, 32}, 8);
-    vkbert_attention_options causal = {.causal = 1};
+    vkbert_attention_options causal = {.struct_size = sizeof(vkbert_attention_options),
+                                       .causal = 1};
     run_and_check(ctx, &f, NULL, NULL, &causal);
     mask_form padding = {2, {2, 64}, {64, 0, 0, 1}};
     check_mask(ctx, &f, padding, VKBERT_DTYPE_BOOL, 0.2, 1, 9);
@@ -193,7 +195,7 @@ Test(attention, fully_masked_rows_give_out_bias)
     fixture f = setup(ctx, (case_shape){b, s, 2, 16}, 11);
     /* Batch 1 has every key masked; batch 0 keeps keys 0..3. */
     uint8_t mask_data[2 * 9] = {1, 1, 1, 1, 0, 0, 0, 0, 0};
-    vkbert_mask mask = {mask_data, VKBERT_DTYPE_BOOL, 2, {b, s}};
+    vkbert_mask mask = {sizeof(vkbert_mask), mask_data, VKBERT_DTYPE_BOOL, 2, {b, s}};
     TEST_OK(vkbert_attention_forward_host(f.layer, b, s, f.x, &mask, NULL, f.y));
     for (size_t i = 0; i < f.n; i++)
         cr_assert(isfinite(f.y[i]), "y[%zu] = %g", i, f.y[i]);
@@ -203,8 +205,9 @@ Test(attention, fully_masked_rows_give_out_bias)
                          f.y[row * e + o], f.w.b[3][o]);
     /* Causal with a mask that hides key 0 leaves query 0 without keys. */
     uint8_t hide0[9] = {0, 1, 1, 1, 1, 1, 1, 1, 1};
-    vkbert_mask shared = {hide0, VKBERT_DTYPE_BOOL, 1, {s}};
-    vkbert_attention_options causal = {.causal = 1};
+    vkbert_mask shared = {sizeof(vkbert_mask), hide0, VKBERT_DTYPE_BOOL, 1, {s}};
+    vkbert_attention_options causal = {.struct_size = sizeof(vkbert_attention_options),
+                                       .causal = 1};
     TEST_OK(vkbert_attention_forward_host(f.layer, b, s, f.x, &shared, &causal, f.y));
     for (int bb = 0; bb < b; bb++)
         for (int o = 0; o < e; o++)
@@ -217,7 +220,9 @@ Test(attention, dropout_reproducible_and_matches_reference)
 {
     vkbert_context *ctx = test_context(0);
     fixture f = setup(ctx, (case_shape){2, 33, 2, 16}, 12);
-    vkbert_attention_options opt = {.dropout = 0.25f, .seed = 0x123456789abcdefull};
+    vkbert_attention_options opt = {.struct_size = sizeof(vkbert_attention_options),
+                                    .dropout = 0.25f,
+                                    .seed = 0x123456789abcdefull};
     run_and_check(ctx, &f, NULL, NULL, &opt);
     float *again = malloc(f.n * 4), *other = malloc(f.n * 4);
     TEST_OK(vkbert_attention_forward_host(f.layer, 2, 33, f.x, NULL, &opt, again));
@@ -312,7 +317,8 @@ Test(attention, scores_beyond_one_storage_buffer)
      * whatever VKBERT_ATTENTION says. */
     vkbert_context *ctx = test_context_limited("max_storage_buffer_range=16m");
     fixture f = setup(ctx, (case_shape){2, 1100, 2, 16}, 19);
-    vkbert_attention_options causal = {.causal = 1};
+    vkbert_attention_options causal = {.struct_size = sizeof(vkbert_attention_options),
+                                       .causal = 1};
     run_and_check(ctx, &f, NULL, NULL, &causal);
     char what[128];
     vkb_attention_describe(f.layer, what, sizeof what);
@@ -332,10 +338,11 @@ Test(attention, fp16_within_fp16_bound)
         int e = c.heads * c.head_dim;
         fixture f = setup(ctx, c, 60 + t);
         vkbert_attention_weights api = test_weights_api(&f.w);
-        vkbert_attention_config config = {VKBERT_PRECISION_FP16};
+        vkbert_attention_config config = {sizeof(vkbert_attention_config), VKBERT_PRECISION_FP16};
         vkbert_attention *half = NULL;
-        TEST_OK(vkbert_attention_create_ex(ctx, e, c.heads, &api, &config, &half));
-        vkbert_attention_options causal = {.causal = t == 1};
+        TEST_OK(vkbert_attention_create(ctx, e, c.heads, &api, &config, &half));
+        vkbert_attention_options causal = {.struct_size = sizeof(vkbert_attention_options),
+                                           .causal = t == 1};
         TEST_OK(vkbert_attention_forward_host(half, c.batch, c.seq_len, f.x, NULL, &causal, f.y));
         reference(&f, NULL, &causal);
         ref_error err = ref_compare(f.y, f.want, f.n);
@@ -363,15 +370,17 @@ Test(attention, additive_mask_as_huggingface)
     float keep_f[2 * 9];
     for (int i = 0; i < b * s; i++)
         keep_f[i] = keep[i];
-    vkbert_mask mask = {keep, VKBERT_DTYPE_BOOL, 2, {b, s}};
+    vkbert_mask mask = {sizeof(vkbert_mask), keep, VKBERT_DTYPE_BOOL, 2, {b, s}};
     ref_mask rmask = {keep_f, {(size_t)s, 0, 0, 1}};
-    vkbert_attention_options additive = {.additive_mask = 1};
+    vkbert_attention_options additive = {.struct_size = sizeof(vkbert_attention_options),
+                                         .additive_mask = 1};
     run_and_check(ctx, &f, &mask, &rmask, &additive);
     int differs = 0;
     for (int o = 0; o < 32; o++) /* batch 1, row 0: not out_bias */
         differs |= f.y[s * 32 + o] != f.w.b[3][o];
     cr_assert(differs, "the fully masked row gave out_bias under the additive mask");
-    vkbert_attention_options causal_additive = {.additive_mask = 1, .causal = 1};
+    vkbert_attention_options causal_additive = {
+        .struct_size = sizeof(vkbert_attention_options), .additive_mask = 1, .causal = 1};
     run_and_check(ctx, &f, &mask, &rmask, &causal_additive);
     teardown(&f);
     test_context_done(ctx);

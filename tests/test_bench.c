@@ -31,7 +31,7 @@ static void expect_times(const vkbert_bench_result *r)
 Test(bench, peaks_are_positive_and_finite)
 {
     vkbert_context *ctx = test_context(1);
-    vkbert_peaks peaks;
+    vkbert_peaks peaks = VKBERT_PEAKS_INIT;
     TEST_OK(vkbert_measure_peaks(ctx, &peaks));
     cr_assert(peaks.fma_gflops > 0 && isfinite(peaks.fma_gflops), "%g", peaks.fma_gflops);
     cr_assert(peaks.copy_gbs > 0 && isfinite(peaks.copy_gbs), "%g", peaks.copy_gbs);
@@ -41,7 +41,7 @@ Test(bench, peaks_are_positive_and_finite)
 Test(bench, matmul_small)
 {
     vkbert_context *ctx = test_context(1);
-    vkbert_bench_result r;
+    vkbert_bench_result r = VKBERT_BENCH_RESULT_INIT;
     TEST_OK(vkbert_bench_matmul(ctx, 64, 48, 40, VKBERT_PRECISION_FP32, 2, &r));
     expect_times(&r);
     cr_assert_float_eq(r.flops, 2.0 * 64 * 48 * 40, 1e-6);
@@ -54,8 +54,9 @@ Test(bench, matmul_small)
 Test(bench, encoder_small)
 {
     vkbert_context *ctx = test_context(1);
-    vkbert_bench_result r;
-    vkbert_bench_encoder_shape shape = {2, 32, 4, 48, 40, 2, 16};
+    vkbert_bench_result r = VKBERT_BENCH_RESULT_INIT;
+    vkbert_bench_encoder_shape shape = {
+        sizeof(vkbert_bench_encoder_shape), 2, 32, 4, 48, 40, 2, 16};
     TEST_OK(vkbert_bench_encoder(ctx, &shape, VKBERT_PRECISION_FP32, 2, &r));
     expect_times(&r);
     double b = 2, s = 16, h = 32;
@@ -68,8 +69,9 @@ Test(bench, encoder_small)
 Test(bench, encoder_small_fp16)
 {
     vkbert_context *ctx = test_context(1);
-    vkbert_bench_result r;
-    vkbert_bench_encoder_shape shape = {2, 32, 4, 48, 40, 2, 16};
+    vkbert_bench_result r = VKBERT_BENCH_RESULT_INIT;
+    vkbert_bench_encoder_shape shape = {
+        sizeof(vkbert_bench_encoder_shape), 2, 32, 4, 48, 40, 2, 16};
     TEST_OK(vkbert_bench_encoder(ctx, &shape, VKBERT_PRECISION_FP16, 2, &r));
     expect_times(&r);
     cr_assert(strstr(r.config, "fp16"), "%s", r.config);
@@ -79,7 +81,7 @@ Test(bench, encoder_small_fp16)
 Test(bench, attention_small)
 {
     vkbert_context *ctx = test_context(1);
-    vkbert_bench_result r;
+    vkbert_bench_result r = VKBERT_BENCH_RESULT_INIT;
     TEST_OK(vkbert_bench_attention(ctx, 1, 16, 64, 4, VKBERT_PRECISION_FP32, 2, &r));
     expect_times(&r);
     cr_assert_float_eq(r.flops, 8.0 * 16 * 64 * 64 + 4.0 * 16 * 16 * 64, 1e-6);
@@ -99,8 +101,8 @@ Test(bench, attention_small)
 Test(bench, errors_are_clean)
 {
     vkbert_context *ctx = test_context(0);
-    vkbert_bench_result r;
-    vkbert_peaks peaks;
+    vkbert_bench_result r = VKBERT_BENCH_RESULT_INIT;
+    vkbert_peaks peaks = VKBERT_PEAKS_INIT;
     cr_assert_eq(vkbert_bench_matmul(ctx, 64, 48, 40, VKBERT_PRECISION_FP32, 2, &r),
                  VKBERT_ERROR_INVALID_ARGUMENT);
     cr_assert(strstr(vkbert_last_error(ctx), "timestamps"), "%s", vkbert_last_error(ctx));

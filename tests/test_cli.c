@@ -277,6 +277,17 @@ Test(cli, help_exits_0)
     }
 }
 
+Test(cli, version_is_the_libraries)
+{
+    static run_result r;
+    const char *args[] = {"--version", NULL};
+    expect_success(&r, args);
+    char want[64];
+    snprintf(want, sizeof want, "vkbert %d.%d.%d\n", VKBERT_VERSION_MAJOR, VKBERT_VERSION_MINOR,
+             VKBERT_VERSION_PATCH);
+    cr_assert_str_eq(r.out, want);
+}
+
 Test(cli, usage_errors_exit_2)
 {
     const char *none[] = {NULL};
@@ -307,6 +318,7 @@ Test(cli, devices_lists_one)
     cr_assert(strstr(r.out, "device 0:"), "stdout:\n%s", r.out);
     cr_assert(strstr(r.out, "usable"), "stdout:\n%s", r.out);
     cr_assert(strstr(r.out, "subgroup size"), "stdout:\n%s", r.out);
+    cr_assert(strstr(r.out, "subgroup size control"), "stdout:\n%s", r.out);
 }
 
 Test(cli, demo_small)

@@ -152,7 +152,7 @@ Test(cli_bert, encode_matches_the_api)
     float want[B * S * 16];
     vkbert_context *ctx = test_context(0);
     vkbert_encoder *enc;
-    TEST_OK(vkbert_encoder_load(ctx, path_in("model"), &enc));
+    TEST_OK(vkbert_encoder_load(ctx, path_in("model"), NULL, &enc));
     TEST_OK(vkbert_encoder_forward_host(enc, B, S, ids, NULL, mask, want, NULL));
     vkbert_encoder_destroy(enc);
     test_context_done(ctx);

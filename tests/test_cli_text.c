@@ -155,7 +155,8 @@ Test(cli_text, embed_gives_the_apis_embeddings)
     vkbert_context *ctx = test_context(0);
     vkbert_model *m = load(ctx, st_dir);
     float want[DOCS * 12];
-    vkbert_embed_options query = {"query", NULL, 0};
+    vkbert_embed_options query = VKBERT_EMBED_OPTIONS_INIT;
+    query.prompt_name = "query";
     TEST_OK(vkbert_model_embed(m, docs, DOCS, &query, want));
     for (int k = 0; k < DOCS * 12; k++)
         cr_assert_float_eq(((const float *)e.data)[k], want[k], 1e-6, "element %d", k);

@@ -144,7 +144,9 @@ Test(embedding, shapes)
 Test(embedding, word_table_in_chunks)
 {
     /* A 64 KiB range: 409 rows of H 37 per fp32 chunk, 21 of H 768. */
-    vkbert_context_options options = {.validation = 1, .limits = "max_storage_buffer_range=64k"};
+    vkbert_context_options options = {.struct_size = sizeof(vkbert_context_options),
+                                      .validation = 1,
+                                      .limits = "max_storage_buffer_range=64k"};
     vkbert_context *ctx = NULL;
     TEST_OK(vkbert_context_create(&options, &ctx));
     for (int half = 0; half < 2; half++) {

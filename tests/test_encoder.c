@@ -87,7 +87,7 @@ static void check(vkbert_context *ctx, model_case mc, int f16, const char *prefi
     char dir[] = "/tmp/vkbert_encoder_XXXXXX";
     write_model(c, seed, f16, prefix, dir, &w);
     vkbert_encoder *encoder = NULL;
-    vkbert_status status = vkbert_encoder_load(ctx, dir, &encoder);
+    vkbert_status status = vkbert_encoder_load(ctx, dir, NULL, &encoder);
     cr_assert_eq(status, VKBERT_OK, "load: %s", vkbert_last_error(ctx));
 
     size_t n = (size_t)mc.batch * mc.seq_len, h = (size_t)c->hidden_size;
@@ -132,7 +132,9 @@ Test(encoder, batches_over_a_limit_run_in_halves)
 {
     /* The intermediate activations of 6 x 33 tokens (6 x 33 x 132 floats, 105 KiB) exceed a
      * 64 KiB storage range: forward and embeddings run in halves, still within 1e-4. */
-    vkbert_context_options options = {.validation = 1, .limits = "max_storage_buffer_range=64k"};
+    vkbert_context_options options = {.struct_size = sizeof(vkbert_context_options),
+                                      .validation = 1,
+                                      .limits = "max_storage_buffer_range=64k"};
     vkbert_context *ctx = NULL;
     TEST_OK(vkbert_context_create(&options, &ctx));
     check(ctx, (model_case){config(64, 2, 4, 130), 6, 33}, 0, "", 5);
@@ -154,9 +156,9 @@ Test(encoder, fp16_weights_within_fp16_bound)
     bert_weights w;
     char dir[] = "/tmp/vkbert_encoder_XXXXXX";
     write_model(&c, 31, 0, "", dir, &w);
-    vkbert_encoder_config fp16 = {VKBERT_PRECISION_FP16};
+    vkbert_encoder_config fp16 = {sizeof(vkbert_encoder_config), VKBERT_PRECISION_FP16};
     vkbert_encoder *encoder = NULL;
-    TEST_OK(vkbert_encoder_load_ex(ctx, dir, &fp16, &encoder));
+    TEST_OK(vkbert_encoder_load(ctx, dir, &fp16, &encoder));
     int batch = 2, seq = 11;
     size_t n = (size_t)batch * seq, h = 40;
     int32_t ids[22];
@@ -185,7 +187,7 @@ Test(encoder, bad_inputs_are_errors)
     char dir[] = "/tmp/vkbert_encoder_XXXXXX";
     write_model(&c, 9, 0, "", dir, &w);
     vkbert_encoder *encoder = NULL;
-    TEST_OK(vkbert_encoder_load(ctx, dir, &encoder));
+    TEST_OK(vkbert_encoder_load(ctx, dir, NULL, &encoder));
     int32_t ids[41] = {0}, bad[2] = {3, 50};
     float out[41 * 16];
     cr_assert_eq(vkbert_encoder_forward_host(encoder, 1, 41, ids, NULL, NULL, out, NULL),
@@ -197,14 +199,14 @@ Test(encoder, bad_inputs_are_errors)
     cr_assert(strstr(vkbert_last_error(ctx), "input_ids[1] = 50"), "%s", vkbert_last_error(ctx));
     TEST_OK(vkbert_encoder_forward_host(encoder, 1, 2, ids, NULL, NULL, out, NULL));
     vkbert_encoder_destroy(encoder);
-    cr_assert_eq(vkbert_encoder_load(ctx, "/nonexistent/model", &encoder),
+    cr_assert_eq(vkbert_encoder_load(ctx, "/nonexistent/model", NULL, &encoder),
                  VKBERT_ERROR_INVALID_ARGUMENT);
     cr_assert(strstr(vkbert_last_error(ctx), "config.json"), "%s", vkbert_last_error(ctx));
     char config[300];
     snprintf(config, sizeof config, "%s/model.safetensors", dir);
     FILE *f = fopen(config, "wb"); /* there, but not safetensors */
     cr_assert(f && fputs("not a header", f) >= 0 && fclose(f) == 0);
-    cr_assert_eq(vkbert_encoder_load(ctx, dir, &encoder), VKBERT_ERROR_MALFORMED_FILE);
+    cr_assert_eq(vkbert_encoder_load(ctx, dir, NULL, &encoder), VKBERT_ERROR_MALFORMED_FILE);
     cr_assert(strstr(vkbert_last_error(ctx), "model.safetensors"), "%s", vkbert_last_error(ctx));
     bert_weights_free(&w);
     test_remove_dir(dir);
@@ -247,7 +249,9 @@ static void check_chunk_edges(vkbert_encoder *encoder, const bert_config *c, con
  * so 6 and 3 chunks; every other buffer of the model fits the range. */
 static void check_word_table_over_the_range(int half)
 {
-    vkbert_context_options options = {.validation = 1, .limits = "max_storage_buffer_range=64k"};
+    vkbert_context_options options = {.struct_size = sizeof(vkbert_context_options),
+                                      .validation = 1,
+                                      .limits = "max_storage_buffer_range=64k"};
     vkbert_context *ctx = NULL;
     TEST_OK(vkbert_context_create(&options, &ctx));
     bert_config c = config(32, 2, 4, 64);
@@ -255,9 +259,10 @@ static void check_word_table_over_the_range(int half)
     bert_weights w;
     char dir[] = "/tmp/vkbert_encoder_XXXXXX";
     write_model(&c, 41, 0, "", dir, &w);
-    vkbert_encoder_config precision = {half ? VKBERT_PRECISION_FP16 : VKBERT_PRECISION_FP32};
+    vkbert_encoder_config precision = {sizeof(vkbert_encoder_config),
+                                       half ? VKBERT_PRECISION_FP16 : VKBERT_PRECISION_FP32};
     vkbert_encoder *encoder = NULL;
-    TEST_OK(vkbert_encoder_load_ex(ctx, dir, &precision, &encoder));
+    TEST_OK(vkbert_encoder_load(ctx, dir, &precision, &encoder));
     cr_assert_geq(encoder->word_chunks, 3u);
     /* fp16: ATTENTION.md's bound for fp16 weights, as fp16_weights_within_fp16_bound */
     check_chunk_edges(encoder, &c, &w, half ? 1024 : 512, half ? 3e-3 : 1e-4);

@@ -21,7 +21,7 @@ static layer_case make_case(vkbert_context *ctx, int batch, int seq_len, int e, 
     size_t n = (size_t)batch * seq_len * e;
     c.w = test_weights_random(e, seed);
     vkbert_attention_weights api = test_weights_api(&c.w);
-    TEST_OK(vkbert_attention_create(ctx, e, 4, &api, &c.layer));
+    TEST_OK(vkbert_attention_create(ctx, e, 4, &api, NULL, &c.layer));
     c.x = malloc(n * sizeof *c.x);
     c.y = test_poisoned(n);
     c.want = malloc(n * sizeof *c.want);
@@ -80,7 +80,7 @@ Test(faults, out_of_memory_while_creating_a_layer)
         ctx->allocation_count = 0;
         ctx->fail_allocation_at = n;
         vkbert_attention *layer = NULL;
-        vkbert_status status = vkbert_attention_create(ctx, 32, 4, &api, &layer);
+        vkbert_status status = vkbert_attention_create(ctx, 32, 4, &api, NULL, &layer);
         ctx->fail_allocation_at = 0;
         if (status == VKBERT_OK) {
             vkbert_attention_destroy(layer);
@@ -105,7 +105,8 @@ static void expect_lost_from_now_on(vkbert_context *ctx, layer_case *c)
     cr_assert_eq(vkbert_tensor_create(ctx, 1, shape, &t), VKBERT_ERROR_DEVICE_LOST);
     vkbert_attention *other = NULL;
     vkbert_attention_weights api = test_weights_api(&c->w);
-    cr_assert_eq(vkbert_attention_create(ctx, c->e, 4, &api, &other), VKBERT_ERROR_DEVICE_LOST);
+    cr_assert_eq(vkbert_attention_create(ctx, c->e, 4, &api, NULL, &other),
+                 VKBERT_ERROR_DEVICE_LOST);
 }
 
 Test(faults, lost_device)
@@ -125,7 +126,8 @@ Test(faults, timeout)
 {
     /* 1 ms is far shorter than this pass on lavapipe (tens of ms): the wait times out with the
      * work still running; destroying the layer and the context waits for it first. */
-    vkbert_context_options options = {.validation = 1, .timeout_ms = 1};
+    vkbert_context_options options = {
+        .struct_size = sizeof(vkbert_context_options), .validation = 1, .timeout_ms = 1};
     vkbert_context *ctx = NULL;
     TEST_OK(vkbert_context_create(&options, &ctx));
     layer_case c = make_case(ctx, 4, 256, 256, 4);
@@ -141,10 +143,13 @@ Test(faults, timeout_in_a_benchmark)
 {
     /* The benchmark frees its command buffer, pool and buffers after the timed-out wait: they
      * must not be freed while the device still runs the pass (validation says so). */
-    vkbert_context_options options = {.validation = 1, .timestamps = 1, .timeout_ms = 1};
+    vkbert_context_options options = {.struct_size = sizeof(vkbert_context_options),
+                                      .validation = 1,
+                                      .timestamps = 1,
+                                      .timeout_ms = 1};
     vkbert_context *ctx = NULL;
     TEST_OK(vkbert_context_create(&options, &ctx));
-    vkbert_bench_result r;
+    vkbert_bench_result r = VKBERT_BENCH_RESULT_INIT;
     vkbert_status status = vkbert_bench_matmul(ctx, 1024, 1024, 1024, VKBERT_PRECISION_FP32, 1, &r);
     cr_assert_eq(status, VKBERT_ERROR_DEVICE_LOST, "%s", vkbert_status_name(status));
     test_context_done(ctx);

@@ -128,7 +128,8 @@ static void app_close(app *a)
 static vkbert_context *external_context(const app *a, const VkDeviceCreateInfo *info)
 {
     vkbert_vulkan_device d = app_description(a, info);
-    vkbert_context_options options = {.validation = a->messenger != VK_NULL_HANDLE};
+    vkbert_context_options options = VKBERT_CONTEXT_OPTIONS_INIT;
+    options.validation = a->messenger != VK_NULL_HANDLE;
     vkbert_context *ctx = NULL;
     vkbert_status status = vkbert_context_create_vulkan(&options, &d, &ctx);
     cr_assert_eq(status, VKBERT_OK, "context: %s", vkbert_last_error(NULL));
@@ -174,7 +175,7 @@ static void forward_checked(vkbert_context *ctx, uint64_t seed)
     test_weights w = test_weights_random(E, seed);
     vkbert_attention_weights api = test_weights_api(&w);
     vkbert_attention *layer;
-    TEST_OK(vkbert_attention_create(ctx, E, H, &api, &layer));
+    TEST_OK(vkbert_attention_create(ctx, E, H, &api, NULL, &layer));
     float x[B * S * E], *y = test_poisoned(B * S * E);
     double want[B * S * E];
     ref_rng rng = {seed};
@@ -324,7 +325,8 @@ Test(interop, validation_needs_debug_utils)
     app_instance(&a, false);
     VkDeviceCreateInfo info = app_device(&a, NULL, NULL, 0);
     vkbert_vulkan_device d = app_description(&a, &info);
-    vkbert_context_options options = {.validation = 1};
+    vkbert_context_options options = VKBERT_CONTEXT_OPTIONS_INIT;
+    options.validation = 1;
     vkbert_context *ctx = NULL;
     cr_expect_eq(vkbert_context_create_vulkan(&options, &d, &ctx), VKBERT_ERROR_INVALID_ARGUMENT);
     cr_expect(strstr(vkbert_last_error(NULL), "VK_EXT_debug_utils"));
@@ -371,7 +373,7 @@ Test(interop, record_matches_forward)
     test_weights w = test_weights_random(E, 21);
     vkbert_attention_weights api = test_weights_api(&w);
     vkbert_attention *layer;
-    TEST_OK(vkbert_attention_create(ctx, E, H, &api, &layer));
+    TEST_OK(vkbert_attention_create(ctx, E, H, &api, NULL, &layer));
     float x[N], mask[B * S] = {1, 1, 1, 0, 0, 1, 1, 1, 1, 1};
     ref_rng rng = {21};
     ref_fill(&rng, x, N, -1.0, 1.0);
@@ -418,7 +420,11 @@ Test(interop, record_matches_forward)
     float y[N], z[N], *want_y = test_poisoned(N), *want_z = test_poisoned(N);
     from_rows(y, rows + stride / 4, N, E, P);
     from_rows(z, rows + 2 * stride / 4, N, E, P);
-    vkbert_mask host_mask = {mask, VKBERT_DTYPE_FLOAT32, 2, {B, S}};
+    vkbert_mask host_mask = VKBERT_MASK_INIT;
+    host_mask.data = mask;
+    host_mask.ndim = 2;
+    host_mask.shape[0] = B;
+    host_mask.shape[1] = S;
     TEST_OK(vkbert_attention_forward_host(layer, B, S, x, &host_mask, NULL, want_y));
     TEST_OK(vkbert_attention_forward_host(layer, B, S, y, &host_mask, NULL, want_z));
     cr_expect_arr_eq(y, want_y, sizeof y, "recorded y differs from forward_host's");

@@ -18,7 +18,7 @@ static vkbert_attention *random_layer(vkbert_context *ctx, int e, int heads, uin
     *w = test_weights_random(e, seed);
     vkbert_attention_weights api = test_weights_api(w);
     vkbert_attention *layer = NULL;
-    TEST_OK(vkbert_attention_create(ctx, e, heads, &api, &layer));
+    TEST_OK(vkbert_attention_create(ctx, e, heads, &api, NULL, &layer));
     return layer;
 }
 
@@ -38,7 +38,7 @@ static void check_layer(vkbert_context *ctx, int batch, int seq_len, int heads, 
     ref_fill(&rng, x, n, -1, 1);
     for (int i = 0; i < batch * seq_len; i++) /* sequence b keeps its first S - b % 5 keys */
         keep[i] = i % seq_len < seq_len - (i / seq_len) % 5 ? 1.0f : 0.0f;
-    vkbert_mask mask = {keep, VKBERT_DTYPE_FLOAT32, 2, {batch, seq_len}};
+    vkbert_mask mask = {sizeof(vkbert_mask), keep, VKBERT_DTYPE_FLOAT32, 2, {batch, seq_len}};
     vkbert_status status = vkbert_attention_forward_host(layer, batch, seq_len, x, &mask, NULL, y);
     cr_assert_eq(status, VKBERT_OK, "forward: %s", vkbert_last_error(ctx));
     ref_layer ref = test_weights_ref(&w, heads);
@@ -75,7 +75,7 @@ Test(limits, caps_lower_and_never_raise)
     vkbert_context *ctx =
         test_context_limited("max_storage_buffer_range=1m,max_compute_shared_memory_size=16k,"
                              "max_compute_work_group_count=7,device_memory_budget=1g");
-    vkbert_device_info info;
+    vkbert_device_info info = VKBERT_DEVICE_INFO_INIT;
     TEST_OK(vkbert_context_device(ctx, &info));
     cr_assert_eq(info.max_storage_buffer_range, 1u << 20);
     cr_assert_eq(info.shared_memory_bytes, 16u << 10);

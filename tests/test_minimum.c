@@ -85,7 +85,7 @@ static void assert_minimum(const vkbert_context *ctx, const char *how)
     cr_assert(!ctx->subgroup_arithmetic, "%s: subgroup arithmetic still on", how);
     cr_assert(!ctx->full_subgroups && !ctx->subgroup_size_control,
               "%s: subgroup size control still on", how);
-    vkbert_device_info info;
+    vkbert_device_info info = VKBERT_DEVICE_INFO_INIT;
     TEST_OK(vkbert_context_device(ctx, &info));
     cr_assert_eq(info.fp16_storage, 0, "%s", how);
     cr_assert_eq(info.fp16_arithmetic, 0, "%s", how);
@@ -130,14 +130,14 @@ Test(minimum, combines_with_other_items)
 Test(switches, each_alone)
 {
     vkbert_context *plain = test_context_limited(NULL);
-    vkbert_device_info own;
+    vkbert_device_info own = VKBERT_DEVICE_INFO_INIT;
     TEST_OK(vkbert_context_device(plain, &own));
     bool own_texels = plain->fp16_texels, own_arithmetic = plain->subgroup_arithmetic;
     VkSubgroupFeatureFlags own_ops = plain->subgroup.supportedOperations;
     uint32_t own_range = plain->props.limits.maxStorageBufferRange;
     test_context_done(plain);
 
-    vkbert_device_info info;
+    vkbert_device_info info = VKBERT_DEVICE_INFO_INIT;
     vkbert_context *ctx = test_context_limited("fp16_storage=0");
     TEST_OK(vkbert_context_device(ctx, &info));
     cr_assert(!info.fp16_storage && info.fp16_arithmetic == own.fp16_arithmetic);
@@ -318,7 +318,7 @@ Test(limits, texel_and_resource_counts)
     test_weights w = test_weights_random(32, 4);
     vkbert_attention_weights api = test_weights_api(&w);
     vkbert_attention *layer = NULL;
-    TEST_OK(vkbert_attention_create(ctx, 32, 2, &api, &layer));
+    TEST_OK(vkbert_attention_create(ctx, 32, 2, &api, NULL, &layer));
     float x[3 * 32] = {0}, y[3 * 32];
     cr_assert_eq(vkbert_attention_forward_host(layer, 1, 3, x, NULL, NULL, y),
                  VKBERT_ERROR_DEVICE_LIMIT);

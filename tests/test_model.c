@@ -117,7 +117,7 @@ static void check_embed(const char *dir, const vkbert_model_config *config,
     for (int i = 0; i < count; i++) {
         char text[1024];
         snprintf(text, sizeof text, "%s%s", prefix ? prefix : "", in[i]);
-        vkbert_encoding e;
+        vkbert_encoding e = VKBERT_ENCODING_INIT;
         TEST_OK(vkbert_tokenizer_encode(vkbert_model_tokenizer(m), text, NULL, max_len, &e));
         int width = ref_st_embedding(c, w, p, e.ids, e.type_ids, e.count, want);
         cr_assert_eq(width, dim, "width %d, dimension %d", width, dim);
@@ -201,7 +201,8 @@ Test(model, fp16_within_the_fp16_bound)
     bert_weights w;
     write_st("fp16", &spec, &c, &w, dir);
     ref_st_pipeline p = {spec.pool_modes, 0, 1, &dense, 1};
-    vkbert_model_config fp16 = {.precision = VKBERT_PRECISION_FP16};
+    vkbert_model_config fp16 = {.struct_size = sizeof(vkbert_model_config),
+                                .precision = VKBERT_PRECISION_FP16};
     check_embed(dir, &fp16, NULL, &c, &w, &p, NULL, texts, TEXT_COUNT, 0);
     bert_weights_free(&w);
     st_folder_dense_free(&dense);
@@ -215,7 +216,7 @@ static const st_prompt prompts[] = {{"query", "query: "}, {"passage", "passage :
 static int prompt_tokens(const char *dir, const char *prompt)
 {
     vkbert_tokenizer *t;
-    vkbert_encoding e;
+    vkbert_encoding e = VKBERT_ENCODING_INIT;
     TEST_OK(vkbert_tokenizer_load(dir, &t));
     TEST_OK(vkbert_tokenizer_encode(t, prompt, NULL, 0, &e));
     int n = e.count - 1;
@@ -239,10 +240,12 @@ Test(model, prompts_default_named_given_and_left_out_of_pooling)
     ref_st_pipeline p = {spec.pool_modes, prompt_tokens(dir, "query: "), 0, NULL, 1};
     cr_assert_eq(p.prompt_tokens, 3, "[CLS] query : is 3 tokens, not %d", p.prompt_tokens);
     check_embed(dir, NULL, NULL, &c, &w, &p, "query: ", texts, TEXT_COUNT, 0);
-    vkbert_embed_options named = {"passage", NULL, 0};
+    vkbert_embed_options named = {.struct_size = sizeof(vkbert_embed_options),
+                                  .prompt_name = "passage"};
     p.prompt_tokens = prompt_tokens(dir, "passage : ");
     check_embed(dir, NULL, &named, &c, &w, &p, "passage : ", texts, TEXT_COUNT, 0);
-    vkbert_embed_options given = {NULL, "hello world ", 0};
+    vkbert_embed_options given = {.struct_size = sizeof(vkbert_embed_options),
+                                  .prompt = "hello world "};
     p.prompt_tokens = prompt_tokens(dir, "hello world ");
     check_embed(dir, NULL, &given, &c, &w, &p, "hello world ", texts, TEXT_COUNT, 0);
     bert_weights_free(&w);
@@ -261,7 +264,7 @@ Test(model, max_seq_length_truncates_and_no_truncate_refuses)
 
     vkbert_context *ctx = test_context(0);
     vkbert_model *m;
-    vkbert_model_config strict = {.no_truncate = 1};
+    vkbert_model_config strict = {.struct_size = sizeof(vkbert_model_config), .no_truncate = 1};
     TEST_OK(vkbert_model_load(ctx, dir, &strict, &m));
     float out[64];
     cr_assert_eq(vkbert_model_embed(m, &texts[3], 1, NULL, out), VKBERT_ERROR_INVALID_ARGUMENT);
@@ -283,9 +286,11 @@ Test(model, plain_folder_mean_pools_and_overrides_apply)
     write_bert(dir, &c, &w, 5);
     ref_st_pipeline p = {ST_POOL_MEAN, 0, 0, NULL, 0};
     check_embed(dir, NULL, NULL, &c, &w, &p, NULL, texts, TEXT_COUNT, 0);
-    vkbert_embed_options prompt = {NULL, "hello world ", 0}; /* no Pooling module: included */
+    vkbert_embed_options prompt = {.struct_size = sizeof(vkbert_embed_options),
+                                   .prompt = "hello world "}; /* no Pooling module */
     check_embed(dir, NULL, &prompt, &c, &w, &p, "hello world ", texts, TEXT_COUNT, 0);
-    vkbert_model_config over = {.pooling = "cls,lasttoken", .normalize = 1};
+    vkbert_model_config over = {
+        .struct_size = sizeof(vkbert_model_config), .pooling = "cls,lasttoken", .normalize = 1};
     ref_st_pipeline q = {ST_POOL_CLS | ST_POOL_LASTTOKEN, 0, 0, NULL, 1};
     check_embed(dir, &over, NULL, &c, &w, &q, NULL, texts, TEXT_COUNT, 0);
     bert_weights_free(&w);
@@ -352,16 +357,17 @@ Test(model, normalize_per_call_overrides_folder_and_config)
     char dir[256];
     write_st("normalized", &spec, &c, &w, dir);
     ref_st_pipeline raw = {ST_POOL_MEAN, 0, 0, NULL, 0}, unit = {ST_POOL_MEAN, 0, 0, NULL, 1};
-    vkbert_embed_options never = {NULL, NULL, -1}, always = {NULL, NULL, 1};
+    vkbert_embed_options never = {.struct_size = sizeof(vkbert_embed_options), .normalize = -1},
+                         always = {.struct_size = sizeof(vkbert_embed_options), .normalize = 1};
     check_embed(dir, NULL, &never, &c, &w, &raw, NULL, texts, TEXT_COUNT, 0);
-    vkbert_model_config off = {.normalize = -1};
+    vkbert_model_config off = {.struct_size = sizeof(vkbert_model_config), .normalize = -1};
     check_embed(dir, &off, &always, &c, &w, &unit, NULL, texts, TEXT_COUNT, 0);
     check_embed(dir, &off, NULL, &c, &w, &raw, NULL, texts, TEXT_COUNT, 0);
 
     vkbert_context *ctx = test_context(0);
     vkbert_model *m = load(ctx, dir);
     float out[64];
-    vkbert_embed_options bad = {NULL, NULL, 2};
+    vkbert_embed_options bad = {.struct_size = sizeof(vkbert_embed_options), .normalize = 2};
     cr_assert_eq(vkbert_model_embed(m, texts, 1, &bad, out), VKBERT_ERROR_INVALID_ARGUMENT);
     cr_assert_not_null(strstr(vkbert_last_error(ctx), "normalize"), "%s", vkbert_last_error(ctx));
     vkbert_model_destroy(m);
@@ -384,7 +390,7 @@ Test(model, rerank_scores_pairs_as_a_cross_encoder)
     TEST_OK(vkbert_model_rerank(m, query, texts, TEXT_COUNT, 0, scores));
     TEST_OK(vkbert_model_rerank(m, query, texts, TEXT_COUNT, 1, raw));
     for (int i = 0; i < TEXT_COUNT; i++) {
-        vkbert_encoding e;
+        vkbert_encoding e = VKBERT_ENCODING_INIT;
         TEST_OK(vkbert_tokenizer_encode(vkbert_model_tokenizer(m), query, texts[i], 0, &e));
         double logit;
         reference_logits(&c, &w, &e, &logit);
@@ -415,7 +421,7 @@ static void check_classify(int multi_label)
     float *scores = test_poisoned(3 * TEXT_COUNT);
     TEST_OK(vkbert_model_classify(m, texts, TEXT_COUNT, scores));
     for (int i = 0; i < TEXT_COUNT; i++) {
-        vkbert_encoding e;
+        vkbert_encoding e = VKBERT_ENCODING_INIT;
         TEST_OK(vkbert_tokenizer_encode(vkbert_model_tokenizer(m), texts[i], NULL, 0, &e));
         double logits[3], want[3], sum = 0;
         reference_logits(&c, &w, &e, logits);
@@ -466,7 +472,7 @@ static const char cased_normalizer[] =
 static int32_t find_token(const vkbert_model *m, const char *text, const char *token)
 {
     const vkbert_tokenizer *t = vkbert_model_tokenizer(m);
-    vkbert_encoding e;
+    vkbert_encoding e = VKBERT_ENCODING_INIT;
     TEST_OK(vkbert_tokenizer_encode(t, text, NULL, 0, &e));
     int32_t want = vkbert_tokenizer_token_id(t, token), found = -1;
     for (int i = 0; i < e.count; i++)
@@ -571,8 +577,10 @@ Test(model, bad_folders_and_calls_are_clear_errors)
     spec.prompts = prompts;
     char dir[256];
     write_st("errors", &spec, &c, &w, dir);
-    vkbert_model_config bad_pool = {.pooling = "mean,median"};
-    vkbert_model_config two_modes = {.pooling = "cls,mean"};
+    vkbert_model_config bad_pool = {.struct_size = sizeof(vkbert_model_config),
+                                    .pooling = "mean,median"};
+    vkbert_model_config two_modes = {.struct_size = sizeof(vkbert_model_config),
+                                     .pooling = "cls,mean"};
     bert_weights unused;
     st_dense narrow = {c.hidden_size, 8, 1, ST_ACT_TANH, NULL, NULL};
     st_folder_dense_random(&narrow, 9);
@@ -586,7 +594,7 @@ Test(model, bad_folders_and_calls_are_clear_errors)
     expect_load_error(dense_dir, &two_modes, VKBERT_ERROR_INVALID_ARGUMENT,
                       "Dense module 0 takes 22 features");
     expect_load_error(dir, &bad_pool, VKBERT_ERROR_INVALID_ARGUMENT, "median");
-    vkbert_model_config bad_length = {.max_length = 1};
+    vkbert_model_config bad_length = {.struct_size = sizeof(vkbert_model_config), .max_length = 1};
     expect_load_error(dir, &bad_length, VKBERT_ERROR_INVALID_ARGUMENT, "max_length");
     char missing[300];
     snprintf(missing, sizeof missing, "%s/nothing_here", tmp);
@@ -600,7 +608,8 @@ Test(model, bad_folders_and_calls_are_clear_errors)
     vkbert_context *ctx = test_context(0);
     vkbert_model *m = load(ctx, dir);
     float out[64];
-    vkbert_embed_options unknown = {"nope", NULL, 0};
+    vkbert_embed_options unknown = {.struct_size = sizeof(vkbert_embed_options),
+                                    .prompt_name = "nope"};
     cr_assert_eq(vkbert_model_embed(m, texts, 1, &unknown, out), VKBERT_ERROR_INVALID_ARGUMENT);
     cr_assert_not_null(strstr(vkbert_last_error(ctx), "nope"), "%s", vkbert_last_error(ctx));
     const char *holes[] = {"fine", NULL};

@@ -22,7 +22,8 @@ typedef struct worker {
 static void *run_worker(void *arg)
 {
     worker *wk = arg;
-    vkbert_context_options options = {.validation = 1};
+    vkbert_context_options options = {.struct_size = sizeof(vkbert_context_options),
+                                      .validation = 1};
     vkbert_context *ctx = NULL;
     wk->status = vkbert_context_create(&options, &ctx);
     if (wk->status) {
@@ -36,7 +37,7 @@ static void *run_worker(void *arg)
     vkbert_attention *layer = NULL;
     float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
     double *want = malloc(n * sizeof *want);
-    wk->status = vkbert_attention_create(ctx, e, heads, &api, &layer);
+    wk->status = vkbert_attention_create(ctx, e, heads, &api, NULL, &layer);
     ref_layer ref = test_weights_ref(&w, heads);
     ref_options opt = {0};
     for (int pass = 0; pass < PASSES && !wk->status; pass++) {
@@ -128,7 +129,7 @@ Test(threads, threads_sharing_a_context_and_a_layer)
     test_weights w = test_weights_random(32, 11);
     vkbert_attention_weights api = test_weights_api(&w);
     vkbert_attention *layer = NULL;
-    TEST_OK(vkbert_attention_create(ctx, 32, 2, &api, &layer));
+    TEST_OK(vkbert_attention_create(ctx, 32, 2, &api, NULL, &layer));
     pthread_t threads[THREADS];
     sharer sharers[THREADS];
     for (int i = 0; i < THREADS; i++) {
@@ -176,7 +177,7 @@ static void make_and_destroy(const test_weights *w, const float *x, float *y)
     vkbert_context *ctx = test_context(0);
     vkbert_attention_weights api = test_weights_api(w);
     vkbert_attention *layer = NULL;
-    TEST_OK(vkbert_attention_create(ctx, 32, 2, &api, &layer));
+    TEST_OK(vkbert_attention_create(ctx, 32, 2, &api, NULL, &layer));
     TEST_OK(vkbert_attention_forward_host(layer, 1, 8, x, NULL, NULL, y));
     vkbert_attention_destroy(layer);
     test_context_done(ctx);

@@ -80,7 +80,7 @@ static void run_layer(vkbert_context *ctx)
     vkbert_attention_weights api = test_weights_api(&w);
     vkbert_attention *layer;
     float x[2 * 8] = {0.5f, -1.0f, 2.0f}, y[2 * 8];
-    TEST_OK(vkbert_attention_create(ctx, 8, 2, &api, &layer));
+    TEST_OK(vkbert_attention_create(ctx, 8, 2, &api, NULL, &layer));
     TEST_OK(vkbert_attention_forward_host(layer, 1, 2, x, NULL, NULL, y));
     vkbert_attention_destroy(layer);
     test_weights_free(&w);

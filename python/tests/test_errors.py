@@ -32,11 +32,7 @@ def test_devices_and_version():
     assert [d["index"] for d in found] == list(range(len(found)))
     with vkbert.Context(device=0) as ctx:
         assert ctx.device["name"] == found[0]["name"]
-    try:
-        v = vkbert.version()
-    except NotImplementedError:
-        pytest.skip("this libvkbert predates vkbert_version_string")
-    assert v == vkbert.__version__
+    assert vkbert.version() == vkbert.__version__
 
 
 def test_missing_folder_is_a_library_error(tmp_path):

@@ -43,8 +43,6 @@ def devices():
 
 def version():
     """The library's version string, such as "0.2.0"."""
-    if _lib.version_string is None:  # TODO(merge): every library from 0.2.0 on has it
-        raise NotImplementedError("this libvkbert predates vkbert_version_string (0.2.0)")
     return _lib.version_string().decode()
 
 

@@ -103,6 +103,7 @@ MAX_DIMS = 4
 
 class DeviceInfo(ctypes.Structure):
     _fields_ = [
+        ("struct_size", c_uint32),  # set by new(), as the header's _INIT macros do
         ("name", c_char * 256),
         ("driver", c_char * 256),
         ("type", c_int),
@@ -118,11 +119,15 @@ class DeviceInfo(ctypes.Structure):
         ("fp16_storage", c_int),
         ("fp16_arithmetic", c_int),
         ("usable", c_int),
+        ("subgroup_size_control", c_int),
+        ("min_subgroup_size", c_uint32),
+        ("max_subgroup_size", c_uint32),
     ]
 
 
 class ContextOptions(ctypes.Structure):
     _fields_ = [
+        ("struct_size", c_uint32),  # set by new(), as the header's _INIT macros do
         ("device", c_char_p),
         ("validation", c_int),
         ("timestamps", c_int),
@@ -132,7 +137,7 @@ class ContextOptions(ctypes.Structure):
 
 
 class AttentionWeights(ctypes.Structure):
-    _fields_ = [
+    _fields_ = [("struct_size", c_uint32)] + [
         (name, POINTER(c_float))
         for name in (
             "q_weight", "q_bias", "k_weight", "k_bias",
@@ -143,6 +148,7 @@ class AttentionWeights(ctypes.Structure):
 
 class Mask(ctypes.Structure):
     _fields_ = [
+        ("struct_size", c_uint32),  # set by new(), as the header's _INIT macros do
         ("data", c_void_p),
         ("dtype", c_int),
         ("ndim", c_int),
@@ -152,6 +158,7 @@ class Mask(ctypes.Structure):
 
 class AttentionOptions(ctypes.Structure):
     _fields_ = [
+        ("struct_size", c_uint32),  # set by new(), as the header's _INIT macros do
         ("causal", c_int),
         ("dropout", c_float),
         ("seed", c_uint64),
@@ -160,11 +167,12 @@ class AttentionOptions(ctypes.Structure):
 
 
 class AttentionConfig(ctypes.Structure):
-    _fields_ = [("precision", c_int)]
+    _fields_ = [("struct_size", c_uint32), ("precision", c_int)]
 
 
 class ModelConfig(ctypes.Structure):
     _fields_ = [
+        ("struct_size", c_uint32),  # set by new(), as the header's _INIT macros do
         ("precision", c_int),
         ("pooling", c_char_p),
         ("normalize", c_int),
@@ -175,6 +183,7 @@ class ModelConfig(ctypes.Structure):
 
 class EmbedOptions(ctypes.Structure):
     _fields_ = [
+        ("struct_size", c_uint32),  # set by new(), as the header's _INIT macros do
         ("prompt_name", c_char_p),
         ("prompt", c_char_p),
         ("normalize", c_int),  # 0: the model's; 1 always; -1 never
@@ -183,6 +192,7 @@ class EmbedOptions(ctypes.Structure):
 
 class Encoding(ctypes.Structure):
     _fields_ = [
+        ("struct_size", c_uint32),  # set by new(), as the header's _INIT macros do
         ("ids", POINTER(c_int32)),
         ("type_ids", POINTER(c_int32)),
         ("count", c_int),
@@ -223,9 +233,8 @@ _declare("vkbert_context_destroy", None, _handle)
 _declare("vkbert_context_device", _status, _handle, POINTER(DeviceInfo))
 _declare("vkbert_validation_messages", c_uint32, _handle, c_char_p, c_size_t)
 
-# TODO(merge): abi folds _create_ex into vkbert_attention_create (same arguments).
 attention_create = _declare(
-    "vkbert_attention_create_ex", _status, _handle, c_int, c_int,
+    "vkbert_attention_create", _status, _handle, c_int, c_int,
     POINTER(AttentionWeights), POINTER(AttentionConfig), _out,
 )
 _declare("vkbert_attention_destroy", None, _handle)
@@ -252,10 +261,15 @@ _declare("vkbert_model_classify", _status, _handle, POINTER(c_char_p), c_int, PO
 _declare("vkbert_tokenizer_encode", _status, _handle, c_char_p, c_char_p, c_int, POINTER(Encoding))
 _declare("vkbert_encoding_free", None, POINTER(Encoding))
 
-# vkbert_version_string arrives with 0.2.0 (abi); a 0.1 library lacks it.
-version_string = None
-if hasattr(lib, "vkbert_version_string"):
-    version_string = _declare("vkbert_version_string", c_char_p)
+version_string = _declare("vkbert_version_string", c_char_p)
+version_number = _declare("vkbert_version", ctypes.c_uint)
+
+# The structs above are 0.2's: a library of another minor version (before 1.0) may differ.
+ABI = (0, 2)
+if (version_number() // 10000, version_number() // 100 % 100) != ABI:
+    raise ImportError(
+        f"{lib._name} is vkbert {version_string().decode()}; this package needs {ABI[0]}.{ABI[1]}.x"
+    )
 
 
 # ---------------------------------------------------------------- errors ----

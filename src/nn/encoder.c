@@ -119,8 +119,8 @@ static vkbert_status create_attention(vkbert_encoder *e, const bert_weights *w)
     if (!e->attention) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     for (int l = 0; l < e->config.num_hidden_layers; l++) {
         const bert_layer_weights *lw = &w->layers[l];
-        vkbert_attention_weights aw = {lw->q_w, lw->q_b, lw->k_w,        lw->k_b,
-                                       lw->v_w, lw->v_b, lw->attn_out_w, lw->attn_out_b};
+        vkbert_attention_weights aw = {sizeof aw, lw->q_w, lw->q_b,        lw->k_w,       lw->k_b,
+                                       lw->v_w,   lw->v_b, lw->attn_out_w, lw->attn_out_b};
         vkbert_status status =
             vkb_attention_new(e->ctx, e->config.hidden_size, e->config.num_attention_heads, &aw,
                               NULL, &e->attention[l]);

@@ -38,7 +38,8 @@
 
 /* ---- locks ---- */
 
-/* A recursive mutex: the thread holding it may take it again. */
+/* A plain mutex, not recursive: the library never calls its own public API, so no thread
+ * takes a context's lock twice (a second take deadlocks). */
 typedef struct plat_mutex plat_mutex;
 plat_mutex *plat_mutex_new(void); /* NULL when out of memory */
 void plat_mutex_free(plat_mutex *m);

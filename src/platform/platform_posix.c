@@ -1,6 +1,6 @@
-/* The platform layer on POSIX (2008, with XSI's recursive mutexes): Linux with glibc or musl,
- * Android's bionic, macOS. Nothing here is glibc's own. */
-#define _XOPEN_SOURCE 700 /* PTHREAD_MUTEX_RECURSIVE, mkdtemp, setenv under -std=c11 */
+/* The platform layer on POSIX (2008, with XSI): Linux with glibc or musl, Android's bionic,
+ * macOS. Nothing here is glibc's own. */
+#define _XOPEN_SOURCE 700 /* mkdtemp, setenv under -std=c11 */
 #include "platform.h"
 
 #include <dirent.h>
@@ -23,15 +23,7 @@ struct plat_mutex {
 plat_mutex *plat_mutex_new(void)
 {
     plat_mutex *m = malloc(sizeof *m);
-    pthread_mutexattr_t attr;
-    if (!m || pthread_mutexattr_init(&attr)) {
-        free(m);
-        return NULL;
-    }
-    bool ok = !pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE) &&
-              !pthread_mutex_init(&m->m, &attr);
-    pthread_mutexattr_destroy(&attr);
-    if (ok) return m;
+    if (m && !pthread_mutex_init(&m->m, NULL)) return m;
     free(m);
     return NULL;
 }

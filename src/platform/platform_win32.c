@@ -41,33 +41,32 @@ static int errno_of_last_error(void)
 
 /* ---- locks ---- */
 
-/* A critical section may be entered again by the thread that holds it. */
+/* A slim reader/writer lock taken exclusively: not recursive, as plat_mutex promises (a
+ * critical section would let the holder in again and hide a re-entry). */
 struct plat_mutex {
-    CRITICAL_SECTION cs;
+    SRWLOCK lock;
 };
 
 plat_mutex *plat_mutex_new(void)
 {
     plat_mutex *m = malloc(sizeof *m);
-    if (m) InitializeCriticalSection(&m->cs);
+    if (m) InitializeSRWLock(&m->lock);
     return m;
 }
 
 void plat_mutex_free(plat_mutex *m)
 {
-    if (!m) return;
-    DeleteCriticalSection(&m->cs);
-    free(m);
+    free(m); /* an SRW lock holds no resources */
 }
 
 void plat_mutex_lock(plat_mutex *m)
 {
-    EnterCriticalSection(&m->cs);
+    AcquireSRWLockExclusive(&m->lock);
 }
 
 void plat_mutex_unlock(plat_mutex *m)
 {
-    LeaveCriticalSection(&m->cs);
+    ReleaseSRWLockExclusive(&m->lock);
 }
 
 static SRWLOCK process_lock = SRWLOCK_INIT;

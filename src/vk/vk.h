@@ -264,6 +264,9 @@ void vkb_external_release(vkbert_context *ctx);
 /* Waits until vkbert's work is done: the device when it is vkbert's, else the queue (the
  * caller's other queues are not vkbert's to synchronize). */
 void vkb_wait_idle(vkbert_context *ctx);
+/* Every device the loader lists, described (*infos malloc'd, full size); messages go to the
+ * thread's slot. */
+vkbert_status vkb_list_devices(vkbert_device_info **infos, uint32_t *count);
 
 /* Reads maxMemoryAllocationSize and the heap size, then lowers the limits and turns off
  * features by VKBERT_LIMITS and `option` (both "item,...": name=value, a feature switch,

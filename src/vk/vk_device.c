@@ -201,6 +201,50 @@ static vkbert_device_type device_type(VkPhysicalDeviceType type)
     }
 }
 
+static bool device_has_extension(VkPhysicalDevice device, const char *name)
+{
+    uint32_t count = 0;
+    vkEnumerateDeviceExtensionProperties(device, NULL, &count, NULL);
+    VkExtensionProperties *ext = calloc(count ? count : 1, sizeof *ext);
+    if (!ext) return false;
+    vkEnumerateDeviceExtensionProperties(device, NULL, &count, ext);
+    bool found = false;
+    for (uint32_t i = 0; i < count && !found; i++)
+        found = !strcmp(ext[i].extensionName, name);
+    free(ext);
+    return found;
+}
+
+/* Subgroup size control is core where both the instance and the device have Vulkan 1.3
+ * (its features are then required); before, VK_EXT_subgroup_size_control brings it. */
+static bool subgroup_control_core(uint32_t device_version, uint32_t instance_api)
+{
+    return device_version >= VK_API_VERSION_1_3 && instance_api >= VK_API_VERSION_1_3;
+}
+
+/* The device's subgroup size control features and properties, all zero without it. */
+static void query_subgroup_control(VkPhysicalDevice device, uint32_t device_version,
+                                   uint32_t instance_api,
+                                   VkPhysicalDeviceSubgroupSizeControlFeatures *features,
+                                   VkPhysicalDeviceSubgroupSizeControlProperties *props)
+{
+    memset(features, 0, sizeof *features);
+    memset(props, 0, sizeof *props);
+    if (!subgroup_control_core(device_version, instance_api) &&
+        !device_has_extension(device, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME))
+        return;
+    features->sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES;
+    VkPhysicalDeviceFeatures2 features2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                           .pNext = features};
+    vkGetPhysicalDeviceFeatures2(device, &features2);
+    features->pNext = NULL;
+    props->sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES;
+    VkPhysicalDeviceProperties2 props2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                          .pNext = props};
+    vkGetPhysicalDeviceProperties2(device, &props2);
+    props->pNext = NULL;
+}
+
 void vkb_describe_device(VkPhysicalDevice device, vkbert_device_info *info)
 {
     vkb_describe_device_at(device, instance_version, info);
@@ -261,6 +305,12 @@ void vkb_describe_device_at(VkPhysicalDevice device, uint32_t instance_api,
             memory.memoryHeaps[i].size > info->device_local_bytes)
             info->device_local_bytes = memory.memoryHeaps[i].size;
     info->usable = p->apiVersion >= VK_API_VERSION_1_1 && find_compute_queue(device) >= 0;
+    VkPhysicalDeviceSubgroupSizeControlFeatures control;
+    VkPhysicalDeviceSubgroupSizeControlProperties sizes;
+    query_subgroup_control(device, p->apiVersion, instance_api, &control, &sizes);
+    info->subgroup_size_control = control.subgroupSizeControl != 0;
+    info->min_subgroup_size = sizes.minSubgroupSize;
+    info->max_subgroup_size = sizes.maxSubgroupSize;
 }
 
 static vkbert_status enumerate(VkInstance instance, VkPhysicalDevice **out, uint32_t *count)
@@ -277,9 +327,9 @@ static vkbert_status enumerate(VkInstance instance, VkPhysicalDevice **out, uint
     return VKBERT_OK;
 }
 
-vkbert_status vkbert_list_devices(vkbert_device_info *infos, uint32_t capacity, uint32_t *count)
+vkbert_status vkb_list_devices(vkbert_device_info **infos, uint32_t *count)
 {
-    if (!count) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "count is NULL");
+    *infos = NULL;
     *count = 0;
     vkbert_status status = vkb_load_vulkan();
     if (status) return status;
@@ -289,10 +339,14 @@ vkbert_status vkbert_list_devices(vkbert_device_info *infos, uint32_t capacity, 
         return vkb_fail_global(VKBERT_ERROR_NO_VULKAN, "%s", instance_failure(result));
     VkPhysicalDevice *devices = NULL;
     status = enumerate(instance, &devices, count);
-    for (uint32_t i = 0; status == VKBERT_OK && i < *count && i < capacity && infos; i++)
-        vkb_describe_device(devices[i], &infos[i]);
+    if (!status) *infos = calloc(*count, sizeof **infos);
+    if (!status && !*infos)
+        status = vkb_fail_global(VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    for (uint32_t i = 0; status == VKBERT_OK && i < *count; i++)
+        vkb_describe_device(devices[i], &(*infos)[i]);
     free(devices);
     vkDestroyInstance(instance, NULL);
+    if (status) *count = 0;
     return status;
 }
 
@@ -357,44 +411,11 @@ static vkbert_status choose_device(vkbert_context *ctx, const char *wanted,
     return VKBERT_OK;
 }
 
-static bool device_has_extension(VkPhysicalDevice device, const char *name)
-{
-    uint32_t count = 0;
-    vkEnumerateDeviceExtensionProperties(device, NULL, &count, NULL);
-    VkExtensionProperties *ext = calloc(count ? count : 1, sizeof *ext);
-    if (!ext) return false;
-    vkEnumerateDeviceExtensionProperties(device, NULL, &count, ext);
-    bool found = false;
-    for (uint32_t i = 0; i < count && !found; i++)
-        found = !strcmp(ext[i].extensionName, name);
-    free(ext);
-    return found;
-}
-
-/* Subgroup size control is core where both the instance and the device have Vulkan 1.3
- * (its features are then required); before, VK_EXT_subgroup_size_control brings it. */
-static bool subgroup_control_core(const vkbert_context *ctx)
-{
-    return ctx->props.apiVersion >= VK_API_VERSION_1_3 &&
-           ctx->instance_version >= VK_API_VERSION_1_3;
-}
-
 static void read_subgroup_control(vkbert_context *ctx)
 {
-    if (!subgroup_control_core(ctx) &&
-        !device_has_extension(ctx->physical, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME))
-        return;
-    VkPhysicalDeviceSubgroupSizeControlFeatures features = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
-    VkPhysicalDeviceFeatures2 features2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
-                                           .pNext = &features};
-    vkGetPhysicalDeviceFeatures2(ctx->physical, &features2);
-    ctx->subgroup_control.sType =
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES;
-    VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
-                                         .pNext = &ctx->subgroup_control};
-    vkGetPhysicalDeviceProperties2(ctx->physical, &props);
-    ctx->subgroup_control.pNext = NULL;
+    VkPhysicalDeviceSubgroupSizeControlFeatures features;
+    query_subgroup_control(ctx->physical, ctx->props.apiVersion, ctx->instance_version, &features,
+                           &ctx->subgroup_control);
     ctx->subgroup_size_control = features.subgroupSizeControl != 0;
     ctx->full_subgroups = features.computeFullSubgroups != 0;
 }
@@ -415,7 +436,7 @@ static vkbert_status create_device(vkbert_context *ctx)
     /* Subgroup size control only where the device has it and no switch turned it off
      * (vk_limits.c): the pipelines' flags follow these same fields. */
     bool control = ctx->subgroup_size_control || ctx->full_subgroups;
-    if (control && !subgroup_control_core(ctx))
+    if (control && !subgroup_control_core(ctx->props.apiVersion, ctx->instance_version))
         extensions[extension_count++] = VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME;
     VkPhysicalDeviceSubgroupSizeControlFeatures subgroup_control = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES,

@@ -1,6 +1,6 @@
 /* The context lock: every public call that uses a context holds it, so that threads may share
- * one context (their calls run one at a time). Recursive, because public calls made by the
- * library itself (the benchmarks build layers through the public API) take it again. */
+ * one context (their calls run one at a time). A plain mutex: the library never calls its own
+ * public API, so no call takes it twice. */
 #include "vk.h"
 
 bool vkb_lock_init(vkbert_context *ctx)

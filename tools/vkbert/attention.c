@@ -116,6 +116,7 @@ static int load_mask(const char *path, attention_run *run)
     char err[1024];
     npy_array *m = &run->mask;
     vkbert_mask *view = &run->mask_view;
+    *view = (vkbert_mask)VKBERT_MASK_INIT;
     if (npy_load(path, m, err, sizeof err)) return cli_error("%s", err);
     if (mask_dtype(m->dtype, &view->dtype))
         return cli_error("%s: the mask's dtype %s is not one of bool, uint8, int32, int64, "
@@ -149,16 +150,15 @@ static int load_files(const attention_args *a, attention_run *run)
 static int forward(const attention_args *a, attention_run *run)
 {
     char what[1200];
-    vkbert_attention_options options;
-    memset(&options, 0, sizeof options);
+    vkbert_attention_options options = VKBERT_ATTENTION_OPTIONS_INIT;
     options.causal = a->causal;
     options.dropout = (float)a->dropout;
     options.seed = a->seed;
     vkbert_attention_weights w = cli_weights_view(&run->weights);
     if (cli_open(a->device, &run->ctx)) return CLI_EXIT_FAILURE;
-    vkbert_attention_config config = {a->precision};
-    if (vkbert_attention_create_ex(run->ctx, run->weights.embed_dim, a->heads, &w, &config,
-                                   &run->layer))
+    vkbert_attention_config config = {sizeof(vkbert_attention_config), a->precision};
+    if (vkbert_attention_create(run->ctx, run->weights.embed_dim, a->heads, &w, &config,
+                                &run->layer))
         return cli_api_error(run->ctx, a->weights);
     if (vkbert_attention_forward_host(run->layer, run->batch, run->seq_len, run->x.data,
                                       a->mask ? &run->mask_view : NULL, &options, run->y)) {

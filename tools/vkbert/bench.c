@@ -3,6 +3,7 @@
  * as JSON. Each case runs in a context of its own, so the device memory it reports is its
  * own and a failure in one case leaves nothing behind for the next. */
 #include "cli.h"
+#include "vkbert_bench.h"
 #include "reference.h"
 
 #include <cjson/cJSON.h>
@@ -135,7 +136,8 @@ static int parse_args(int argc, char **argv, bench_args *a)
 
 static int open_context(const bench_args *a, vkbert_context **ctx)
 {
-    vkbert_context_options options = {.device = a->device, .timestamps = 1};
+    vkbert_context_options options = {
+        .struct_size = sizeof(vkbert_context_options), .device = a->device, .timestamps = 1};
     return vkbert_context_create(&options, ctx) ? -1 : 0;
 }
 
@@ -292,14 +294,21 @@ static double cpu_time(const bench_case *c, int runs)
 static int run_case(const bench_args *a, const bench_case *c, case_outcome *out)
 {
     vkbert_context *ctx = NULL;
+    out->r = (vkbert_bench_result)VKBERT_BENCH_RESULT_INIT;
     if (open_context(a, &ctx)) {
         snprintf(out->skipped, sizeof out->skipped, "%s", vkbert_last_error(NULL));
         return 0;
     }
     vkbert_precision precision =
         strcmp(a->precision, "fp16") ? VKBERT_PRECISION_FP32 : VKBERT_PRECISION_FP16;
-    vkbert_bench_encoder_shape encoder = {c->layers, c->embed, c->heads,  c->intermediate,
-                                          30522,     c->batch, c->seq_len};
+    vkbert_bench_encoder_shape encoder = {sizeof(vkbert_bench_encoder_shape),
+                                          c->layers,
+                                          c->embed,
+                                          c->heads,
+                                          c->intermediate,
+                                          30522,
+                                          c->batch,
+                                          c->seq_len};
     vkbert_status status =
         c->m        ? vkbert_bench_matmul(ctx, c->m, c->n, c->k, precision, a->runs, &out->r)
         : c->layers ? vkbert_bench_encoder(ctx, &encoder, precision, a->runs, &out->r)
@@ -481,8 +490,8 @@ int cli_bench(int argc, char **argv)
     FILE *json = NULL; /* opened first, so a bad path fails before the long run */
     if (args.json && !(json = fopen(args.json, "w")))
         return cli_error("cannot open %s for writing", args.json);
-    vkbert_device_info info;
-    vkbert_peaks peaks;
+    vkbert_device_info info = VKBERT_DEVICE_INFO_INIT;
+    vkbert_peaks peaks = VKBERT_PEAKS_INIT;
     case_outcome *outcomes = calloc(CASE_COUNT, sizeof *outcomes);
     if (!outcomes) code = cli_error("out of host memory");
     cli_startup startup;

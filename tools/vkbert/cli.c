@@ -215,8 +215,7 @@ int cli_parse(const char *usage, int argc, char **argv, const cli_option *option
 
 int cli_open(const char *device, vkbert_context **ctx)
 {
-    vkbert_context_options options;
-    memset(&options, 0, sizeof options);
+    vkbert_context_options options = VKBERT_CONTEXT_OPTIONS_INIT;
     options.device = device;
     if (vkbert_context_create(&options, ctx) != VKBERT_OK)
         return cli_api_error(NULL, "cannot create a Vulkan context");

@@ -111,8 +111,8 @@ static int run_forwards(vkbert_context *ctx, const demo_args *a, demo_data *d)
 {
     vkbert_attention *layer = NULL;
     vkbert_attention_weights w = cli_weights_view(&d->weights);
-    vkbert_attention_config config = {a->precision};
-    if (vkbert_attention_create_ex(ctx, a->embed_dim, a->heads, &w, &config, &layer))
+    vkbert_attention_config config = {sizeof(vkbert_attention_config), a->precision};
+    if (vkbert_attention_create(ctx, a->embed_dim, a->heads, &w, &config, &layer))
         return cli_api_error(ctx, "cannot create the attention layer");
     int code = 0;
     for (int i = -1; i < a->iterations && !code; i++) {
@@ -165,7 +165,7 @@ static int check_output(const demo_args *a, const demo_data *d)
 
 static int print_device(const vkbert_context *ctx, const demo_args *a)
 {
-    vkbert_device_info info;
+    vkbert_device_info info = VKBERT_DEVICE_INFO_INIT;
     if (vkbert_context_device(ctx, &info)) return cli_api_error(ctx, NULL);
     printf("device: %s (%s)\n", info.name, vkbert_device_type_name(info.type));
     printf("driver: %s\n", info.driver);

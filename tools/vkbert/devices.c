@@ -25,6 +25,11 @@ static void print_device(uint32_t index, const vkbert_device_info *d)
     printf("  device-local memory       %.1f MiB\n",
            (double)d->device_local_bytes / (1024.0 * 1024.0));
     printf("  subgroup size             %u\n", d->subgroup_size);
+    if (d->subgroup_size_control)
+        printf("  subgroup size control     yes, %u to %u\n", d->min_subgroup_size,
+               d->max_subgroup_size);
+    else
+        printf("  subgroup size control     no\n");
     printf("  shared memory             %u bytes\n", d->shared_memory_bytes);
     printf("  max storage buffer range  %u bytes\n", d->max_storage_buffer_range);
     printf("  storage buffers per stage %u\n", d->max_storage_buffers);
@@ -43,6 +48,8 @@ int cli_devices(int argc, char **argv)
     if (count == 0) return cli_error("no Vulkan device found");
     vkbert_device_info *infos = calloc(count, sizeof *infos);
     if (!infos) return cli_error("out of host memory");
+    for (uint32_t i = 0; i < count; i++)
+        infos[i] = (vkbert_device_info)VKBERT_DEVICE_INFO_INIT;
     uint32_t listed = count;
     if (vkbert_list_devices(infos, listed, &count)) {
         free(infos);

@@ -93,7 +93,9 @@ static int embed(const embed_args *a, const cli_texts *t, vkbert_context **ctx, 
         *out = malloc((size_t)t->count * (size_t)*dim * sizeof **out);
         if (!*out) code = cli_error("out of host memory");
     }
-    vkbert_embed_options options = {a->prompt_name, a->prompt, 0};
+    vkbert_embed_options options = VKBERT_EMBED_OPTIONS_INIT;
+    options.prompt_name = a->prompt_name;
+    options.prompt = a->prompt;
     if (!code && vkbert_model_embed(model, (const char *const *)t->texts, t->count, &options, *out))
         code = cli_api_error(*ctx, a->m.model);
     vkbert_model_destroy(model);

@@ -136,8 +136,8 @@ static int load_inputs(const encode_args *a, encode_run *run)
 static int forward(const encode_args *a, encode_run *run)
 {
     if (cli_open(a->device, &run->ctx)) return CLI_EXIT_FAILURE;
-    vkbert_encoder_config config = {a->precision};
-    if (vkbert_encoder_load_ex(run->ctx, a->model, &config, &run->encoder))
+    vkbert_encoder_config config = {sizeof(vkbert_encoder_config), a->precision};
+    if (vkbert_encoder_load(run->ctx, a->model, &config, &run->encoder))
         return cli_api_error(run->ctx, a->model);
     run->hidden_size = vkbert_encoder_hidden_size(run->encoder);
     size_t rows = (size_t)run->batch * (size_t)run->seq_len, h = (size_t)run->hidden_size;

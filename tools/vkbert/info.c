@@ -69,7 +69,7 @@ int cli_info(int argc, char **argv)
         {"device", CLI_STRING, &device, 0, 0, 0},
         {"precision", CLI_STRING, &precision_name, 0, 0, 0},
     };
-    vkbert_model_config config = {0};
+    vkbert_model_config config = VKBERT_MODEL_CONFIG_INIT;
     int code = cli_parse(usage, argc, argv, options, 4);
     if (code == CLI_CONTINUE) code = cli_precision(usage, precision_name, &config.precision);
     if (code != CLI_CONTINUE) return code;

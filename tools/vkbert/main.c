@@ -58,8 +58,7 @@ int main(int argc, char **argv)
         return CLI_EXIT_OK;
     }
     if (strcmp(name, "--version") == 0) {
-        printf("vkbert %d.%d.%d\n", VKBERT_VERSION_MAJOR, VKBERT_VERSION_MINOR,
-               VKBERT_VERSION_PATCH);
+        printf("vkbert %s\n", vkbert_version_string()); /* the library loaded */
         return CLI_EXIT_OK;
     }
     for (size_t i = 0; i < COMMAND_COUNT; i++)

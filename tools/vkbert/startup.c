@@ -11,14 +11,16 @@
 static int one_start(const char *device, double *context_ms, double *pipelines_ms)
 {
     enum { E = 768, H = 12, S = 8 };
-    vkbert_context_options options = {.device = device};
+    vkbert_context_options options = {.struct_size = sizeof(vkbert_context_options),
+                                      .device = device};
     vkbert_context *ctx = NULL;
     if (vkbert_context_create(&options, &ctx)) return -1;
     float *w = calloc((size_t)E * E, sizeof *w), *b = calloc(E, sizeof *b);
     float *x = calloc((size_t)S * E, sizeof *x), *y = calloc((size_t)S * E, sizeof *y);
-    vkbert_attention_weights weights = {w, b, w, b, w, b, w, b};
+    vkbert_attention_weights weights = {sizeof(vkbert_attention_weights), w, b, w, b, w, b, w, b};
     vkbert_attention *layer = NULL;
-    int failed = !w || !b || !x || !y || vkbert_attention_create(ctx, E, H, &weights, &layer) ||
+    int failed = !w || !b || !x || !y ||
+                 vkbert_attention_create(ctx, E, H, &weights, NULL, &layer) ||
                  vkbert_attention_forward_host(layer, 1, S, x, NULL, NULL, y) ||
                  vkbert_context_startup_ms(ctx, context_ms, pipelines_ms);
     vkbert_attention_destroy(layer);

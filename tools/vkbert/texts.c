@@ -143,6 +143,7 @@ int cli_parse_model(const char *usage, int argc, char **argv, cli_model_args *a,
     memcpy(options + common, extra, (size_t)extra_count * sizeof *extra);
     int code = cli_parse_texts(usage, argc, argv, options, common + extra_count, &a->texts,
                                &a->text_count);
+    a->config.struct_size = sizeof a->config;
     if (code == CLI_CONTINUE) code = cli_precision(usage, a->precision_name, &a->config.precision);
     if (code == CLI_CONTINUE && a->max_length && a->no_truncate)
         code = cli_usage_error(usage, "--max-length and --no-truncate contradict each other");

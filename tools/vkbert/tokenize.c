@@ -81,6 +81,8 @@ int cli_tokenize(int argc, char **argv)
         code = cli_error("out of host memory");
     int max_length = a.no_truncate ? -1 : a.max_length;
     for (int i = 0; !code && i < a.text_count; i++)
+        e[i] = (vkbert_encoding)VKBERT_ENCODING_INIT;
+    for (int i = 0; !code && i < a.text_count; i++)
         if (vkbert_tokenizer_encode(t, a.texts[i], a.pair, max_length, &e[i]))
             code = cli_error("text %d: %s", i + 1, vkbert_last_error(NULL));
     if (!code) print_json(e, a.text_count);

@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli.h"
+#include "vkbert_bench.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -101,7 +102,7 @@ static double time_tiles(vkbert_context *ctx, const product *p, const tiles *t, 
     char value[64], what[96];
     snprintf(value, sizeof value, "%d,%d,%d,%d,%d", t->wg_x, t->wg_y, t->tm, t->tn4, t->bk);
     describe(t, simd, what, sizeof what);
-    vkbert_bench_result r;
+    vkbert_bench_result r = VKBERT_BENCH_RESULT_INIT;
     if (vkbert_bench_override(ctx, "VKBERT_MATMUL_TILES", value) ||
         vkbert_bench_matmul(ctx, p->m, p->n, p->k, VKBERT_PRECISION_FP32, runs, &r)) {
         printf("  %-40s skipped: %s\n", what, vkbert_last_error(ctx));
@@ -190,7 +191,8 @@ static void sweep_gpu(vkbert_context *ctx, const tune_args *a, const product *p,
 
 static int open_context(const tune_args *a, vkbert_context **ctx)
 {
-    vkbert_context_options options = {.device = a->device, .timestamps = 1};
+    vkbert_context_options options = {
+        .struct_size = sizeof(vkbert_context_options), .device = a->device, .timestamps = 1};
     if (vkbert_context_create(&options, ctx)) return cli_api_error(NULL, "cannot create a context");
     return 0;
 }
@@ -217,7 +219,7 @@ static cJSON *matmul_entry(const product *p, const trial *best, int simd, double
  * which also says the family: its description starts with "simd" or "gpu". */
 static double time_current(vkbert_context *ctx, const product *p, const tune_args *a, int *simd)
 {
-    vkbert_bench_result r;
+    vkbert_bench_result r = VKBERT_BENCH_RESULT_INIT;
     if (vkbert_bench_override(ctx, "VKBERT_MATMUL_TILES", NULL) ||
         vkbert_bench_matmul(ctx, p->m, p->n, p->k, VKBERT_PRECISION_FP32, a->runs, &r))
         return -1.0;
@@ -233,7 +235,7 @@ static int tune_product(const tune_args *a, const product *p, cJSON *entries, in
 {
     vkbert_context *ctx;
     if (open_context(a, &ctx)) return CLI_EXIT_FAILURE;
-    vkbert_device_info d;
+    vkbert_device_info d = VKBERT_DEVICE_INFO_INIT;
     vkbert_context_device(ctx, &d);
     printf("\nmatmul %dx%dx%d (%s)\n", p->m, p->n, p->k, p->name);
     int simd = 0;
@@ -266,7 +268,7 @@ static int tune_product(const tune_args *a, const product *p, cJSON *entries, in
 
 static double time_path(vkbert_context *ctx, const attention_shape *s, const char *path, int runs)
 {
-    vkbert_bench_result r;
+    vkbert_bench_result r = VKBERT_BENCH_RESULT_INIT;
     if (vkbert_bench_override(ctx, "VKBERT_ATTENTION", path) ||
         vkbert_bench_attention(ctx, s->batch, s->seq, EMBED, HEADS, VKBERT_PRECISION_FP32, runs,
                                &r)) {
@@ -332,7 +334,7 @@ static int tune_attention(const tune_args *a, int simd, cJSON *results)
     vkbert_context *ctx;
     if (open_context(a, &ctx)) return CLI_EXIT_FAILURE;
     if (save(ctx, results, NULL)) return cli_close(ctx, CLI_EXIT_FAILURE);
-    vkbert_device_info d;
+    vkbert_device_info d = VKBERT_DEVICE_INFO_INIT;
     vkbert_context_device(ctx, &d);
     printf("\nattention E %d, %d heads, GPU time of the whole layer\n", EMBED, HEADS);
     const char *forced = getenv("VKBERT_ATTENTION");
@@ -350,7 +352,7 @@ static int print_header(const tune_args *a)
 {
     vkbert_context *ctx;
     if (open_context(a, &ctx)) return CLI_EXIT_FAILURE;
-    vkbert_device_info d;
+    vkbert_device_info d = VKBERT_DEVICE_INFO_INIT;
     double context_ms = 0.0;
     vkbert_context_device(ctx, &d);
     vkbert_context_startup_ms(ctx, &context_ms, NULL);

@@ -42,7 +42,7 @@ void cli_weights_free(cli_weights *w)
 
 vkbert_attention_weights cli_weights_view(const cli_weights *w)
 {
-    vkbert_attention_weights v;
+    vkbert_attention_weights v = VKBERT_ATTENTION_WEIGHTS_INIT;
     v.q_weight = w->tensor[CLI_QW], v.q_bias = w->tensor[CLI_QB];
     v.k_weight = w->tensor[CLI_KW], v.k_bias = w->tensor[CLI_KB];
     v.v_weight = w->tensor[CLI_VW], v.v_bias = w->tensor[CLI_VB];
