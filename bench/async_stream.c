@@ -76,7 +76,7 @@ static int prepare(stream *s, int i, int32_t *ids, int32_t *mask)
             strcat(text, k ? (seed & 64 ? " " : ", ") : "");
             strcat(text, seed & 512 ? "Unknown" : token);
         }
-        vkbert_encoding e;
+        vkbert_encoding e = VKBERT_ENCODING_INIT;
         if (vkbert_tokenizer_encode(s->tokenizer, text, NULL, s->seq_len, &e)) return 1;
         for (int t = 0; t < s->seq_len; t++) {
             ids[b * s->seq_len + t] = t < e.count ? e.ids[t] : 0;
@@ -170,7 +170,7 @@ int main(int argc, char **argv)
         return fprintf(stderr, "bad arguments (hidden: a multiple of 32)\n"), 2;
     char dir[] = "/tmp/vkbert_async_stream_XXXXXX";
     vkbert_context *ctx = NULL;
-    vkbert_device_info info;
+    vkbert_device_info info = VKBERT_DEVICE_INFO_INIT;
     if (write_model(dir, s.hidden, layers)) return fprintf(stderr, "cannot write the model\n"), 1;
     if (vkbert_context_create(NULL, &ctx) || vkbert_context_device(ctx, &info) ||
         vkbert_tokenizer_load(dir, &s.tokenizer) || vkbert_encoder_load(ctx, dir, NULL, &s.encoder))

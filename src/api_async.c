@@ -1,5 +1,6 @@
 /* The public calls of int32 tensors, the encoder on device tensors and jobs: argument checks
  * and the lock, then the internals. */
+#include "api.h"
 #include "nn/encoder.h"
 #include "tensor.h"
 
@@ -13,7 +14,7 @@ static vkbert_status create_typed(vkbert_context *ctx, vkbert_dtype dtype, int n
 vkbert_status vkbert_tensor_create_typed(vkbert_context *ctx, vkbert_dtype dtype, int ndim,
                                          const int64_t *shape, vkbert_tensor **out)
 {
-    if (!ctx) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "ctx is NULL");
+    CHECK_HANDLE(ctx, BAD_HANDLE);
     VKB_RUN_LOCKED(ctx, create_typed(ctx, dtype, ndim, shape, out));
 }
 
@@ -32,7 +33,7 @@ static vkbert_status write_int32(vkbert_context *ctx, vkbert_tensor *t, const in
 vkbert_status vkbert_tensor_write_int32(vkbert_context *ctx, vkbert_tensor *tensor,
                                         const int32_t *data, size_t count)
 {
-    if (!ctx) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "ctx is NULL");
+    CHECK_HANDLE(ctx, BAD_HANDLE);
     VKB_RUN_LOCKED(ctx, write_int32(ctx, tensor, data, count));
 }
 
@@ -46,7 +47,7 @@ static vkbert_status read_int32(vkbert_context *ctx, const vkbert_tensor *t, int
 vkbert_status vkbert_tensor_read_int32(vkbert_context *ctx, const vkbert_tensor *tensor,
                                        int32_t *data, size_t count)
 {
-    if (!ctx) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "ctx is NULL");
+    CHECK_HANDLE(ctx, BAD_HANDLE);
     VKB_RUN_LOCKED(ctx, read_int32(ctx, tensor, data, count));
 }
 
@@ -64,7 +65,7 @@ vkbert_status vkbert_encoder_forward(vkbert_encoder *encoder, const vkbert_tenso
                                      const vkbert_tensor *attention_mask, vkbert_tensor *hidden,
                                      vkbert_tensor *pooled)
 {
-    if (!encoder) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "encoder is NULL");
+    CHECK_HANDLE(encoder, BAD_HANDLE);
     encoder_io io = {input_ids, token_type_ids, attention_mask, hidden, pooled, NULL, 0};
     VKB_RUN_LOCKED(encoder->ctx, forward(encoder, &io, "hidden"));
 }
@@ -74,7 +75,7 @@ vkbert_status vkbert_encoder_embed(vkbert_encoder *encoder, const vkbert_tensor 
                                    const vkbert_tensor *attention_mask, int normalize,
                                    vkbert_tensor *embeddings)
 {
-    if (!encoder) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "encoder is NULL");
+    CHECK_HANDLE(encoder, BAD_HANDLE);
     encoder_io io = {input_ids, token_type_ids, attention_mask, NULL, NULL, embeddings, normalize};
     VKB_RUN_LOCKED(encoder->ctx, forward(encoder, &io, "embeddings"));
 }
@@ -100,7 +101,7 @@ vkbert_status vkbert_encoder_embed_submit(vkbert_encoder *encoder, int batch, in
                                           const int32_t *attention_mask, int normalize,
                                           float *embeddings, vkbert_job **job)
 {
-    if (!encoder) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "encoder is NULL");
+    CHECK_HANDLE(encoder, BAD_HANDLE);
     encoder_call c = {.in = {batch, seq_len, input_ids, token_type_ids, attention_mask, 0},
                       .kind = OUT_SENTENCES,
                       .out = embeddings,
@@ -113,7 +114,7 @@ vkbert_status vkbert_encoder_forward_submit(vkbert_encoder *encoder, int batch, 
                                             const int32_t *attention_mask, float *hidden,
                                             float *pooled, vkbert_job **job)
 {
-    if (!encoder) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "encoder is NULL");
+    CHECK_HANDLE(encoder, BAD_HANDLE);
     encoder_call c = {.in = {batch, seq_len, input_ids, token_type_ids, attention_mask, 0},
                       .kind = OUT_HIDDEN,
                       .out = hidden,

@@ -1,6 +1,7 @@
 /* The public calls of vkbert_vulkan.h: vkbert on the caller's device, buffers and command
  * buffers. Argument checks and the lock here; the work in vk/vk_external.c, tensor.c and
  * nn/attention_record.c. */
+#include "api.h"
 #include "api_context.h"
 #include "nn/attention.h"
 #include "nn/encoder.h"
@@ -9,28 +10,6 @@
 #include "vkbert_vulkan.h"
 
 #include <string.h>
-
-/* TODO(merge): vkb_struct_in. The growable-struct rule: at least the first published size,
- * and any bytes beyond what this library knows all zero. */
-static vkbert_status struct_in(const void *src, size_t first_size, void *dst, size_t dst_size,
-                               const char *name, const char *init)
-{
-    uint32_t size;
-    memcpy(&size, src, sizeof size);
-    if (size < first_size)
-        return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT,
-                               "%s.struct_size is %u; initialize the struct with %s", name, size,
-                               init);
-    for (size_t i = dst_size; i < size; i++)
-        if (((const uint8_t *)src)[i])
-            return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT,
-                                   "%s sets fields this library does not know (struct_size %u; "
-                                   "it knows %zu bytes): a newer vkbert is needed",
-                                   name, size, dst_size);
-    memset(dst, 0, dst_size);
-    memcpy(dst, src, size < dst_size ? size : dst_size);
-    return VKBERT_OK;
-}
 
 vkbert_status vkbert_context_create_vulkan(const vkbert_context_options *options,
                                            const vkbert_vulkan_device *device, vkbert_context **out)
@@ -42,8 +21,7 @@ vkbert_status vkbert_context_create_vulkan(const vkbert_context_options *options
                                "device is NULL: describe the caller's Vulkan objects in a "
                                "vkbert_vulkan_device (VKBERT_VULKAN_DEVICE_INIT)");
     vkbert_vulkan_device copy;
-    vkbert_status status = struct_in(device, sizeof copy, &copy, sizeof copy,
-                                     "vkbert_vulkan_device", "VKBERT_VULKAN_DEVICE_INIT");
+    vkbert_status status = STRUCT_IN(NULL, vkbert_vulkan_device, queue, device, &copy);
     return status ? status : vkb_context_create(options, &copy, out);
 }
 
@@ -66,7 +44,7 @@ vkbert_status vkbert_tensor_wrap_vulkan(vkbert_context *ctx, VkBuffer buffer, Vk
                                         VkDeviceSize size, int ndim, const int64_t *shape,
                                         vkbert_tensor **out)
 {
-    if (!ctx) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "ctx is NULL");
+    CHECK_HANDLE(ctx, BAD_HANDLE);
     VKB_RUN_LOCKED(ctx, tensor_wrap(ctx, buffer, offset, size, ndim, shape, out));
 }
 
@@ -74,7 +52,7 @@ vkbert_status vkbert_tensor_wrap_vulkan(vkbert_context *ctx, VkBuffer buffer, Vk
 vkbert_status vkbert_tensor_vulkan_buffer(const vkbert_tensor *tensor, VkBuffer *buffer,
                                           VkDeviceSize *offset, VkDeviceSize *size)
 {
-    if (!tensor) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "tensor is NULL");
+    CHECK_HANDLE(tensor, BAD_HANDLE);
     if (buffer) *buffer = tensor->buffer.buffer;
     if (offset) *offset = tensor->offset;
     if (size) *size = tensor->rows * tensor->pitch * sizeof(float);
@@ -97,7 +75,7 @@ vkbert_status vkbert_attention_record(vkbert_attention *layer, VkCommandBuffer c
                                       const vkbert_tensor *x, const vkbert_tensor *mask,
                                       const vkbert_attention_options *options, vkbert_tensor *y)
 {
-    if (!layer) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "layer is NULL");
+    CHECK_HANDLE(layer, BAD_HANDLE);
     VKB_RUN_LOCKED(layer->ctx, attention_record(layer, cmd, x, mask, options, y));
 }
 
@@ -108,7 +86,7 @@ vkbert_status vkbert_encoder_record(vkbert_encoder *encoder, VkCommandBuffer cmd
                                     vkbert_tensor *hidden, vkbert_tensor *pooled,
                                     vkbert_tensor *embeddings)
 {
-    if (!encoder) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "encoder is NULL");
+    CHECK_HANDLE(encoder, BAD_HANDLE);
     if (!cmd)
         return vkb_fail(encoder->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "command buffer is NULL");
     if (!hidden && !pooled && !embeddings)

@@ -49,7 +49,8 @@ Test(api, lists_devices)
  * context still destroys its messenger (volk's shared table had lost that function). */
 Test(api, lists_devices_while_a_validated_context_lives)
 {
-    vkbert_context_options o = {.validation = 1};
+    vkbert_context_options o = VKBERT_CONTEXT_OPTIONS_INIT;
+    o.validation = 1;
     vkbert_context *ctx = NULL;
     TEST_OK(vkbert_context_create(&o, &ctx));
     uint32_t count = 0;

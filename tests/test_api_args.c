@@ -258,6 +258,24 @@ Test(api_args, null_handles_leave_a_message)
     EXPECT_NULL_HANDLE(vkbert_model_rerank(NULL, "q", texts, 1, 0, data), BAD,
                        "vkbert_model_rerank");
     EXPECT_NULL_HANDLE(vkbert_model_classify(NULL, texts, 1, data), BAD, "vkbert_model_classify");
+    EXPECT_NULL_HANDLE(vkbert_bench_override(NULL, "VKBERT_KERNELS", "gpu"), BAD,
+                       "vkbert_bench_override");
+    EXPECT_NULL_HANDLE(vkbert_tensor_create_typed(NULL, VKBERT_DTYPE_INT32, 4, shape, &t), BAD,
+                       "vkbert_tensor_create_typed");
+    EXPECT_NULL_HANDLE(vkbert_tensor_write_int32(NULL, t, ids, 1), BAD,
+                       "vkbert_tensor_write_int32");
+    EXPECT_NULL_HANDLE(vkbert_tensor_read_int32(NULL, t, ids, 1), BAD, "vkbert_tensor_read_int32");
+    EXPECT_NULL_HANDLE(vkbert_encoder_forward(NULL, t, NULL, NULL, t, NULL), BAD,
+                       "vkbert_encoder_forward");
+    EXPECT_NULL_HANDLE(vkbert_encoder_embed(NULL, t, NULL, NULL, 1, t), BAD,
+                       "vkbert_encoder_embed");
+    vkbert_job *job = NULL;
+    EXPECT_NULL_HANDLE(vkbert_encoder_embed_submit(NULL, 1, 1, ids, NULL, NULL, 1, data, &job), BAD,
+                       "vkbert_encoder_embed_submit");
+    EXPECT_NULL_HANDLE(vkbert_encoder_forward_submit(NULL, 1, 1, ids, NULL, NULL, data, NULL, &job),
+                       BAD, "vkbert_encoder_forward_submit");
+    EXPECT_NULL_HANDLE(vkbert_job_poll(NULL), BAD, "job");
+    EXPECT_NULL_HANDLE(vkbert_job_wait(NULL), BAD, "job");
     EXPECT_NULL_HANDLE(vkbert_model_describe(NULL, &json), BAD, "vkbert_model_describe");
     EXPECT_NULL_HANDLE(vkbert_measure_peaks(NULL, &peaks), BAD, "vkbert_measure_peaks");
     EXPECT_NULL_HANDLE(vkbert_bench_matmul(NULL, 8, 8, 8, VKBERT_PRECISION_FP32, 1, &r), BAD,

@@ -36,6 +36,7 @@ static bool runs_fused(vkbert_context *ctx)
 {
     vkbert_bench_result r;
     memset(&r, 0x5a, sizeof r);
+    r.struct_size = sizeof r;
     TEST_OK(vkbert_bench_attention(ctx, 1, 8, 32, 2, VKBERT_PRECISION_FP32, 1, &r));
     bool fused = strstr(r.config, " fused attention") != NULL;
     cr_assert(fused || strstr(r.config, "unfused attention"), "%.256s", r.config);
