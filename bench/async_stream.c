@@ -5,7 +5,8 @@
  * prepared stream, so a reader sees the bound: sync ~ prepare + device, async ~ max of them.
  * Medians and min-max over interleaved rounds. A random BERT written to a temp folder with a
  * generated vocabulary; results of (a) and (b) are compared.
- *   async_stream [batches=24] [batch=8] [seq_len=64] [hidden=128] [layers=2] [rounds=5] */
+ *   async_stream [batches=24] [batch=8] [seq_len=64] [hidden=128] [layers=2] [rounds=5]
+ *                [words=0: seq_len/2..seq_len words a text; more are tokenized, then truncated] */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include "io/bert_model.h"
 #include "platform/platform.h"
@@ -21,6 +22,7 @@
 
 typedef struct stream {
     int batches, batch, seq_len, hidden;
+    int words; /* of each text, before truncation to seq_len tokens (0: seq_len/2..seq_len) */
     vkbert_tokenizer *tokenizer;
     vkbert_encoder *encoder;
     int32_t *ids, *mask; /* [batches][batch][seq_len]: the prepared stream */
@@ -66,24 +68,33 @@ static int write_model(char *dir, int hidden, int layers)
 static int prepare(stream *s, int i, int32_t *ids, int32_t *mask)
 {
     unsigned seed = 12345u + (unsigned)i * 7919u;
+    size_t size = (size_t)(s->words ? s->words : s->seq_len) * 24 + 1;
+    char *text = malloc(size);
+    if (!text) return 1;
     for (int b = 0; b < s->batch; b++) {
-        char text[8192] = "";
-        int words = s->seq_len / 2 + (int)(seed % (unsigned)(s->seq_len / 2 + 1));
+        int words =
+            s->words ? s->words : s->seq_len / 2 + (int)(seed % (unsigned)(s->seq_len / 2 + 1));
+        size_t at = 0;
         for (int k = 0; k < words; k++) {
             seed = seed * 1103515245u + 12345u;
             char token[32];
             word(5 + (int)((seed >> 8) % (VOCAB - 5)), token, sizeof token);
-            strcat(text, k ? (seed & 64 ? " " : ", ") : "");
-            strcat(text, seed & 512 ? "Unknown" : token);
+            at += (size_t)snprintf(text + at, size - at, "%s%s", k ? (seed & 64 ? " " : ", ") : "",
+                                   seed & 512 ? "Unknown" : token);
         }
+        text[at] = '\0';
         vkbert_encoding e = VKBERT_ENCODING_INIT;
-        if (vkbert_tokenizer_encode(s->tokenizer, text, NULL, s->seq_len, &e)) return 1;
+        if (vkbert_tokenizer_encode(s->tokenizer, text, NULL, s->seq_len, &e)) {
+            free(text);
+            return 1;
+        }
         for (int t = 0; t < s->seq_len; t++) {
             ids[b * s->seq_len + t] = t < e.count ? e.ids[t] : 0;
             mask[b * s->seq_len + t] = t < e.count;
         }
         vkbert_encoding_free(&e);
     }
+    free(text);
     return 0;
 }
 
@@ -158,6 +169,7 @@ int main(int argc, char **argv)
                 argc > 2 ? atoi(argv[2]) : 8,
                 argc > 3 ? atoi(argv[3]) : 64,
                 argc > 4 ? atoi(argv[4]) : 128,
+                argc > 7 ? atoi(argv[7]) : 0,
                 NULL,
                 NULL,
                 NULL,
@@ -166,7 +178,7 @@ int main(int argc, char **argv)
                 NULL};
     int layers = argc > 5 ? atoi(argv[5]) : 2, rounds = argc > 6 ? atoi(argv[6]) : 5;
     if (s.batches < 1 || s.batch < 1 || s.seq_len < 4 || s.hidden < 32 || s.hidden % 32 ||
-        rounds < 1 || rounds > 64)
+        rounds < 1 || rounds > 64 || s.words < 0 || s.words > 1000000)
         return fprintf(stderr, "bad arguments (hidden: a multiple of 32)\n"), 2;
     char dir[] = "/tmp/vkbert_async_stream_XXXXXX";
     vkbert_context *ctx = NULL;
@@ -194,8 +206,9 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < out; i++)
         worst = fmax(worst, fabs((double)s.sync[i] - s.async[i]));
     printf("device: %s (%s)\n", info.name, info.driver);
-    printf("stream: %d batches of %d x %d tokens; BERT hidden %d, %d layers; %d rounds\n",
-           s.batches, s.batch, s.seq_len, s.hidden, layers, rounds);
+    printf("stream: %d batches of %d x %d tokens (texts of %d words); BERT hidden %d, %d layers; "
+           "%d rounds\n",
+           s.batches, s.batch, s.seq_len, s.words, s.hidden, layers, rounds);
     printf("| mode | wall median ms | min-max ms |\n|---|---|---|\n");
     double median[4];
     for (int m = 0; m < 4; m++) {
