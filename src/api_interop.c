@@ -68,7 +68,14 @@ static vkbert_status attention_record(vkbert_attention *layer, VkCommandBuffer c
                         !cmd ? "cmd"
                         : !x ? "x"
                              : "y");
-    return vkb_attention_record(layer, cmd, x, mask, options, y);
+    CHECK_ARG(layer->ctx,
+              x->dtype == VKBERT_DTYPE_FLOAT32 && y->dtype == VKBERT_DTYPE_FLOAT32 &&
+                  (!mask || mask->dtype == VKBERT_DTYPE_FLOAT32),
+              "x, mask and y must be float32");
+    vkbert_attention_options o;
+    vkbert_status status =
+        STRUCT_IN(layer->ctx, vkbert_attention_options, additive_mask, options, &o);
+    return status ? status : vkb_attention_record(layer, cmd, x, mask, &o, y);
 }
 
 vkbert_status vkbert_attention_record(vkbert_attention *layer, VkCommandBuffer cmd,
