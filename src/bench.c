@@ -1,15 +1,15 @@
-/* The benchmarks of the public API: the device's own ceilings (two micro-kernels), one matmul
- * as the attention layer runs it, and the whole layer. GPU times come from timestamp queries
- * around the work, wall times from the host clock around submit and fence wait; both are
- * reported as the median (robust to a shared machine's hiccups) and the minimum (the best the
- * device did) of several runs after a warm-up, so that pipeline creation, first-touch page
+/* The benchmarks of the public API: one matmul as the attention layer runs it, the whole
+ * layer and a whole encoder (the device's ceilings are in bench_peaks.c). GPU times come from
+ * timestamp queries around the work, wall times from the host clock around submit and fence wait;
+ * both are reported as the median (robust to a shared machine's hiccups) and the minimum (the best
+ * the device did) of several runs after a warm-up, so that pipeline creation, first-touch page
  * faults and cold caches stay out of the numbers. */
 #include "api.h"
+#include "bench_timer.h"
 #include "io/bert_model.h"
 #include "nn/attention.h"
 #include "nn/encoder.h"
 #include "ops/ops.h"
-#include "ops/peak.h"
 #include "io/half.h"
 #include "tensor.h"
 #include "tune.h"
@@ -19,246 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PEAK_RUNS 5
-/* A run this long dwarfs the submit overhead (~0.1 ms on lavapipe) and the timer's tick. */
-#define PEAK_MIN_RUN_MS 20.0
-#define FMA_GROUPS 4096 /* 262144 invocations: enough to fill a large discrete GPU */
-#define FMA_MAX_ITERATIONS (1u << 24)
-#define COPY_BYTES ((VkDeviceSize)64 << 20)
-#define COPY_MAX_REPEATS 4096u
 #define MAX_RUNS 1000000
-
-/* ---- small helpers ---- */
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median of `n` values (sorted in place); the mean of the middle two when n is even. */
-static double median(double *values, uint32_t n)
-{
-    qsort(values, n, sizeof *values, compare_doubles);
-    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
-static double minimum(const double *values, uint32_t n)
-{
-    double m = values[0];
-    for (uint32_t i = 1; i < n; i++)
-        m = values[i] < m ? values[i] : m;
-    return m;
-}
-
-/* Uniform in [-bound, bound] from a 64-bit LCG (Knuth's MMIX constants): the data only has to
- * be finite and not trivially compressible, and the same on every run. */
-static void fill_random(float *data, size_t n, uint64_t seed, float bound)
-{
-    uint64_t s = seed * 2862933555777941757ull + 3037000493ull;
-    for (size_t i = 0; i < n; i++) {
-        s = s * 6364136223846793005ull + 1442695040888963407ull;
-        data[i] = bound * ((float)(s >> 40) * (2.0f / 16777216.0f) - 1.0f);
-    }
-}
-
-static vkbert_status need_timestamps(vkbert_context *ctx)
-{
-    if (ctx->timestamps) return VKBERT_OK;
-    return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
-                    "benchmarks need a context made with timestamps "
-                    "(vkbert_context_options.timestamps = 1)");
-}
-
-/* ---- a GPU timer: one command buffer with a timestamp before and after its work ---- */
-
-typedef struct gpu_timer {
-    VkCommandBuffer cmd;
-    VkQueryPool queries;
-} gpu_timer;
-
-static void gpu_timer_destroy(vkbert_context *ctx, gpu_timer *t)
-{
-    vkb_settle(ctx); /* a timed-out run may still use what is freed from here on */
-    if (t->cmd) vkFreeCommandBuffers(ctx->device, ctx->command_pool, 1, &t->cmd);
-    vkDestroyQueryPool(ctx->device, t->queries, NULL);
-    memset(t, 0, sizeof *t);
-}
-
-static vkbert_status gpu_timer_create(vkbert_context *ctx, gpu_timer *t)
-{
-    memset(t, 0, sizeof *t);
-    vkbert_status status = vkb_command_buffer(ctx, &t->cmd);
-    return status ? status : vkb_timestamp_pool(ctx, 2, &t->queries);
-}
-
-/* Records `repeats` copies of the dispatch, barriers between them (each rewrites the same
- * output), between the two timestamps. The command buffer is replayed by gpu_timer_run. */
-static vkbert_status gpu_timer_record(vkbert_context *ctx, gpu_timer *t, const vkb_dispatch *d,
-                                      uint32_t repeats)
-{
-    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    VkResult result = vkBeginCommandBuffer(t->cmd, &begin);
-    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkBeginCommandBuffer");
-    /* Orders this replay after the previous one's writes. */
-    vkb_cmd_barrier(t->cmd);
-    vkCmdResetQueryPool(t->cmd, t->queries, 0, 2);
-    vkCmdWriteTimestamp(t->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, t->queries, 0);
-    for (uint32_t i = 0; i < repeats; i++) {
-        if (i > 0) vkb_cmd_barrier(t->cmd);
-        vkb_cmd_dispatch(t->cmd, d);
-    }
-    vkCmdWriteTimestamp(t->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, t->queries, 1);
-    result = vkEndCommandBuffer(t->cmd);
-    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkEndCommandBuffer");
-    return VKBERT_OK;
-}
-
-static vkbert_status gpu_timer_run(vkbert_context *ctx, gpu_timer *t, double *gpu_ms,
-                                   double *wall_ms)
-{
-    double start = plat_now_ms();
-    vkbert_status status = vkb_submit_wait(ctx, t->cmd);
-    if (status) return status;
-    if (wall_ms) *wall_ms = plat_now_ms() - start;
-    uint64_t ticks[2];
-    VkResult result =
-        vkGetQueryPoolResults(ctx->device, t->queries, 0, 2, sizeof ticks, ticks, sizeof ticks[0],
-                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
-    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkGetQueryPoolResults");
-    *gpu_ms = (double)(ticks[1] - ticks[0]) * ctx->timestamp_ns * 1e-6;
-    return VKBERT_OK;
-}
-
-/* ---- peaks: grow the work until a run is long enough, then take the median ---- */
-
-/* One micro-kernel measurement: `record` makes the timer's command buffer do `scale` units of
- * work (FMA iterations, copy repeats). */
-typedef struct peak_work {
-    vkbert_status (*record)(vkbert_context *ctx, struct peak_work *w, uint32_t scale);
-    uint32_t scale, max_scale;
-    gpu_timer t;
-    VkDescriptorPool pool;
-    vkb_dispatch dispatch;
-    vkb_buffer a, b;
-} peak_work;
-
-/* The factor by which to grow the work after a run of `ms`: a little past the target so the
- * next run lands above it, at least 2 so calibration ends quickly. */
-static double growth(double ms)
-{
-    double g = ms > 0.0 ? PEAK_MIN_RUN_MS * 1.25 / ms : 64.0;
-    return g < 2.0 ? 2.0 : g > 64.0 ? 64.0 : g;
-}
-
-/* The calibration's last run doubles as the warm-up. */
-static vkbert_status time_peak(vkbert_context *ctx, peak_work *w, double *median_ms)
-{
-    double ms = 0.0, runs[PEAK_RUNS];
-    for (;;) {
-        vkbert_status status = w->record(ctx, w, w->scale);
-        if (!status) status = gpu_timer_run(ctx, &w->t, &ms, NULL);
-        if (status) return status;
-        if (ms >= PEAK_MIN_RUN_MS || w->scale >= w->max_scale) break;
-        double next = (double)w->scale * growth(ms);
-        w->scale = next >= (double)w->max_scale ? w->max_scale : (uint32_t)next;
-    }
-    for (int i = 0; i < PEAK_RUNS; i++) {
-        vkbert_status status = gpu_timer_run(ctx, &w->t, &runs[i], NULL);
-        if (status) return status;
-    }
-    *median_ms = median(runs, PEAK_RUNS);
-    return *median_ms > 0.0 ? VKBERT_OK
-                            : vkb_fail(ctx, VKBERT_ERROR_VULKAN, "the timestamps measured 0 ns");
-}
-
-static void peak_work_free(vkbert_context *ctx, peak_work *w)
-{
-    gpu_timer_destroy(ctx, &w->t);
-    vkb_dispatch_release(ctx, &w->dispatch);
-    vkDestroyDescriptorPool(ctx->device, w->pool, NULL);
-    vkb_buffer_destroy(ctx, &w->a);
-    vkb_buffer_destroy(ctx, &w->b);
-}
-
-/* The iteration count is a push constant: each scale prepares the dispatch anew. */
-static vkbert_status record_fma(vkbert_context *ctx, peak_work *w, uint32_t iterations)
-{
-    vkb_dispatch_release(ctx, &w->dispatch);
-    memset(&w->dispatch, 0, sizeof w->dispatch);
-    VkResult result = vkResetDescriptorPool(ctx->device, w->pool, 0);
-    if (result != VK_SUCCESS) return vkb_fail_vk(ctx, result, "vkResetDescriptorPool");
-    vkbert_status status =
-        vkb_op_fma_peak(ctx, w->pool, FMA_GROUPS, iterations, vkb_whole(&w->a), &w->dispatch);
-    return status ? status : gpu_timer_record(ctx, &w->t, &w->dispatch, 1);
-}
-
-static vkbert_status record_copy(vkbert_context *ctx, peak_work *w, uint32_t repeats)
-{
-    return gpu_timer_record(ctx, &w->t, &w->dispatch, repeats);
-}
-
-static vkbert_status measure_fma(vkbert_context *ctx, double *gflops)
-{
-    peak_work w = {.record = record_fma, .scale = 16, .max_scale = FMA_MAX_ITERATIONS};
-    double ms = 0.0;
-    vkbert_status status = gpu_timer_create(ctx, &w.t);
-    if (!status) status = vkb_descriptor_pool(ctx, 1, &w.pool);
-    if (!status)
-        status = vkb_buffer_create(ctx, (VkDeviceSize)FMA_GROUPS * VKB_PEAK_WORKGROUP * 16, &w.a);
-    if (!status) status = time_peak(ctx, &w, &ms);
-    if (!status) *gflops = vkb_fma_peak_flops(ctx, FMA_GROUPS, w.scale) / (ms * 1e6);
-    peak_work_free(ctx, &w);
-    return status;
-}
-
-/* 64 MiB per side is far beyond any cache the copy could hide in; a device whose storage
- * buffers are smaller copies half its range. */
-static VkDeviceSize copy_bytes(const vkbert_context *ctx)
-{
-    VkDeviceSize half = ctx->props.limits.maxStorageBufferRange / 2;
-    VkDeviceSize bytes = half < COPY_BYTES ? half : COPY_BYTES;
-    return bytes / 16 * 16;
-}
-
-static vkbert_status measure_copy(vkbert_context *ctx, double *gbs)
-{
-    peak_work w = {.record = record_copy, .scale = 1, .max_scale = COPY_MAX_REPEATS};
-    VkDeviceSize bytes = copy_bytes(ctx);
-    double ms = 0.0;
-    vkbert_status status = gpu_timer_create(ctx, &w.t);
-    if (!status) status = vkb_descriptor_pool(ctx, 1, &w.pool);
-    if (!status) status = vkb_buffer_create(ctx, bytes, &w.a);
-    if (!status) status = vkb_buffer_create(ctx, bytes, &w.b);
-    if (!status) status = vkb_op_copy(ctx, w.pool, vkb_whole(&w.a), vkb_whole(&w.b), &w.dispatch);
-    if (!status) status = time_peak(ctx, &w, &ms);
-    if (!status) *gbs = 2.0 * (double)bytes * w.scale / (ms * 1e6);
-    peak_work_free(ctx, &w);
-    return status;
-}
-
-static vkbert_status measure_peaks(vkbert_context *ctx, vkbert_peaks *out)
-{
-    CHECK_ARG(ctx, out, "peaks is NULL");
-    uint32_t size;
-    vkbert_status status = vkb_struct_out_size(ctx, out, VKB_SIZE_THROUGH(vkbert_peaks, copy_gbs),
-                                               "vkbert_peaks", &size);
-    if (!status) status = need_timestamps(ctx);
-    vkbert_peaks peaks = {0};
-    uint32_t before = ctx->validation_count;
-    if (!status) status = measure_fma(ctx, &peaks.fma_gflops);
-    if (!status) status = measure_copy(ctx, &peaks.copy_gbs);
-    if (!status) status = vkb_check_validation(ctx, before);
-    if (!status) vkb_struct_out(out, size, &peaks, sizeof peaks);
-    return status;
-}
-
-vkbert_status vkbert_measure_peaks(vkbert_context *ctx, vkbert_peaks *peaks)
-{
-    CHECK_HANDLE(ctx, BAD_HANDLE);
-    vkb_lock(ctx);
-    return vkb_unlock_return(ctx, measure_peaks(ctx, peaks));
-}
 
 /* ---- the matmul benchmark ---- */
 
@@ -268,12 +29,12 @@ typedef struct matmul_bench {
     vkb_buffer a, w, bias, c;
     VkDescriptorPool pool;
     vkb_dispatch dispatch;
-    gpu_timer t;
+    vkb_gpu_timer t;
 } matmul_bench;
 
 static void matmul_bench_free(vkbert_context *ctx, matmul_bench *b)
 {
-    gpu_timer_destroy(ctx, &b->t);
+    vkb_gpu_timer_destroy(ctx, &b->t);
     vkb_dispatch_release(ctx, &b->dispatch);
     vkDestroyDescriptorPool(ctx->device, b->pool, NULL);
     vkb_buffer_destroy(ctx, &b->a);
@@ -288,7 +49,7 @@ static vkbert_status random_buffer(vkbert_context *ctx, uint64_t count, uint64_t
 {
     float *data = malloc(count * sizeof *data);
     if (!data) return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
-    fill_random(data, count, seed, 1.0f);
+    vkb_bench_fill_random(data, count, seed, 1.0f);
     vkbert_status status = vkb_buffer_create(ctx, count * 4, out);
     if (!status) status = vkb_buffer_upload(ctx, out, 0, data, count * 4);
     free(data);
@@ -305,7 +66,7 @@ static vkbert_status random_values(vkbert_context *ctx, uint64_t count, uint64_t
     vkbert_status status = VKBERT_OK;
     if (!data || !halves) status = vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     if (!status) {
-        fill_random(data, count, seed, 1.0f);
+        vkb_bench_fill_random(data, count, seed, 1.0f);
         for (uint64_t i = 0; i < count; i++)
             halves[i] = float_to_half(data[i]);
         status = vkb_buffer_create(ctx, count * 2, out);
@@ -324,13 +85,13 @@ static vkbert_status matmul_setup(vkbert_context *ctx, const vkb_matmul_desc *d,
     uint64_t c_bytes = (uint64_t)d->m * d->ldc * (d->c_half ? 2 : 4);
     if (!status) status = vkb_buffer_create(ctx, c_bytes, &b->c);
     if (!status) status = vkb_descriptor_pool(ctx, 1, &b->pool);
-    if (!status) status = gpu_timer_create(ctx, &b->t);
+    if (!status) status = vkb_gpu_timer_create(ctx, &b->t);
     if (status) return status;
     vkb_view bias = vkb_whole(&b->bias);
     b->dispatch.name = "matmul";
     status = vkb_op_matmul(ctx, b->pool, d, vkb_whole(&b->a), vkb_whole(&b->w), &bias,
                            vkb_whole(&b->c), &b->dispatch);
-    return status ? status : gpu_timer_record(ctx, &b->t, &b->dispatch, 1);
+    return status ? status : vkb_gpu_timer_record(ctx, &b->t, &b->dispatch, 1);
 }
 
 /* The warm-up, then `runs` timed passes into gpu[] and wall[]. */
@@ -338,9 +99,9 @@ static vkbert_status matmul_runs(vkbert_context *ctx, matmul_bench *b, int runs,
                                  double *wall)
 {
     double ignored;
-    vkbert_status status = gpu_timer_run(ctx, &b->t, &ignored, NULL);
+    vkbert_status status = vkb_gpu_timer_run(ctx, &b->t, &ignored, NULL);
     for (int i = 0; i < runs && !status; i++)
-        status = gpu_timer_run(ctx, &b->t, &gpu[i], &wall[i]);
+        status = vkb_gpu_timer_run(ctx, &b->t, &gpu[i], &wall[i]);
     return status;
 }
 
@@ -358,10 +119,10 @@ static void describe_matmul(const vkbert_context *ctx, const vkb_matmul_desc *d,
 
 static void fill_times(vkbert_bench_result *r, double *gpu, double *wall, uint32_t runs)
 {
-    r->gpu_min_ms = minimum(gpu, runs);
-    r->gpu_median_ms = median(gpu, runs);
-    r->wall_min_ms = minimum(wall, runs);
-    r->wall_median_ms = median(wall, runs);
+    r->gpu_min_ms = vkb_bench_minimum(gpu, runs);
+    r->gpu_median_ms = vkb_bench_median(gpu, runs);
+    r->wall_min_ms = vkb_bench_minimum(wall, runs);
+    r->wall_median_ms = vkb_bench_median(wall, runs);
 }
 
 static vkbert_status check_bench_args(vkbert_context *ctx, vkbert_precision precision, int runs,
@@ -374,7 +135,7 @@ static vkbert_status check_bench_args(vkbert_context *ctx, vkbert_precision prec
     if (runs < 1 || runs > MAX_RUNS)
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "runs %d is outside [1, %d]", runs,
                         MAX_RUNS);
-    return need_timestamps(ctx);
+    return vkb_bench_need_timestamps(ctx);
 }
 
 static vkbert_status bench_matmul(vkbert_context *ctx, const vkb_matmul_desc *d, int runs,
@@ -483,7 +244,7 @@ static vkbert_status attention_setup(vkbert_context *ctx, const int shape[4],
         size_t count = i % 2 ? e : e * e;
         b->weights[i] = malloc(count * sizeof(float));
         if (!b->weights[i]) return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
-        fill_random(b->weights[i], count, 10 + (uint64_t)i, bound);
+        vkb_bench_fill_random(b->weights[i], count, 10 + (uint64_t)i, bound);
     }
     float **w = b->weights;
     vkbert_attention_weights weights = {sizeof weights, w[0], w[1], w[2], w[3],
@@ -495,7 +256,7 @@ static vkbert_status attention_setup(vkbert_context *ctx, const int shape[4],
     if (!status) status = vkb_tensor_new(ctx, 3, dims, &b->y);
     float *x = status ? NULL : malloc(n * sizeof *x);
     if (!status && !x) status = vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
-    if (!status) fill_random(x, n, 20, 1.0f);
+    if (!status) vkb_bench_fill_random(x, n, 20, 1.0f);
     if (!status) status = vkb_tensor_write(ctx, b->x, x);
     free(x);
     return status;
@@ -542,7 +303,7 @@ static void attention_results(const vkbert_context *ctx, const attention_bench *
     for (uint32_t k = 0; k < t->kernel_count; k++) {
         for (int i = 0; i < runs; i++)
             column[i] = t->per_kernel[(size_t)i * VKBERT_BENCH_MAX_KERNELS + k];
-        r->kernels[k] = (vkbert_timing){t->names[k], median(column, (uint32_t)runs)};
+        r->kernels[k] = (vkbert_timing){t->names[k], vkb_bench_median(column, (uint32_t)runs)};
     }
     r->device_memory_bytes = ctx->allocated_bytes;
     vkb_attention_describe(b->layer, r->config, sizeof r->config);
