@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include "support.h"
 #include "io/half.h"
 #include "tune.h"
@@ -202,6 +203,41 @@ void test_read_text(const char *path, char *out, size_t size)
     cr_assert_not_null(f, "cannot read %s", path);
     out[fread(out, 1, size - 1, f)] = '\0';
     fclose(f);
+}
+
+void test_write_bytes(const char *path, const void *bytes, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "cannot write %s", path);
+    cr_assert_eq(fwrite(bytes, 1, n, f), n);
+    cr_assert_eq(fclose(f), 0);
+}
+
+size_t test_read_bytes(const char *path, uint8_t *buf, size_t cap)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "cannot read %s", path);
+    size_t n = fread(buf, 1, cap, f);
+    fclose(f);
+    return n;
+}
+
+char test_tmpdir[64];
+
+void test_tmpdir_setup(void)
+{
+    strcpy(test_tmpdir, "/tmp/vkbert_test_XXXXXX");
+    cr_assert_not_null(mkdtemp(test_tmpdir), "mkdtemp failed");
+}
+
+void test_tmpdir_teardown(void)
+{
+    test_remove_dir(test_tmpdir);
+}
+
+void test_tmp_path(char *out, const char *name)
+{
+    snprintf(out, 256, "%s/%s", test_tmpdir, name);
 }
 
 void test_run_cli(const char *dir, const char *const *args, test_cli_result *r)

@@ -62,6 +62,15 @@ void test_run_cli(const char *dir, const char *const *args, test_cli_result *r);
 void test_remove_dir(const char *dir);
 /* A text file's contents, NUL-terminated, at most size - 1 bytes. */
 void test_read_text(const char *path, char *out, size_t size);
+/* A file of exactly these bytes; the first `cap` bytes of one (its size when smaller). */
+void test_write_bytes(const char *path, const void *bytes, size_t n);
+size_t test_read_bytes(const char *path, uint8_t *buf, size_t cap);
+/* A fresh directory under /tmp for a suite's tests (Criterion's .init and .fini), and the
+ * path of a file in it (256 bytes). */
+extern char test_tmpdir[64];
+void test_tmpdir_setup(void);
+void test_tmpdir_teardown(void);
+void test_tmp_path(char *out, const char *name);
 
 /* ---- for the kernel tests, which reach the internals ---- */
 #include "ops/ops.h"
