@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The Python package (python/): installed with Debian's pip into a fresh venv that sees
 # Debian's numpy, torch and pytest (--system-site-packages), then its tests run against the
-# build's library and vkbert program, with validation on. No network: pip builds with the
-# venv's own setuptools (--no-build-isolation) instead of downloading one.
+# build's library and vkbert program, with validation on. No network (--no-index): pip builds
+# with the setuptools the venv sees (python/setup.py says why), as README.md's command does.
 # Usage: .ci/python.sh BUILD_DIR. Exits 77 (CTest's skip) when pytest or venv is missing.
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -25,7 +25,7 @@ trap 'rm -rf "$scratch"' EXIT
 "$python" -m venv --system-site-packages "$scratch/venv"
 # A copy of the package: an in-tree build would leave build/ and *.egg-info in the source.
 cp -r "$source/python" "$scratch/src"
-"$scratch/venv/bin/pip" install --no-build-isolation --no-index --quiet "$scratch/src"
+"$scratch/venv/bin/pip" install --no-index --quiet "$scratch/src"
 
 export VKBERT_LIBRARY="$build/libvkbert.so" VKBERT_CLI="$build/vkbert" VKBERT_VALIDATION=1
 # The tests import the installed package, not the source tree beside them.
