@@ -86,6 +86,18 @@ vkbert_status vkbert_attention_record(vkbert_attention *layer, VkCommandBuffer c
     VKB_RUN_LOCKED(layer->ctx, attention_record(layer, cmd, x, mask, options, y));
 }
 
+/* Under the lock, as the message is the context's, which other threads may be writing. */
+static vkbert_status encoder_record(vkbert_encoder *encoder, VkCommandBuffer cmd,
+                                    const encoder_io *io)
+{
+    if (!cmd)
+        return vkb_fail(encoder->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "command buffer is NULL");
+    if (!io->hidden && !io->pooled && !io->embeddings)
+        return vkb_fail(encoder->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "no output: give hidden, pooled or embeddings");
+    return vkb_encoder_record(encoder, cmd, io);
+}
+
 vkbert_status vkbert_encoder_record(vkbert_encoder *encoder, VkCommandBuffer cmd,
                                     const vkbert_tensor *input_ids,
                                     const vkbert_tensor *token_type_ids,
@@ -94,12 +106,7 @@ vkbert_status vkbert_encoder_record(vkbert_encoder *encoder, VkCommandBuffer cmd
                                     vkbert_tensor *embeddings)
 {
     CHECK_HANDLE(encoder, BAD_HANDLE);
-    if (!cmd)
-        return vkb_fail(encoder->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "command buffer is NULL");
-    if (!hidden && !pooled && !embeddings)
-        return vkb_fail(encoder->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
-                        "no output: give hidden, pooled or embeddings");
     encoder_io io = {input_ids, token_type_ids, attention_mask, hidden,
                      pooled,    embeddings,     normalize};
-    VKB_RUN_LOCKED(encoder->ctx, vkb_encoder_record(encoder, cmd, &io));
+    VKB_RUN_LOCKED(encoder->ctx, encoder_record(encoder, cmd, &io));
 }

@@ -165,7 +165,7 @@ static vkbert_status model_embed(vkbert_model *model, const char *const *texts, 
                                  const vkbert_embed_options *options, float *embeddings)
 {
     vkbert_embed_options o;
-    vkbert_status status = STRUCT_IN(model->ctx, vkbert_embed_options, prompt, options, &o);
+    vkbert_status status = STRUCT_IN(model->ctx, vkbert_embed_options, normalize, options, &o);
     return status ? status : vkb_model_embed(model, texts, count, &o, embeddings);
 }
 

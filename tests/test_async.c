@@ -7,6 +7,7 @@
 #include "vk/vk.h" /* volk first: the test records through the library's loader */
 #include "vkbert_vulkan.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -399,5 +400,80 @@ Test(async, device_lost_fails_the_job)
                  VKBERT_ERROR_DEVICE_LOST);
     vkbert_encoder_destroy(f.encoder);
     f.encoder = NULL;
+    teardown(&f);
+}
+
+/* ---- threads sharing one encoder ---- */
+
+#define SHARERS 3 /* one more than the encoder's slots: a submit finishes another's job */
+#define ROUNDS 24
+
+typedef struct sharer {
+    vkbert_context *ctx;
+    vkbert_encoder *encoder;
+    const batch *x;
+    const float *want;
+    vkbert_status status;
+    char error[1024];
+    int wrong; /* rounds whose embeddings differ from the single-threaded call's */
+} sharer;
+
+/* Synchronous calls and jobs by turns: each job is destroyed at once, often while another
+ * thread's submit is still waiting on its fence to take its slot. */
+static void *run_sharer(void *arg)
+{
+    sharer *sh = arg;
+    const batch *x = sh->x;
+    size_t n = (size_t)x->b * 32;
+    float *got = malloc(n * sizeof *got);
+    for (int round = 0; round < ROUNDS && !sh->status; round++) {
+        memset(got, 0xff, n * sizeof *got);
+        vkbert_job *job = NULL;
+        if (round % 2)
+            sh->status = vkbert_encoder_embed_host(sh->encoder, x->b, x->s, x->ids, x->types,
+                                                   x->mask, 1, got);
+        else
+            sh->status = vkbert_encoder_embed_submit(sh->encoder, x->b, x->s, x->ids, x->types,
+                                                     x->mask, 1, got, &job);
+        if (!sh->status && job) sh->status = vkbert_job_wait(job);
+        vkbert_job_destroy(job);
+        if (sh->status) break;
+        for (size_t i = 0; i < n; i++)
+            if (!(fabsf(got[i] - sh->want[i]) <= 1e-6f * (1 + fabsf(sh->want[i])))) {
+                sh->wrong++;
+                break;
+            }
+    }
+    if (sh->status) snprintf(sh->error, sizeof sh->error, "%s", vkbert_last_error(sh->ctx));
+    free(got);
+    return NULL;
+}
+
+Test(async, threads_share_an_encoder)
+{
+    fixture f = setup();
+    batch x[SHARERS];
+    float *want[SHARERS];
+    for (int i = 0; i < SHARERS; i++) {
+        x[i] = random_batch(2 + i % 2, 5 + i, 300 + (uint64_t)i);
+        want[i] = test_poisoned((size_t)x[i].b * 32);
+        TEST_OK(vkbert_encoder_embed_host(f.encoder, x[i].b, x[i].s, x[i].ids, x[i].types,
+                                          x[i].mask, 1, want[i]));
+    }
+    pthread_t threads[SHARERS];
+    sharer sharers[SHARERS];
+    for (int i = 0; i < SHARERS; i++) {
+        sharers[i] = (sharer){.ctx = f.ctx, .encoder = f.encoder, .x = &x[i], .want = want[i]};
+        cr_assert_eq(pthread_create(&threads[i], NULL, run_sharer, &sharers[i]), 0);
+    }
+    for (int i = 0; i < SHARERS; i++)
+        pthread_join(threads[i], NULL);
+    for (int i = 0; i < SHARERS; i++) {
+        cr_assert_eq(sharers[i].status, VKBERT_OK, "thread %d: %s: %s", i,
+                     vkbert_status_name(sharers[i].status), sharers[i].error);
+        cr_assert_eq(sharers[i].wrong, 0, "thread %d: %d rounds of wrong embeddings", i,
+                     sharers[i].wrong);
+        free(want[i]);
+    }
     teardown(&f);
 }

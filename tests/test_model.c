@@ -12,6 +12,7 @@
 #include "st_folder.h"
 #include "support.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -370,6 +371,14 @@ Test(model, normalize_per_call_overrides_folder_and_config)
     vkbert_embed_options bad = {.struct_size = sizeof(vkbert_embed_options), .normalize = 2};
     cr_assert_eq(vkbert_model_embed(m, texts, 1, &bad, out), VKBERT_ERROR_INVALID_ARGUMENT);
     cr_assert_not_null(strstr(vkbert_last_error(ctx), "normalize"), "%s", vkbert_last_error(ctx));
+    /* normalize came with the struct's first published size (0.2.0): a size ending before it
+     * is no vkbert's, not a request for the default */
+    vkbert_embed_options short_size = VKBERT_EMBED_OPTIONS_INIT;
+    short_size.struct_size = offsetof(vkbert_embed_options, normalize);
+    short_size.normalize = 1;
+    cr_assert_eq(vkbert_model_embed(m, texts, 1, &short_size, out), VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert_not_null(strstr(vkbert_last_error(ctx), "VKBERT_EMBED_OPTIONS_INIT"), "%s",
+                       vkbert_last_error(ctx));
     vkbert_model_destroy(m);
     test_context_done(ctx);
     bert_weights_free(&w);

@@ -103,6 +103,10 @@ struct vkbert_job {
     VkFence fence;
     vkbert_status status; /* once finished */
     char message[VKB_ERROR_SIZE];
+    /* Threads waiting on the fence without the lock (wait_finished), and whether the job was
+     * destroyed meanwhile: the last of them then frees it. */
+    uint32_t waiters;
+    bool orphaned;
 };
 
 typedef struct encoder_slot {

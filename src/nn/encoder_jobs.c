@@ -42,17 +42,29 @@ static void finish(vkbert_job *job, VkResult waited)
     slot->job = NULL;
 }
 
+static void release(vkbert_job *job)
+{
+    fence_put(job->encoder, job->fence, job->status != VKBERT_ERROR_DEVICE_LOST);
+    free(job);
+}
+
 /* Waits for the job's fence, letting go of the lock meanwhile when `unlock`; another thread
- * may finish the job in that time (a submit that needs its slot). */
+ * may finish the job in that time (a submit that needs its slot), and its owner may then
+ * destroy it: the last thread to come back from waiting frees an orphaned job, so that no
+ * fence is reset or freed under a waiter. */
 static void wait_finished(vkbert_job *job, bool unlock)
 {
     vkbert_context *ctx = job->encoder->ctx;
     while (job->slot >= 0) {
         VkResult waited = VK_ERROR_DEVICE_LOST;
         if (!ctx->lost) {
-            if (unlock) vkb_unlock(ctx);
+            if (unlock) job->waiters++, vkb_unlock(ctx);
             waited = vkWaitForFences(ctx->device, 1, &job->fence, VK_TRUE, ctx->timeout_ns);
-            if (unlock) vkb_lock(ctx);
+            if (unlock) vkb_lock(ctx), job->waiters--;
+            if (job->orphaned) { /* finished, as its owner saw it before destroying it */
+                if (!job->waiters) release(job);
+                return;
+            }
         }
         if (job->slot >= 0) finish(job, waited);
     }
@@ -162,8 +174,10 @@ void vkb_job_free(vkbert_job *job)
 {
     if (!job) return;
     wait_finished(job, job->call.unlock_to_wait);
-    fence_put(job->encoder, job->fence, job->status != VKBERT_ERROR_DEVICE_LOST);
-    free(job);
+    if (job->waiters)
+        job->orphaned = true; /* the last waiter frees it */
+    else
+        release(job);
 }
 
 vkbert_status vkb_encoder_run_call(vkbert_encoder *e, const encoder_call *c)
