@@ -9,22 +9,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The test's own program (the example's, examples/vulkan_app.h): instance, with validation
- * where the layer is installed; device, queue. */
-static void app_instance(vulkan_app *a, bool debug_utils)
+/* A device with `chain` (a feature structure chain, may be NULL) enabled, and its queue. */
+static void app_device(vulkan_app *a, void *chain)
+{
+    VkResult result = vulkan_app_device(a, chain);
+    cr_assert_eq(result, VK_SUCCESS, "no device with a compute queue: %d", (int)result);
+}
+
+/* The test's own program (the example's, examples/vulkan_app.h): an instance, with validation
+ * where asked, and a device without features. */
+static void app_open(vulkan_app *a, bool debug_utils)
 {
     cr_assert_eq(volkInitialize(), VK_SUCCESS);
     a->api_version =
         volkGetInstanceVersion() >= VK_API_VERSION_1_3 ? VK_API_VERSION_1_3 : VK_API_VERSION_1_1;
     cr_assert_eq(vulkan_app_instance(a, debug_utils), VK_SUCCESS, "vkCreateInstance");
     volkLoadInstance(a->instance);
-}
-
-/* The device, with `chain` (a feature structure chain, may be NULL) enabled. */
-static void app_device(vulkan_app *a, void *chain)
-{
-    VkResult result = vulkan_app_device(a, chain);
-    cr_assert_eq(result, VK_SUCCESS, "no device with a compute queue: %d", (int)result);
+    app_device(a, NULL);
 }
 
 static void app_close(vulkan_app *a)
@@ -47,8 +48,7 @@ static vkbert_context *external_context(const vulkan_app *a)
 Test(interop, sees_only_enabled_features)
 {
     vulkan_app a = {0};
-    app_instance(&a, true);
-    app_device(&a, NULL);
+    app_open(&a, true);
     vkbert_context *ctx = external_context(&a);
     cr_expect(!ctx->subgroup_size_control && !ctx->full_subgroups && !ctx->info.fp16_storage,
               "a device made without features has none in vkbert");
@@ -100,8 +100,7 @@ static void forward_checked(vkbert_context *ctx, uint64_t seed)
 Test(interop, destroy_leaves_the_device)
 {
     vulkan_app a = {0};
-    app_instance(&a, true);
-    app_device(&a, NULL);
+    app_open(&a, true);
     for (int round = 0; round < 2; round++) {
         vkbert_context *ctx = external_context(&a);
         forward_checked(ctx, 11 + round);
@@ -121,8 +120,7 @@ static vulkan_app_buffer app_buffer(const vulkan_app *a, VkDeviceSize size)
 Test(interop, wrap_round_trip_and_bad_arguments)
 {
     vulkan_app a = {0};
-    app_instance(&a, true);
-    app_device(&a, NULL);
+    app_open(&a, true);
     vkbert_context *ctx = external_context(&a);
     int64_t shape[3] = {2, 3, 5}; /* rows of 5 padded to 8 floats */
     uint64_t bytes = vkbert_tensor_bytes(3, shape);
@@ -187,8 +185,7 @@ Test(interop, wrap_round_trip_and_bad_arguments)
 Test(interop, validation_needs_debug_utils)
 {
     vulkan_app a = {0};
-    app_instance(&a, false);
-    app_device(&a, NULL);
+    app_open(&a, false);
     vkbert_vulkan_device d = vulkan_app_description(&a);
     vkbert_context_options options = VKBERT_CONTEXT_OPTIONS_INIT;
     options.validation = 1;
@@ -220,8 +217,7 @@ Test(interop, record_matches_forward)
 {
     enum { B = 2, S = 5, H = 2, E = 6, P = 8, N = B * S * E };
     vulkan_app a = {0};
-    app_instance(&a, true);
-    app_device(&a, NULL);
+    app_open(&a, true);
     vkbert_context *ctx = external_context(&a);
     test_weights w = test_weights_random(E, 21);
     vkbert_attention_weights api = test_weights_api(&w);
