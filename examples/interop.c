@@ -4,7 +4,7 @@
  * layer y = attention(x), its own dispatch z = y + 0.5; one submission. It then checks y
  * against vkbert_attention_forward_host on 2 * x0, and z against y + 0.5 computed on the host
  * in double precision. Exit status 1 on any mismatch or validation message. */
-#include <vkbert_vulkan.h>
+#include "vulkan_app.h" /* the program's own Vulkan setup, beside this file */
 
 #include <math.h>
 #include <stdio.h>
@@ -18,16 +18,8 @@ static const uint32_t affine_spirv[] = {
 enum { B = 2, S = 7, E = 12, H = 3 };
 
 typedef struct program {
-    VkInstance instance;
-    VkDebugUtilsMessengerEXT messenger;
-    VkPhysicalDevice physical;
-    VkDevice device;
-    uint32_t family;
-    VkQueue queue;
-    VkDeviceCreateInfo device_info;
-    VkBuffer buffer; /* x0, x, y, z, each at an aligned offset */
-    VkDeviceMemory memory;
-    float *mapped;
+    vulkan_app app;
+    vulkan_app_buffer buf; /* x0, x, y, z, each at an aligned offset */
     VkDeviceSize stride;
     VkDescriptorSetLayout set_layout;
     VkPipelineLayout layout;
@@ -38,22 +30,6 @@ typedef struct program {
     VkCommandBuffer cmd;
 } program;
 
-static unsigned messages;
-
-static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
-                                                 VkDebugUtilsMessageTypeFlagsEXT type,
-                                                 const VkDebugUtilsMessengerCallbackDataEXT *data,
-                                                 void *user)
-{
-    (void)user;
-    if ((type & VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT) ||
-        (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)) {
-        messages++;
-        fprintf(stderr, "validation: %s\n", data->pMessage);
-    }
-    return VK_FALSE;
-}
-
 #define CHECK(call)                                                                                \
     do {                                                                                           \
         VkResult result_ = (call);                                                                 \
@@ -63,99 +39,17 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlag
         }                                                                                          \
     } while (0)
 
-static void make_instance(program *p)
-{
-    VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
-                             .pApplicationName = "vkbert interop example",
-                             .apiVersion = VK_API_VERSION_1_1};
-    const char *layer = "VK_LAYER_KHRONOS_validation", *ext = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
-    VkValidationFeatureEnableEXT sync = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
-    VkDebugUtilsMessengerCreateInfoEXT messenger = {
-        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
-        .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-                           VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
-        .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
-                       VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT,
-        .pfnUserCallback = on_message};
-    VkValidationFeaturesEXT features = {.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
-                                        .pNext = &messenger,
-                                        .enabledValidationFeatureCount = 1,
-                                        .pEnabledValidationFeatures = &sync};
-    VkInstanceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-                                 .pNext = &features,
-                                 .pApplicationInfo = &app,
-                                 .enabledLayerCount = 1,
-                                 .ppEnabledLayerNames = &layer,
-                                 .enabledExtensionCount = 1,
-                                 .ppEnabledExtensionNames = &ext};
-    CHECK(vkCreateInstance(&info, NULL, &p->instance));
-    PFN_vkCreateDebugUtilsMessengerEXT create =
-        (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(p->instance,
-                                                                  "vkCreateDebugUtilsMessengerEXT");
-    CHECK(create(p->instance, &messenger, NULL, &p->messenger));
-}
-
-static void make_device(program *p)
-{
-    uint32_t count = 1;
-    vkEnumeratePhysicalDevices(p->instance, &count, &p->physical);
-    if (count == 0) {
-        fprintf(stderr, "no Vulkan device\n");
-        exit(1);
-    }
-    VkQueueFamilyProperties families[16];
-    count = 16;
-    vkGetPhysicalDeviceQueueFamilyProperties(p->physical, &count, families);
-    for (p->family = 0; p->family < count; p->family++)
-        if (families[p->family].queueFlags & VK_QUEUE_COMPUTE_BIT) break;
-    static const float priority = 1.0f;
-    static VkDeviceQueueCreateInfo queue = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-                                            .queueCount = 1,
-                                            .pQueuePriorities = &priority};
-    queue.queueFamilyIndex = p->family;
-    p->device_info = (VkDeviceCreateInfo){.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-                                          .queueCreateInfoCount = 1,
-                                          .pQueueCreateInfos = &queue};
-    CHECK(vkCreateDevice(p->physical, &p->device_info, NULL, &p->device));
-    vkGetDeviceQueue(p->device, p->family, 0, &p->queue);
-}
-
 /* One host-visible buffer for x0, x, y and z, each at an offset vkbert can bind. */
 static void make_buffer(program *p, VkDeviceSize tensor_bytes)
 {
-    VkPhysicalDeviceProperties props;
-    vkGetPhysicalDeviceProperties(p->physical, &props);
-    VkDeviceSize align = props.limits.minStorageBufferOffsetAlignment;
-    if (props.limits.minTexelBufferOffsetAlignment > align)
-        align = props.limits.minTexelBufferOffsetAlignment;
+    VkDeviceSize align = vulkan_app_alignment(&p->app);
     p->stride = (tensor_bytes + align - 1) / align * align;
-    VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                               .size = 4 * p->stride,
-                               .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
-                                        VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT};
-    CHECK(vkCreateBuffer(p->device, &info, NULL, &p->buffer));
-    VkMemoryRequirements req;
-    vkGetBufferMemoryRequirements(p->device, p->buffer, &req);
-    VkPhysicalDeviceMemoryProperties memory;
-    vkGetPhysicalDeviceMemoryProperties(p->physical, &memory);
-    VkMemoryPropertyFlags want =
-        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-    uint32_t type = 0;
-    while (type < memory.memoryTypeCount &&
-           (!(req.memoryTypeBits & (1u << type)) ||
-            (memory.memoryTypes[type].propertyFlags & want) != want))
-        type++;
-    VkMemoryAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-                                  .allocationSize = req.size,
-                                  .memoryTypeIndex = type};
-    CHECK(vkAllocateMemory(p->device, &alloc, NULL, &p->memory));
-    CHECK(vkBindBufferMemory(p->device, p->buffer, p->memory, 0));
-    CHECK(vkMapMemory(p->device, p->memory, 0, VK_WHOLE_SIZE, 0, (void **)&p->mapped));
+    CHECK(vulkan_app_buffer_new(&p->app, 4 * p->stride, &p->buf));
 }
 
 static float *part(const program *p, int index)
 {
-    return p->mapped + index * p->stride / sizeof(float);
+    return (float *)p->buf.mapped + index * p->stride / sizeof(float);
 }
 
 /* The affine kernel's pipeline, and one descriptor set per dispatch: x0 -> x, y -> z. */
@@ -168,7 +62,7 @@ static void make_pipeline(program *p)
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
         .bindingCount = 2,
         .pBindings = bindings};
-    CHECK(vkCreateDescriptorSetLayout(p->device, &set_info, NULL, &p->set_layout));
+    CHECK(vkCreateDescriptorSetLayout(p->app.device, &set_info, NULL, &p->set_layout));
     VkPushConstantRange push = {VK_SHADER_STAGE_COMPUTE_BIT, 0, 12};
     VkPipelineLayoutCreateInfo layout_info = {.sType =
                                                   VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
@@ -176,12 +70,12 @@ static void make_pipeline(program *p)
                                               .pSetLayouts = &p->set_layout,
                                               .pushConstantRangeCount = 1,
                                               .pPushConstantRanges = &push};
-    CHECK(vkCreatePipelineLayout(p->device, &layout_info, NULL, &p->layout));
+    CHECK(vkCreatePipelineLayout(p->app.device, &layout_info, NULL, &p->layout));
     VkShaderModuleCreateInfo module_info = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                             .codeSize = sizeof affine_spirv,
                                             .pCode = affine_spirv};
     VkShaderModule module;
-    CHECK(vkCreateShaderModule(p->device, &module_info, NULL, &module));
+    CHECK(vkCreateShaderModule(p->app.device, &module_info, NULL, &module));
     VkComputePipelineCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
@@ -189,27 +83,28 @@ static void make_pipeline(program *p)
                   .module = module,
                   .pName = "main"},
         .layout = p->layout};
-    CHECK(vkCreateComputePipelines(p->device, VK_NULL_HANDLE, 1, &info, NULL, &p->pipeline));
-    vkDestroyShaderModule(p->device, module, NULL);
+    CHECK(vkCreateComputePipelines(p->app.device, VK_NULL_HANDLE, 1, &info, NULL, &p->pipeline));
+    vkDestroyShaderModule(p->app.device, module, NULL);
 
     VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 4};
     VkDescriptorPoolCreateInfo pool_info = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
                                             .maxSets = 2,
                                             .poolSizeCount = 1,
                                             .pPoolSizes = &size};
-    CHECK(vkCreateDescriptorPool(p->device, &pool_info, NULL, &p->pool));
+    CHECK(vkCreateDescriptorPool(p->app.device, &pool_info, NULL, &p->pool));
     VkDescriptorSetLayout layouts[2] = {p->set_layout, p->set_layout};
     VkDescriptorSetAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
                                          .descriptorPool = p->pool,
                                          .descriptorSetCount = 2,
                                          .pSetLayouts = layouts};
-    CHECK(vkAllocateDescriptorSets(p->device, &alloc, p->sets));
+    CHECK(vkAllocateDescriptorSets(p->app.device, &alloc, p->sets));
     int parts[2][2] = {{0, 1}, {2, 3}}; /* x0 -> x, y -> z */
     for (int s = 0; s < 2; s++) {
         VkDescriptorBufferInfo buffers[2];
         VkWriteDescriptorSet writes[2];
         for (int b = 0; b < 2; b++) {
-            buffers[b] = (VkDescriptorBufferInfo){p->buffer, parts[s][b] * p->stride, p->stride};
+            buffers[b] =
+                (VkDescriptorBufferInfo){p->buf.buffer, parts[s][b] * p->stride, p->stride};
             writes[b] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
                                                .dstSet = p->sets[s],
                                                .dstBinding = (uint32_t)b,
@@ -217,7 +112,7 @@ static void make_pipeline(program *p)
                                                .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                                .pBufferInfo = &buffers[b]};
         }
-        vkUpdateDescriptorSets(p->device, 2, writes, 0, NULL);
+        vkUpdateDescriptorSets(p->app.device, 2, writes, 0, NULL);
     }
 }
 
@@ -236,11 +131,8 @@ static void affine(const program *p, int set, float scale, float shift)
 
 static void barrier(const program *p, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access)
 {
-    VkMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                         .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
-                         .dstAccessMask = dst_access};
-    vkCmdPipelineBarrier(p->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, dst_stage, 0, 1, &b, 0, NULL,
-                         0, NULL);
+    vulkan_app_barrier(p->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                       dst_stage, dst_access);
 }
 
 static float random_uniform(uint64_t *state) /* in [-0.5, 0.5) */
@@ -271,16 +163,7 @@ static vkbert_attention *make_layer(vkbert_context *ctx, float *storage)
 static void record(program *p, vkbert_context *vkbert_ctx, vkbert_attention *layer,
                    vkbert_tensor *x, vkbert_tensor *y)
 {
-    VkCommandPoolCreateInfo pool_info = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                         .queueFamilyIndex = p->family};
-    CHECK(vkCreateCommandPool(p->device, &pool_info, NULL, &p->command_pool));
-    VkCommandBufferAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                         .commandPool = p->command_pool,
-                                         .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                         .commandBufferCount = 1};
-    CHECK(vkAllocateCommandBuffers(p->device, &alloc, &p->cmd));
-    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    CHECK(vkBeginCommandBuffer(p->cmd, &begin));
+    CHECK(vulkan_app_commands(p->app.device, p->app.family, &p->command_pool, &p->cmd));
     affine(p, 0, 2.0f, 0.0f);
     /* The barriers vkbert_vulkan.h says the caller owes, before and after. */
     barrier(p, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
@@ -293,19 +176,6 @@ static void record(program *p, vkbert_context *vkbert_ctx, vkbert_attention *lay
     affine(p, 1, 1.0f, 0.5f); /* rebinds its own pipeline: vkbert bound others */
     barrier(p, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
     CHECK(vkEndCommandBuffer(p->cmd));
-}
-
-static void submit(const program *p)
-{
-    VkFenceCreateInfo fence_info = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VkFence fence;
-    CHECK(vkCreateFence(p->device, &fence_info, NULL, &fence));
-    VkSubmitInfo info = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                         .commandBufferCount = 1,
-                         .pCommandBuffers = &p->cmd};
-    CHECK(vkQueueSubmit(p->queue, 1, &info, fence));
-    CHECK(vkWaitForFences(p->device, 1, &fence, VK_TRUE, UINT64_MAX));
-    vkDestroyFence(p->device, fence, NULL);
 }
 
 /* y against vkbert's own forward of 2 * x0; z against y + 0.5 in double precision. */
@@ -331,34 +201,22 @@ static int check(const program *p, vkbert_attention *layer, const float *x0)
 
 static void release(program *p)
 {
-    vkDestroyCommandPool(p->device, p->command_pool, NULL);
-    vkDestroyDescriptorPool(p->device, p->pool, NULL);
-    vkDestroyPipeline(p->device, p->pipeline, NULL);
-    vkDestroyPipelineLayout(p->device, p->layout, NULL);
-    vkDestroyDescriptorSetLayout(p->device, p->set_layout, NULL);
-    vkDestroyBuffer(p->device, p->buffer, NULL);
-    vkFreeMemory(p->device, p->memory, NULL);
-    vkDestroyDevice(p->device, NULL);
-    PFN_vkDestroyDebugUtilsMessengerEXT destroy =
-        (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
-            p->instance, "vkDestroyDebugUtilsMessengerEXT");
-    destroy(p->instance, p->messenger, NULL);
-    vkDestroyInstance(p->instance, NULL);
+    vkDestroyCommandPool(p->app.device, p->command_pool, NULL);
+    vkDestroyDescriptorPool(p->app.device, p->pool, NULL);
+    vkDestroyPipeline(p->app.device, p->pipeline, NULL);
+    vkDestroyPipelineLayout(p->app.device, p->layout, NULL);
+    vkDestroyDescriptorSetLayout(p->app.device, p->set_layout, NULL);
+    vulkan_app_buffer_free(&p->app, &p->buf);
+    vulkan_app_close(&p->app);
 }
 
 int main(void)
 {
     program p = {0};
-    make_instance(&p);
-    make_device(&p);
-    vkbert_vulkan_device device = VKBERT_VULKAN_DEVICE_INIT;
-    device.instance = p.instance;
-    device.api_version = VK_API_VERSION_1_1;
-    device.physical_device = p.physical;
-    device.device = p.device;
-    device.device_info = &p.device_info;
-    device.queue_family = p.family;
-    device.queue = p.queue;
+    p.app.api_version = VK_API_VERSION_1_1;
+    CHECK(vulkan_app_instance(&p.app, 1));
+    CHECK(vulkan_app_device(&p.app, NULL));
+    vkbert_vulkan_device device = vulkan_app_description(&p.app);
     vkbert_context_options options = VKBERT_CONTEXT_OPTIONS_INIT;
     options.validation = 1; /* counts our instance's messages */
     vkbert_context *ctx = NULL;
@@ -373,24 +231,25 @@ int main(void)
     make_pipeline(&p);
     uint64_t state = 11;
     int pitch = (E + 3) / 4 * 4;
-    memset(p.mapped, 0, 4 * p.stride);
+    memset(p.buf.mapped, 0, 4 * p.stride);
     for (int r = 0; r < B * S; r++)
         for (int c = 0; c < E; c++)
             part(&p, 0)[r * pitch + c] = x0[r * E + c] = random_uniform(&state);
     vkbert_tensor *x = NULL, *y = NULL;
-    if (vkbert_tensor_wrap_vulkan(ctx, p.buffer, p.stride, p.stride, 3, shape, &x) ||
-        vkbert_tensor_wrap_vulkan(ctx, p.buffer, 2 * p.stride, p.stride, 3, shape, &y)) {
+    if (vkbert_tensor_wrap_vulkan(ctx, p.buf.buffer, p.stride, p.stride, 3, shape, &x) ||
+        vkbert_tensor_wrap_vulkan(ctx, p.buf.buffer, 2 * p.stride, p.stride, 3, shape, &y)) {
         fprintf(stderr, "vkbert_tensor_wrap_vulkan: %s\n", vkbert_last_error(ctx));
         return 1;
     }
     record(&p, ctx, layer, x, y);
-    submit(&p);
+    CHECK(vulkan_app_submit(p.app.device, p.app.queue, p.cmd));
     int failed = check(&p, layer, x0);
     vkbert_tensor_destroy(ctx, x);
     vkbert_tensor_destroy(ctx, y);
     vkbert_attention_destroy(layer);
     vkbert_context_destroy(ctx);
     release(&p); /* vkbert left nothing on the device, or validation says so here */
+    unsigned messages = p.app.messages;
     if (messages) fprintf(stderr, "%u validation messages\n", messages);
     printf("interop: %s, %u validation messages\n", failed ? "MISMATCH" : "matches", messages);
     return failed || messages ? 1 : 0;

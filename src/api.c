@@ -322,18 +322,26 @@ void vkbert_attention_destroy(vkbert_attention *layer)
     vkb_unlock(ctx);
 }
 
-static vkbert_status attention_forward(vkbert_attention *layer, const vkbert_tensor *x,
-                                       const vkbert_tensor *mask,
-                                       const vkbert_attention_options *options, vkbert_tensor *y)
+vkbert_status vkb_attention_tensor_args(vkbert_attention *layer, const vkbert_tensor *x,
+                                        const vkbert_tensor *mask, const vkbert_tensor *y,
+                                        const vkbert_attention_options *options,
+                                        vkbert_attention_options *o)
 {
-    CHECK_ARG(layer->ctx, x && y, "x or y is NULL");
+    if (!x || !y)
+        return vkb_fail(layer->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "%s is NULL", !x ? "x" : "y");
     CHECK_ARG(layer->ctx,
               x->dtype == VKBERT_DTYPE_FLOAT32 && y->dtype == VKBERT_DTYPE_FLOAT32 &&
                   (!mask || mask->dtype == VKBERT_DTYPE_FLOAT32),
               "x, mask and y must be float32");
+    return STRUCT_IN(layer->ctx, vkbert_attention_options, additive_mask, options, o);
+}
+
+static vkbert_status attention_forward(vkbert_attention *layer, const vkbert_tensor *x,
+                                       const vkbert_tensor *mask,
+                                       const vkbert_attention_options *options, vkbert_tensor *y)
+{
     vkbert_attention_options o;
-    vkbert_status status =
-        STRUCT_IN(layer->ctx, vkbert_attention_options, additive_mask, options, &o);
+    vkbert_status status = vkb_attention_tensor_args(layer, x, mask, y, options, &o);
     return status ? status : vkb_attention_forward(layer, x, mask, &o, y);
 }
 

@@ -36,4 +36,11 @@
 #define STRUCT_IN(ctx, type, last, src, dst)                                                       \
     vkb_struct_in((ctx), (src), VKB_SIZE_THROUGH(type, last), (dst), sizeof(type), #type)
 
+/* The checks a layer's calls on device tensors (forward, record) share: x and y given, all
+ * tensors float32, and `options` (may be NULL) copied into the full-size `o`. */
+vkbert_status vkb_attention_tensor_args(vkbert_attention *layer, const vkbert_tensor *x,
+                                        const vkbert_tensor *mask, const vkbert_tensor *y,
+                                        const vkbert_attention_options *options,
+                                        vkbert_attention_options *o);
+
 #endif

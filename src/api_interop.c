@@ -63,18 +63,9 @@ static vkbert_status attention_record(vkbert_attention *layer, VkCommandBuffer c
                                       const vkbert_tensor *x, const vkbert_tensor *mask,
                                       const vkbert_attention_options *options, vkbert_tensor *y)
 {
-    if (!cmd || !x || !y)
-        return vkb_fail(layer->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "%s is NULL",
-                        !cmd ? "cmd"
-                        : !x ? "x"
-                             : "y");
-    CHECK_ARG(layer->ctx,
-              x->dtype == VKBERT_DTYPE_FLOAT32 && y->dtype == VKBERT_DTYPE_FLOAT32 &&
-                  (!mask || mask->dtype == VKBERT_DTYPE_FLOAT32),
-              "x, mask and y must be float32");
+    CHECK_ARG(layer->ctx, cmd, "cmd is NULL");
     vkbert_attention_options o;
-    vkbert_status status =
-        STRUCT_IN(layer->ctx, vkbert_attention_options, additive_mask, options, &o);
+    vkbert_status status = vkb_attention_tensor_args(layer, x, mask, y, options, &o);
     return status ? status : vkb_attention_record(layer, cmd, x, mask, &o, y);
 }
 

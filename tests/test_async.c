@@ -4,8 +4,8 @@
 #include "io/bert_model.h"
 #include "reference_bert.h"
 #include "support.h"
-#include "vk/vk.h" /* volk first: the test records through the library's loader */
-#include "vkbert_vulkan.h"
+#include "vk/vk.h"      /* volk first: the test records through the library's loader */
+#include "vulkan_app.h" /* examples/: command buffers of the test's own */
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -146,43 +146,15 @@ Test(async, device_tensors_equal_host_calls)
     teardown(&f);
 }
 
-/* One primary command buffer on the context's own device, begun. */
-static VkCommandBuffer begin_commands(vkbert_context *ctx, VkCommandPool *pool)
-{
-    VkCommandPoolCreateInfo pool_info = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                         .queueFamilyIndex = ctx->queue_family};
-    cr_assert_eq(vkCreateCommandPool(ctx->device, &pool_info, NULL, pool), VK_SUCCESS);
-    VkCommandBufferAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                         .commandPool = *pool,
-                                         .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                         .commandBufferCount = 1};
-    VkCommandBuffer cmd;
-    cr_assert_eq(vkAllocateCommandBuffers(ctx->device, &alloc, &cmd), VK_SUCCESS);
-    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    cr_assert_eq(vkBeginCommandBuffer(cmd, &begin), VK_SUCCESS);
-    return cmd;
-}
-
 /* Ends `cmd` with the barrier the caller owes after vkbert's copies out, submits it on the
  * context's queue and waits. */
 static void submit_commands(vkbert_context *ctx, VkCommandBuffer cmd)
 {
-    VkMemoryBarrier to_host = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                               .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-                               .dstAccessMask =
-                                   VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT};
-    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
-                         &to_host, 0, NULL, 0, NULL);
+    vulkan_app_barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                       VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT);
     cr_assert_eq(vkEndCommandBuffer(cmd), VK_SUCCESS);
-    VkFenceCreateInfo fence_info = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VkFence fence;
-    cr_assert_eq(vkCreateFence(ctx->device, &fence_info, NULL, &fence), VK_SUCCESS);
-    VkSubmitInfo submit = {
-        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
-    cr_assert_eq(vkQueueSubmit(ctx->queue, 1, &submit, fence), VK_SUCCESS);
-    cr_assert_eq(vkWaitForFences(ctx->device, 1, &fence, VK_TRUE, UINT64_MAX), VK_SUCCESS);
-    vkDestroyFence(ctx->device, fence, NULL);
+    cr_assert_eq(vulkan_app_submit(ctx->device, ctx->queue, cmd), VK_SUCCESS);
 }
 
 /* vkbert_encoder_record into a command buffer of the test's own gives what
@@ -210,7 +182,8 @@ Test(async, record_matches_device_calls)
     TEST_OK(vkbert_tensor_write(ctx, hidden, poison, N * H));
     TEST_OK(vkbert_tensor_write(ctx, emb, poison, B * H));
     VkCommandPool pool;
-    VkCommandBuffer cmd = begin_commands(ctx, &pool);
+    VkCommandBuffer cmd;
+    cr_assert_eq(vulkan_app_commands(ctx->device, ctx->queue_family, &pool, &cmd), VK_SUCCESS);
     cr_assert_eq(vkbert_encoder_record(f.encoder, cmd, ids, NULL, mt, 1, NULL, NULL, NULL),
                  VKBERT_ERROR_INVALID_ARGUMENT, "no output must be refused");
     TEST_OK(vkbert_encoder_record(f.encoder, cmd, ids, NULL, mt, 1, hidden, NULL, emb));

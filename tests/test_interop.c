@@ -4,130 +4,39 @@
 #include "support.h"
 #include "vk/vk.h" /* volk first: the test calls Vulkan through the library's loader */
 
-#include "vkbert_vulkan.h"
+#include "vulkan_app.h" /* examples/ */
 
 #include <stdlib.h>
 #include <string.h>
 
-/* The test's own program: instance (validation with synchronization validation and a
- * messenger that counts, where the layer is installed), device, queue. */
-typedef struct app {
-    VkInstance instance;
-    VkDebugUtilsMessengerEXT messenger;
-    VkPhysicalDevice physical;
-    VkDevice device;
-    uint32_t family;
-    VkQueue queue;
-    uint32_t api_version;
-} app;
-
-static uint32_t app_messages;
-
-static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
-                                                 VkDebugUtilsMessageTypeFlagsEXT type,
-                                                 const VkDebugUtilsMessengerCallbackDataEXT *data,
-                                                 void *user)
+/* A device with `chain` (a feature structure chain, may be NULL) enabled, and its queue. */
+static void app_device(vulkan_app *a, void *chain)
 {
-    (void)user;
-    if ((type & VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT) ||
-        (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)) {
-        app_messages++;
-        fprintf(stderr, "validation: %s\n", data->pMessage);
-    }
-    return VK_FALSE;
+    VkResult result = vulkan_app_device(a, chain);
+    cr_assert_eq(result, VK_SUCCESS, "no device with a compute queue: %d", (int)result);
 }
 
-static void app_instance(app *a, bool debug_utils)
+/* The test's own program (the example's, examples/vulkan_app.h): an instance, with validation
+ * where asked, and a device without features. */
+static void app_open(vulkan_app *a, bool debug_utils)
 {
     cr_assert_eq(volkInitialize(), VK_SUCCESS);
     a->api_version =
         volkGetInstanceVersion() >= VK_API_VERSION_1_3 ? VK_API_VERSION_1_3 : VK_API_VERSION_1_1;
-    VkApplicationInfo appinfo = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
-                                 .apiVersion = a->api_version};
-    const char *layer = "VK_LAYER_KHRONOS_validation", *ext = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
-    VkValidationFeatureEnableEXT sync = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
-    VkValidationFeaturesEXT features = {.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
-                                        .enabledValidationFeatureCount = 1,
-                                        .pEnabledValidationFeatures = &sync};
-    VkDebugUtilsMessengerCreateInfoEXT messenger = {
-        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
-        .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-                           VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
-        .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
-                       VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT,
-        .pfnUserCallback = on_message};
-    VkInstanceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-                                 .pApplicationInfo = &appinfo};
-    if (debug_utils) {
-        features.pNext = &messenger;
-        info.pNext = &features;
-        info.enabledLayerCount = 1, info.ppEnabledLayerNames = &layer;
-        info.enabledExtensionCount = 1, info.ppEnabledExtensionNames = &ext;
-    }
-    cr_assert_eq(vkCreateInstance(&info, NULL, &a->instance), VK_SUCCESS, "vkCreateInstance");
+    cr_assert_eq(vulkan_app_instance(a, debug_utils), VK_SUCCESS, "vkCreateInstance");
     volkLoadInstance(a->instance);
-    if (debug_utils)
-        cr_assert_eq(vkCreateDebugUtilsMessengerEXT(a->instance, &messenger, NULL, &a->messenger),
-                     VK_SUCCESS);
-    uint32_t count = 1;
-    vkEnumeratePhysicalDevices(a->instance, &count, &a->physical);
-    cr_assert_geq(count, 1, "no device");
-    VkQueueFamilyProperties families[16];
-    count = 16;
-    vkGetPhysicalDeviceQueueFamilyProperties(a->physical, &count, families);
-    for (a->family = 0; a->family < count; a->family++)
-        if (families[a->family].queueFlags & VK_QUEUE_COMPUTE_BIT) break;
-    cr_assert_lt(a->family, count, "no compute queue");
+    app_device(a, NULL);
 }
 
-/* The device, with `chain` (a feature structure chain, may be NULL) enabled. */
-static VkDeviceCreateInfo app_device(app *a, void *chain, const char *const *extensions,
-                                     uint32_t extension_count)
+static void app_close(vulkan_app *a)
 {
-    static const float priority = 1.0f;
-    static VkDeviceQueueCreateInfo queue = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-                                            .queueCount = 1,
-                                            .pQueuePriorities = &priority};
-    queue.queueFamilyIndex = a->family;
-    VkDeviceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-                               .pNext = chain,
-                               .queueCreateInfoCount = 1,
-                               .pQueueCreateInfos = &queue,
-                               .enabledExtensionCount = extension_count,
-                               .ppEnabledExtensionNames = extensions};
-    cr_assert_eq(vkCreateDevice(a->physical, &info, NULL, &a->device), VK_SUCCESS);
-    vkGetDeviceQueue(a->device, a->family, 0, &a->queue);
-    return info;
+    vulkan_app_close(a);
+    cr_assert_eq(a->messages, 0, "validation spoke %u times", a->messages);
 }
 
-static vkbert_vulkan_device app_description(const app *a, const VkDeviceCreateInfo *info)
+static vkbert_context *external_context(const vulkan_app *a)
 {
-    vkbert_vulkan_device d = VKBERT_VULKAN_DEVICE_INIT;
-    d.instance = a->instance;
-    d.api_version = a->api_version;
-    d.physical_device = a->physical;
-    d.device = a->device;
-    d.device_info = info;
-    d.queue_family = a->family;
-    d.queue = a->queue;
-    return d;
-}
-
-/* Destroys the device and instance; validation reports any child vkbert left on them. */
-static void app_close(app *a)
-{
-    if (a->device) {
-        vkDeviceWaitIdle(a->device);
-        vkDestroyDevice(a->device, NULL);
-    }
-    if (a->messenger) vkDestroyDebugUtilsMessengerEXT(a->instance, a->messenger, NULL);
-    vkDestroyInstance(a->instance, NULL);
-    cr_assert_eq(app_messages, 0, "validation spoke %u times", app_messages);
-}
-
-static vkbert_context *external_context(const app *a, const VkDeviceCreateInfo *info)
-{
-    vkbert_vulkan_device d = app_description(a, info);
+    vkbert_vulkan_device d = vulkan_app_description(a);
     vkbert_context_options options = VKBERT_CONTEXT_OPTIONS_INIT;
     options.validation = a->messenger != VK_NULL_HANDLE;
     vkbert_context *ctx = NULL;
@@ -138,10 +47,9 @@ static vkbert_context *external_context(const app *a, const VkDeviceCreateInfo *
 
 Test(interop, sees_only_enabled_features)
 {
-    app a = {0};
-    app_instance(&a, true);
-    VkDeviceCreateInfo plain = app_device(&a, NULL, NULL, 0);
-    vkbert_context *ctx = external_context(&a, &plain);
+    vulkan_app a = {0};
+    app_open(&a, true);
+    vkbert_context *ctx = external_context(&a);
     cr_expect(!ctx->subgroup_size_control && !ctx->full_subgroups && !ctx->info.fp16_storage,
               "a device made without features has none in vkbert");
     cr_expect_eq(ctx->device, a.device);
@@ -157,8 +65,8 @@ Test(interop, sees_only_enabled_features)
                                      .pNext = a.api_version >= VK_API_VERSION_1_3 ? (void *)&v13
                                                                                   : (void *)&v11};
     vkGetPhysicalDeviceFeatures2(a.physical, &all);
-    VkDeviceCreateInfo full = app_device(&a, &all, NULL, 0);
-    ctx = external_context(&a, &full);
+    app_device(&a, &all);
+    ctx = external_context(&a);
     vkbert_context *own = test_context(0);
     cr_expect_eq(ctx->info.fp16_storage, own->info.fp16_storage);
     cr_expect_eq(ctx->subgroup_size_control, own->subgroup_size_control);
@@ -191,11 +99,10 @@ static void forward_checked(vkbert_context *ctx, uint64_t seed)
 
 Test(interop, destroy_leaves_the_device)
 {
-    app a = {0};
-    app_instance(&a, true);
-    VkDeviceCreateInfo info = app_device(&a, NULL, NULL, 0);
+    vulkan_app a = {0};
+    app_open(&a, true);
     for (int round = 0; round < 2; round++) {
-        vkbert_context *ctx = external_context(&a, &info);
+        vkbert_context *ctx = external_context(&a);
         forward_checked(ctx, 11 + round);
         cr_assert_eq(vkbert_validation_messages(ctx, NULL, 0), 0);
         vkbert_context_destroy(ctx);
@@ -203,67 +110,32 @@ Test(interop, destroy_leaves_the_device)
     app_close(&a); /* vkDestroyDevice with a child left would be reported */
 }
 
-/* A host-visible buffer with the usage vkbert_tensor_wrap_vulkan asks for. */
-typedef struct app_buffer {
-    VkBuffer buffer;
-    VkDeviceMemory memory;
-    void *mapped;
-} app_buffer;
-
-static app_buffer app_buffer_new(const app *a, VkDeviceSize size)
+static vulkan_app_buffer app_buffer(const vulkan_app *a, VkDeviceSize size)
 {
-    app_buffer b = {0};
-    VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                               .size = size,
-                               .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
-                                        VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT};
-    cr_assert_eq(vkCreateBuffer(a->device, &info, NULL, &b.buffer), VK_SUCCESS);
-    VkMemoryRequirements req;
-    vkGetBufferMemoryRequirements(a->device, b.buffer, &req);
-    VkPhysicalDeviceMemoryProperties props;
-    vkGetPhysicalDeviceMemoryProperties(a->physical, &props);
-    VkMemoryPropertyFlags want =
-        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-    uint32_t type = 0;
-    while (type < props.memoryTypeCount && (!(req.memoryTypeBits & (1u << type)) ||
-                                            (props.memoryTypes[type].propertyFlags & want) != want))
-        type++;
-    cr_assert_lt(type, props.memoryTypeCount, "no host-visible memory");
-    VkMemoryAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-                                  .allocationSize = req.size,
-                                  .memoryTypeIndex = type};
-    cr_assert_eq(vkAllocateMemory(a->device, &alloc, NULL, &b.memory), VK_SUCCESS);
-    cr_assert_eq(vkBindBufferMemory(a->device, b.buffer, b.memory, 0), VK_SUCCESS);
-    cr_assert_eq(vkMapMemory(a->device, b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped), VK_SUCCESS);
+    vulkan_app_buffer b = {0};
+    cr_assert_eq(vulkan_app_buffer_new(a, size, &b), VK_SUCCESS, "no host-visible buffer");
     return b;
 }
 
-static void app_buffer_free(const app *a, app_buffer *b)
+/* vkbert_context_create_vulkan refuses `d` with `status`, a message naming `what`, no context. */
+static void expect_refused(const vkbert_vulkan_device *d, vkbert_status status, const char *what)
 {
-    vkDestroyBuffer(a->device, b->buffer, NULL);
-    vkFreeMemory(a->device, b->memory, NULL);
-}
-
-static VkDeviceSize alignment(const app *a)
-{
-    VkPhysicalDeviceProperties p;
-    vkGetPhysicalDeviceProperties(a->physical, &p);
-    VkDeviceSize s = p.limits.minStorageBufferOffsetAlignment;
-    VkDeviceSize t = p.limits.minTexelBufferOffsetAlignment;
-    return s > t ? s : t;
+    vkbert_context *none = (vkbert_context *)1;
+    cr_expect_eq(vkbert_context_create_vulkan(NULL, d, &none), status, "%s", what);
+    cr_expect_eq(none, NULL);
+    cr_expect(strstr(vkbert_last_error(NULL), what), "%s", vkbert_last_error(NULL));
 }
 
 Test(interop, wrap_round_trip_and_bad_arguments)
 {
-    app a = {0};
-    app_instance(&a, true);
-    VkDeviceCreateInfo info = app_device(&a, NULL, NULL, 0);
-    vkbert_context *ctx = external_context(&a, &info);
+    vulkan_app a = {0};
+    app_open(&a, true);
+    vkbert_context *ctx = external_context(&a);
     int64_t shape[3] = {2, 3, 5}; /* rows of 5 padded to 8 floats */
     uint64_t bytes = vkbert_tensor_bytes(3, shape);
     cr_assert_eq(bytes, 2 * 3 * 8 * 4);
-    VkDeviceSize align = alignment(&a);
-    app_buffer b = app_buffer_new(&a, align + bytes);
+    VkDeviceSize align = vulkan_app_alignment(&a);
+    vulkan_app_buffer b = app_buffer(&a, align + bytes);
     vkbert_tensor *t;
     TEST_OK(vkbert_tensor_wrap_vulkan(ctx, b.buffer, align, bytes, 3, shape, &t));
     VkBuffer got;
@@ -295,36 +167,28 @@ Test(interop, wrap_round_trip_and_bad_arguments)
     cr_expect_eq(t, NULL);
     vkbert_context_destroy(ctx);
 
-    vkbert_context *none = (vkbert_context *)1;
-    cr_expect_eq(vkbert_context_create_vulkan(NULL, NULL, &none), VKBERT_ERROR_INVALID_ARGUMENT);
-    cr_expect_eq(none, NULL);
-    cr_expect(strstr(vkbert_last_error(NULL), "VKBERT_VULKAN_DEVICE_INIT"));
-    vkbert_vulkan_device d = app_description(&a, &info);
+    expect_refused(NULL, VKBERT_ERROR_INVALID_ARGUMENT, "VKBERT_VULKAN_DEVICE_INIT");
+    vkbert_vulkan_device d = vulkan_app_description(&a);
     d.struct_size = 0;
-    cr_expect_eq(vkbert_context_create_vulkan(NULL, &d, &none), VKBERT_ERROR_INVALID_ARGUMENT);
-    cr_expect(strstr(vkbert_last_error(NULL), "VKBERT_VULKAN_DEVICE_INIT"));
-    d = app_description(&a, &info);
+    expect_refused(&d, VKBERT_ERROR_INVALID_ARGUMENT, "VKBERT_VULKAN_DEVICE_INIT");
+    d = vulkan_app_description(&a);
     d.queue = VK_NULL_HANDLE;
-    cr_expect_eq(vkbert_context_create_vulkan(NULL, &d, &none), VKBERT_ERROR_INVALID_ARGUMENT);
-    cr_expect(strstr(vkbert_last_error(NULL), "vkbert_vulkan_device.queue"));
-    d = app_description(&a, &info);
+    expect_refused(&d, VKBERT_ERROR_INVALID_ARGUMENT, "vkbert_vulkan_device.queue");
+    d = vulkan_app_description(&a);
     d.queue_family = 99;
-    cr_expect_eq(vkbert_context_create_vulkan(NULL, &d, &none), VKBERT_ERROR_INVALID_ARGUMENT);
-    cr_expect(strstr(vkbert_last_error(NULL), "queue_family 99"));
-    d = app_description(&a, &info);
+    expect_refused(&d, VKBERT_ERROR_INVALID_ARGUMENT, "queue_family 99");
+    d = vulkan_app_description(&a);
     d.api_version = VK_API_VERSION_1_0;
-    cr_expect_eq(vkbert_context_create_vulkan(NULL, &d, &none), VKBERT_ERROR_NO_DEVICE);
-    cr_expect(strstr(vkbert_last_error(NULL), "api_version"));
-    app_buffer_free(&a, &b);
+    expect_refused(&d, VKBERT_ERROR_NO_DEVICE, "api_version");
+    vulkan_app_buffer_free(&a, &b);
     app_close(&a);
 }
 
 Test(interop, validation_needs_debug_utils)
 {
-    app a = {0};
-    app_instance(&a, false);
-    VkDeviceCreateInfo info = app_device(&a, NULL, NULL, 0);
-    vkbert_vulkan_device d = app_description(&a, &info);
+    vulkan_app a = {0};
+    app_open(&a, false);
+    vkbert_vulkan_device d = vulkan_app_description(&a);
     vkbert_context_options options = VKBERT_CONTEXT_OPTIONS_INIT;
     options.validation = 1;
     vkbert_context *ctx = NULL;
@@ -349,27 +213,14 @@ static void from_rows(float *dense, const float *rows, size_t count, int cols, i
         memcpy(dense + r * cols, rows + r * pitch, cols * sizeof *dense);
 }
 
-static void submit_and_wait(const app *a, VkCommandBuffer cmd)
-{
-    VkFenceCreateInfo fence_info = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VkFence fence;
-    cr_assert_eq(vkCreateFence(a->device, &fence_info, NULL, &fence), VK_SUCCESS);
-    VkSubmitInfo submit = {
-        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
-    cr_assert_eq(vkQueueSubmit(a->queue, 1, &submit, fence), VK_SUCCESS);
-    cr_assert_eq(vkWaitForFences(a->device, 1, &fence, VK_TRUE, UINT64_MAX), VK_SUCCESS);
-    vkDestroyFence(a->device, fence, NULL);
-}
-
 /* Two recordings of one layer in one command buffer, x -> y -> z, with a key-padding mask:
  * y against the reference and the layer's own forward, z against its forward of y. */
 Test(interop, record_matches_forward)
 {
     enum { B = 2, S = 5, H = 2, E = 6, P = 8, N = B * S * E };
-    app a = {0};
-    app_instance(&a, true);
-    VkDeviceCreateInfo info = app_device(&a, NULL, NULL, 0);
-    vkbert_context *ctx = external_context(&a, &info);
+    vulkan_app a = {0};
+    app_open(&a, true);
+    vkbert_context *ctx = external_context(&a);
     test_weights w = test_weights_random(E, 21);
     vkbert_attention_weights api = test_weights_api(&w);
     vkbert_attention *layer;
@@ -379,9 +230,9 @@ Test(interop, record_matches_forward)
     ref_fill(&rng, x, N, -1.0, 1.0);
 
     int64_t shape[3] = {B, S, E}, mask_shape[2] = {B, S};
-    VkDeviceSize bytes = vkbert_tensor_bytes(3, shape), align = alignment(&a);
+    VkDeviceSize bytes = vkbert_tensor_bytes(3, shape), align = vulkan_app_alignment(&a);
     VkDeviceSize stride = (bytes + align - 1) / align * align;
-    app_buffer buf = app_buffer_new(&a, 3 * stride);
+    vulkan_app_buffer buf = app_buffer(&a, 3 * stride);
     float *rows = buf.mapped;
     for (size_t i = 0; i < 3 * stride / 4; i++)
         rows[i] = NAN; /* poisoned: y and z must be written */
@@ -393,29 +244,17 @@ Test(interop, record_matches_forward)
     TEST_OK(vkbert_tensor_create(ctx, 2, mask_shape, &tmask));
     TEST_OK(vkbert_tensor_write(ctx, tmask, mask, B * S));
 
-    VkCommandPoolCreateInfo pool_info = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                         .queueFamilyIndex = a.family};
     VkCommandPool pool;
-    cr_assert_eq(vkCreateCommandPool(a.device, &pool_info, NULL, &pool), VK_SUCCESS);
-    VkCommandBufferAllocateInfo alloc = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                         .commandPool = pool,
-                                         .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                         .commandBufferCount = 1};
     VkCommandBuffer cmd;
-    cr_assert_eq(vkAllocateCommandBuffers(a.device, &alloc, &cmd), VK_SUCCESS);
-    VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    cr_assert_eq(vkBeginCommandBuffer(cmd, &begin), VK_SUCCESS);
+    cr_assert_eq(vulkan_app_commands(a.device, a.family, &pool, &cmd), VK_SUCCESS);
     /* No barrier between: vkbert's own leading barrier orders the second after the first. */
     TEST_OK(vkbert_attention_record(layer, cmd, tx, tmask, NULL, ty));
     TEST_OK(vkbert_attention_record(layer, cmd, ty, tmask, NULL, tz));
-    VkMemoryBarrier to_host = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                               .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
-                               .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
-    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0,
-                         1, &to_host, 0, NULL, 0, NULL);
+    vulkan_app_barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                       VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
     cr_assert_eq(vkEndCommandBuffer(cmd), VK_SUCCESS);
-    submit_and_wait(&a, cmd);
-    submit_and_wait(&a, cmd); /* a recording replays */
+    cr_assert_eq(vulkan_app_submit(a.device, a.queue, cmd), VK_SUCCESS);
+    cr_assert_eq(vulkan_app_submit(a.device, a.queue, cmd), VK_SUCCESS); /* a recording replays */
 
     float y[N], z[N], *want_y = test_poisoned(N), *want_z = test_poisoned(N);
     from_rows(y, rows + stride / 4, N, E, P);
@@ -444,6 +283,6 @@ Test(interop, record_matches_forward)
     vkbert_context_destroy(ctx);
     test_weights_free(&w);
     free(want_y), free(want_z);
-    app_buffer_free(&a, &buf);
+    vulkan_app_buffer_free(&a, &buf);
     app_close(&a);
 }
