@@ -7,7 +7,6 @@
  * generated vocabulary; results of (a) and (b) are compared.
  *   async_stream [batches=24] [batch=8] [seq_len=64] [hidden=128] [layers=2] [rounds=5]
  *                [words=0: seq_len/2..seq_len words a text; more are tokenized, then truncated] */
-#define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include "io/bert_model.h"
 #include "platform/platform.h"
 #include "vkbert.h"
@@ -16,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define VOCAB 3000
 
@@ -35,7 +33,7 @@ static void word(int i, char *out, size_t size)
 }
 
 /* config.json, model.safetensors and vocab.txt of a random model in a new temp folder. */
-static int write_model(char *dir, int hidden, int layers)
+static int write_model(char *dir, size_t dir_size, int hidden, int layers)
 {
     bert_config c = {.hidden_size = hidden,
                      .num_hidden_layers = layers,
@@ -47,8 +45,8 @@ static int write_model(char *dir, int hidden, int layers)
                      .layer_norm_eps = 1e-12};
     strcpy(c.hidden_act, "gelu");
     bert_weights w;
-    char err[512], path[512];
-    if (!mkdtemp(dir) || bert_weights_random(&c, 1, &w)) return 1;
+    char err[512], path[600];
+    if (!plat_make_temp_dir(dir, dir_size) || bert_weights_random(&c, 1, &w)) return 1;
     int failed = bert_model_save(dir, &c, &w, 0, "", err, sizeof err);
     bert_weights_free(&w);
     snprintf(path, sizeof path, "%s/vocab.txt", dir);
@@ -180,10 +178,11 @@ int main(int argc, char **argv)
     if (s.batches < 1 || s.batch < 1 || s.seq_len < 4 || s.hidden < 32 || s.hidden % 32 ||
         rounds < 1 || rounds > 64 || s.words < 0 || s.words > 1000000)
         return fprintf(stderr, "bad arguments (hidden: a multiple of 32)\n"), 2;
-    char dir[] = "/tmp/vkbert_async_stream_XXXXXX";
+    char dir[400];
     vkbert_context *ctx = NULL;
     vkbert_device_info info = VKBERT_DEVICE_INFO_INIT;
-    if (write_model(dir, s.hidden, layers)) return fprintf(stderr, "cannot write the model\n"), 1;
+    if (write_model(dir, sizeof dir, s.hidden, layers))
+        return fprintf(stderr, "cannot write the model\n"), 1;
     if (vkbert_context_create(NULL, &ctx) || vkbert_context_device(ctx, &info) ||
         vkbert_tokenizer_load(dir, &s.tokenizer) || vkbert_encoder_load(ctx, dir, NULL, &s.encoder))
         return fprintf(stderr, "%s\n", vkbert_last_error(ctx)), 1;
@@ -223,12 +222,6 @@ int main(int argc, char **argv)
     vkbert_tokenizer_destroy(s.tokenizer);
     vkbert_context_destroy(ctx);
     free(s.ids), free(s.mask), free(s.sync), free(s.async);
-    char path[600];
-    const char *files[] = {"config.json", "model.safetensors", "vocab.txt"};
-    for (int i = 0; i < 3; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-        unlink(path);
-    }
-    rmdir(dir);
+    plat_remove_dir(dir);
     return worst > 1e-6;
 }
