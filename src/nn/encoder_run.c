@@ -109,8 +109,9 @@ static vkbert_status record_tensors(vkbert_encoder *e, encoder_plan *p, const en
     VkResult result = vkBeginCommandBuffer(p->tensor_cmd, &begin); /* resets it */
     if (result != VK_SUCCESS) return vkb_fail_vk(e->ctx, result, "vkBeginCommandBuffer");
     encoder_record_io(e, p, p->tensor_cmd, io);
-    /* after the pass's barrier before its copies out; read once the fence is signalled,
-     * without a staged download's second submission */
+    /* The flag into host memory: the pass's last barrier (before its copies out) made the
+     * kernel's writes visible to transfers; read after the fence, with no staged download's
+     * second submission. */
     uint64_t m = (uint64_t)p->batch * p->seq_len;
     VkBufferCopy flag = {2 * m * 4, 0, 4};
     vkCmdCopyBuffer(p->tensor_cmd, p->ids.buffer, p->flag.buffer, 1, &flag);
