@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* An element of row r, column s: from a list of values that includes every case above. */
+/* The raw bits of element `at`: from lists holding every case above, in turn or at random. */
 static uint32_t element(bool is_float, size_t at, ref_rng *rng)
 {
     static const int32_t ints[] = {0, 1, 0, -1, 2, INT32_MIN, 0, 7, INT32_MAX};
