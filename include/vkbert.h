@@ -558,20 +558,23 @@ VKBERT_API vkbert_status vkbert_tensor_read_int32(vkbert_context *ctx, const vkb
                                                   int32_t *data, size_t count);
 
 /* The encoder's forward on device tensors of its context; the results stay on the device.
- * input_ids int32 [B,S]; token_type_ids int32 [B,S] or NULL (all 0); attention_mask float32
- * [B,S] of 0 (padding) and 1, or NULL (all 1) (an int32 mask is refused: convert it on the
- * host); hidden float32 [B,S,H]; pooled float32 [B,H] or NULL (a model with a pooler). Ids are
- * not checked on the device, as the host calls check them: an id outside the vocabulary
- * leaves its row undefined, and a token type outside type_vocab_size is undefined behaviour.
- * The tensors' pass is recorded on first use and replayed while the same tensors are passed.
- * The lock is let go while the device runs. */
+ * input_ids int32 [B,S]; token_type_ids int32 [B,S] or NULL (all 0); attention_mask int32 or
+ * float32 [B,S], or NULL (all 1): 0 masks a token (padding; -0.0 too) and any other value
+ * keeps it, as the host calls' rule; hidden float32 [B,S,H]; pooled float32 [B,H] or NULL (a
+ * model with a pooler). The ids are checked on the device, during the pass: an input id
+ * outside [0, vocab_size) or a token type outside [0, type_vocab_size) fails the call with
+ * VKBERT_ERROR_INVALID_ARGUMENT ("input_ids holds an id outside [0, 30522)", or the same of
+ * token_type_ids) once the pass has run; the outputs are then written but meaningless (a bad
+ * input id embeds as zeros, a bad token type as type 0). The tensors' pass is recorded on
+ * first use and replayed while the same tensors are passed. The lock is let go while the
+ * device runs. */
 VKBERT_API vkbert_status vkbert_encoder_forward(vkbert_encoder *encoder,
                                                 const vkbert_tensor *input_ids,
                                                 const vkbert_tensor *token_type_ids,
                                                 const vkbert_tensor *attention_mask,
                                                 vkbert_tensor *hidden, vkbert_tensor *pooled);
 /* Sentence embeddings float32 [B,H] (mean pooling, L2-normalized when `normalize`) from
- * device tensors as vkbert_encoder_forward takes them. */
+ * device tensors as vkbert_encoder_forward takes them, their ids checked as there. */
 VKBERT_API vkbert_status vkbert_encoder_embed(vkbert_encoder *encoder,
                                               const vkbert_tensor *input_ids,
                                               const vkbert_tensor *token_type_ids,

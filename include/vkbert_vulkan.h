@@ -143,9 +143,10 @@ VKBERT_API vkbert_status vkbert_attention_record(vkbert_attention *layer, VkComm
 
 /* Records an encoder's pass on device tensors (as vkbert_encoder_forward and
  * vkbert_encoder_embed: input_ids int32 [B,S], token_type_ids int32 [B,S] or NULL, attention_mask
- * float32 [B,S] of 0 and 1 or NULL; outputs NULL or hidden [B,S,H], pooled [B,H], embeddings
- * [B,width], L2-normalized when `normalize`; at least one output) into the caller's primary
- * command buffer, under the same rules as vkbert_attention_record, except:
+ * int32 or float32 [B,S] (0 masks, anything else keeps) or NULL; outputs NULL or hidden
+ * [B,S,H], pooled [B,H], embeddings [B,width], L2-normalized when `normalize`; at least one
+ * output) into the caller's primary command buffer, under the same rules as
+ * vkbert_attention_record, except:
  *   - the encoder copies its inputs into its own buffers and its outputs out of them with
  *     transfer commands: the caller's barriers before are to VK_PIPELINE_STAGE_TRANSFER_BIT
  *     with VK_ACCESS_TRANSFER_READ_BIT (for the inputs) and VK_ACCESS_TRANSFER_WRITE_BIT (for
@@ -154,8 +155,11 @@ VKBERT_API vkbert_status vkbert_attention_record(vkbert_attention *layer, VkComm
  *     (outputs) usage besides STORAGE_BUFFER;
  *   - every recording of the encoder shares one set of buffers per shape: a command buffer
  *     recorded with one shape must have completed before one of another shape is recorded,
- *     and two recordings must not run at the same time. The ids are not checked on the device:
- *     an id outside the vocabulary gives undefined rows. */
+ *     and two recordings must not run at the same time;
+ *   - nothing reports bad ids: an input id outside [0, vocab_size) embeds as a row of zeros
+ *     and a token type outside [0, type_vocab_size) as type 0 (defined, meaningless results,
+ *     where vkbert_encoder_forward would fail); check the ids before, where they come from
+ *     an untrusted source. */
 VKBERT_API vkbert_status vkbert_encoder_record(vkbert_encoder *encoder, VkCommandBuffer cmd,
                                                const vkbert_tensor *input_ids,
                                                const vkbert_tensor *token_type_ids,

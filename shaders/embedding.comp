@@ -4,10 +4,14 @@
 //           WORD_HALF, as packed pairs of halves (unpackHalf2x16: no 16-bit storage feature);
 //   tables: position [max_pos][ld] | token type [types][ld] | gamma [ld] | beta [ld], fp32,
 //           at the float offsets in the push constants;
-//   ids:    input ids [B*S] then token type ids [B*S] (int32, checked by the host);
+//   ids:    input ids [B*S], token type ids [B*S], then a flag (int32);
 //   out:    [B*S][ld], padding written as zero.
 // A word table over maxStorageBufferRange comes in chunks, one dispatch each: a dispatch
 // writes only the tokens whose id falls in its chunk, so the dispatches write disjoint rows.
+// Ids in device tensors never reach the host, so a bad one must still give a defined result:
+// an input id outside [0, vocab) is in no chunk, and the first chunk's dispatch writes its row
+// as zeros; a token type outside [0, types) would read past the type table, and is read as 0.
+// Either sets its bit in the flag (BAD_ID, BAD_TYPE), for the host to report after the pass.
 // The position of token s of a sequence is s, as HuggingFace's default position_ids.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x_id = 0) in; // a power of two
@@ -18,15 +22,18 @@ layout(constant_id = 1) const bool WORD_HALF = false;
 layout(std430, binding = 0) readonly buffer Word { float word[]; };
 layout(std430, binding = 0) readonly buffer WordHalf { uint word_half[]; };
 layout(std430, binding = 1) readonly buffer Tables { float tables[]; };
-layout(std430, binding = 2) readonly buffer Ids { int ids[]; };
+layout(std430, binding = 2) buffer Ids { int ids[]; };
 layout(std430, binding = 3) writeonly buffer Out { float out_rows[]; };
 
 layout(push_constant) uniform Push {
     uint tokens, seq_len, H, ld;
     uint position_off, type_off, gamma_off, beta_off;
     uint first_row, rows;
+    uint vocab, types;
     float eps;
 } p;
+
+const int BAD_ID = 1, BAD_TYPE = 2; // src/ops/ops.h's VKB_EMBEDDING_BAD_*
 
 float word_at(uint at)
 {
@@ -43,13 +50,23 @@ float value(uint word_row, uint position_row, uint type_row, uint j)
 void main()
 {
     uint m = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-    if (m >= p.tokens) return; // uniform over the workgroup
-    uint id = uint(ids[m]);
-    if (id < p.first_row || id - p.first_row >= p.rows) return; // another chunk's token
+    if (m >= p.tokens) return; // uniform over the workgroup, as every return below
+    uint id = uint(ids[m]), type_id = uint(ids[p.tokens + m]); // a negative id wraps past both
+    bool bad_id = id >= p.vocab, bad_type = type_id >= p.types;
+    bool mine = bad_id ? p.first_row == 0u : id >= p.first_row && id - p.first_row < p.rows;
+    if (!mine) return; // another chunk's token
+    uint t = gl_LocalInvocationID.x, n = gl_WorkGroupSize.x;
+    // Tokens of different workgroups set different bits: an atomicOr keeps them all, where
+    // plain stores of each token's bits could overwrite one another.
+    if ((bad_id || bad_type) && t == 0u)
+        atomicOr(ids[2u * p.tokens], (bad_id ? BAD_ID : 0) | (bad_type ? BAD_TYPE : 0));
+    if (bad_id) {
+        for (uint j = t; j < p.ld; j += n) out_rows[m * p.ld + j] = 0.0;
+        return;
+    }
     uint word_row = (id - p.first_row) * p.ld;
     uint position_row = p.position_off + (m % p.seq_len) * p.ld;
-    uint type_row = p.type_off + uint(ids[p.tokens + m]) * p.ld;
-    uint t = gl_LocalInvocationID.x, n = gl_WorkGroupSize.x;
+    uint type_row = p.type_off + (bad_type ? 0u : type_id) * p.ld;
 
     float sum = 0.0;
     for (uint j = t; j < p.H; j += n) sum += value(word_row, position_row, type_row, j);

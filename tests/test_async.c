@@ -234,7 +234,7 @@ Test(async, bad_tensor_arguments)
     vkbert_context *ctx = f.ctx;
     vkbert_tensor *ids = tensor(ctx, VKBERT_DTYPE_INT32, 2, 2, 4, 0);
     vkbert_tensor *fids = tensor(ctx, VKBERT_DTYPE_FLOAT32, 2, 2, 4, 0);
-    vkbert_tensor *imask = tensor(ctx, VKBERT_DTYPE_INT32, 2, 2, 4, 0);
+    vkbert_tensor *short_mask = tensor(ctx, VKBERT_DTYPE_INT32, 2, 2, 3, 0);
     vkbert_tensor *hidden = tensor(ctx, VKBERT_DTYPE_FLOAT32, 3, 2, 4, 32);
     vkbert_tensor *short_hidden = tensor(ctx, VKBERT_DTYPE_FLOAT32, 3, 2, 3, 32);
     vkbert_tensor *emb = tensor(ctx, VKBERT_DTYPE_FLOAT32, 2, 2, 31, 0);
@@ -248,7 +248,8 @@ Test(async, bad_tensor_arguments)
         {vkbert_encoder_forward(f.encoder, NULL, NULL, NULL, hidden, NULL), "input_ids is NULL"},
         {vkbert_encoder_forward(f.encoder, ids, NULL, NULL, NULL, NULL), "hidden is NULL"},
         {vkbert_encoder_forward(f.encoder, ids, fids, NULL, hidden, NULL), "token_type_ids"},
-        {vkbert_encoder_forward(f.encoder, ids, NULL, imask, hidden, NULL), "float32 0/1"},
+        {vkbert_encoder_forward(f.encoder, ids, NULL, short_mask, hidden, NULL),
+         "attention_mask has shape"},
         {vkbert_encoder_embed(f.encoder, ids, NULL, NULL, 1, emb), "embeddings has shape"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -260,9 +261,137 @@ Test(async, bad_tensor_arguments)
               vkbert_last_error(ctx));
     cr_assert_eq(vkbert_encoder_forward(NULL, ids, NULL, NULL, hidden, NULL),
                  VKBERT_ERROR_INVALID_ARGUMENT);
-    vkbert_tensor *all[] = {ids, fids, imask, hidden, short_hidden, emb};
+    vkbert_tensor *all[] = {ids, fids, short_mask, hidden, short_hidden, emb};
     for (int i = 0; i < 6; i++)
         vkbert_tensor_destroy(ctx, all[i]);
+    teardown(&f);
+}
+
+/* Every element written (the poison gone) and finite. */
+static void assert_finite(const float *got, size_t n, const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        cr_assert(isfinite(got[i]), "%s[%zu]: %g", what, i, got[i]);
+}
+
+/* A failed device-tensor call: the status, the message, and outputs written over the poison. */
+static void expect_bad_ids(vkbert_context *ctx, vkbert_status status, const char *message,
+                           vkbert_tensor *out, size_t n)
+{
+    cr_assert_eq(status, VKBERT_ERROR_INVALID_ARGUMENT, "%s", vkbert_status_name(status));
+    cr_assert(strstr(vkbert_last_error(ctx), message), "%s", vkbert_last_error(ctx));
+    float *got = test_poisoned(n);
+    TEST_OK(vkbert_tensor_read(ctx, out, got, n));
+    assert_finite(got, n, message);
+    free(got);
+}
+
+/* Ids in device tensors never reach the host: the embedding kernel checks them (vkbert.h). A
+ * bad token type reads as type 0, a bad input id embeds as zeros, the call fails saying which,
+ * and the next good call on the same tensors (the recorded pass replayed) succeeds. */
+Test(async, device_ids_are_checked)
+{
+    enum { B = 2, S = 5, H = 32, N = B * S };
+    fixture f = setup();
+    vkbert_context *ctx = f.ctx;
+    batch x = random_batch(B, S, 21);
+    vkbert_tensor *ids = tensor(ctx, VKBERT_DTYPE_INT32, 2, B, S, 0);
+    vkbert_tensor *tt = tensor(ctx, VKBERT_DTYPE_INT32, 2, B, S, 0);
+    vkbert_tensor *hidden = tensor(ctx, VKBERT_DTYPE_FLOAT32, 3, B, S, H);
+    vkbert_tensor *emb = tensor(ctx, VKBERT_DTYPE_FLOAT32, 2, B, H, 0);
+    float *poison = test_poisoned(N * H), *want = test_poisoned(N * H), *got = test_poisoned(N * H);
+    int32_t bad[N];
+    memcpy(bad, x.types, sizeof bad);
+    bad[3] = 2, x.types[3] = 0; /* the host call's equivalent */
+    TEST_OK(vkbert_encoder_forward_host(f.encoder, B, S, x.ids, x.types, NULL, want, NULL));
+    TEST_OK(vkbert_tensor_write_int32(ctx, ids, x.ids, N));
+    TEST_OK(vkbert_tensor_write_int32(ctx, tt, bad, N));
+    TEST_OK(vkbert_tensor_write(ctx, hidden, poison, N * H));
+    expect_bad_ids(ctx, vkbert_encoder_forward(f.encoder, ids, tt, NULL, hidden, NULL),
+                   "token_type_ids holds an id outside [0, 2)", hidden, N * H);
+    TEST_OK(vkbert_tensor_read(ctx, hidden, got, N * H));
+    assert_equal(got, want, N * H, "hidden with a token type read as 0");
+
+    TEST_OK(vkbert_tensor_write_int32(ctx, tt, x.types, N));
+    memcpy(bad, x.ids, sizeof bad);
+    bad[4] = 50, bad[7] = -3;
+    TEST_OK(vkbert_tensor_write_int32(ctx, ids, bad, N));
+    TEST_OK(vkbert_tensor_write(ctx, hidden, poison, N * H));
+    TEST_OK(vkbert_tensor_write(ctx, emb, poison, B * H));
+    expect_bad_ids(ctx, vkbert_encoder_forward(f.encoder, ids, tt, NULL, hidden, NULL),
+                   "input_ids holds an id outside [0, 50)", hidden, N * H);
+    expect_bad_ids(ctx, vkbert_encoder_embed(f.encoder, ids, tt, NULL, 1, emb),
+                   "input_ids holds an id outside [0, 50)", emb, B * H);
+
+    TEST_OK(vkbert_tensor_write_int32(ctx, ids, x.ids, N));
+    TEST_OK(vkbert_tensor_write(ctx, hidden, poison, N * H));
+    TEST_OK(vkbert_encoder_forward(f.encoder, ids, tt, NULL, hidden, NULL));
+    TEST_OK(vkbert_tensor_read(ctx, hidden, got, N * H));
+    assert_equal(got, want, N * H, "hidden after the bad calls");
+    float *want_emb = test_poisoned(B * H), *got_emb = test_poisoned(B * H);
+    TEST_OK(vkbert_encoder_embed_host(f.encoder, B, S, x.ids, x.types, NULL, 1, want_emb));
+    TEST_OK(vkbert_encoder_embed(f.encoder, ids, tt, NULL, 1, emb));
+    TEST_OK(vkbert_tensor_read(ctx, emb, got_emb, B * H));
+    assert_equal(got_emb, want_emb, B * H, "embeddings after the bad calls");
+    vkbert_tensor *all[] = {ids, tt, hidden, emb};
+    for (int i = 0; i < 4; i++)
+        vkbert_tensor_destroy(ctx, all[i]);
+    free(poison), free(want), free(got), free(want_emb), free(got_emb);
+    teardown(&f);
+}
+
+/* Device-tensor masks keep the host API's rule, 0 masks and anything else keeps: an int32
+ * mask of 0, 1 and -7, and a float32 mask of 0.0, -0.0, 2.0 and -1.0, give what the host
+ * call gives with the 0/1 mask. */
+Test(async, int32_and_float_masks)
+{
+    enum { B = 3, S = 7, H = 32, N = B * S };
+    fixture f = setup();
+    vkbert_context *ctx = f.ctx;
+    batch x = random_batch(B, S, 31);
+    int32_t imask[N];
+    float fmask[N];
+    for (int i = 0; i < N; i++) {
+        imask[i] = x.mask[i] ? (i % 2 ? 1 : -7) : 0;
+        fmask[i] = x.mask[i] ? (i % 2 ? 2.0f : -1.0f) : (i % 2 ? 0.0f : -0.0f);
+    }
+    float *want = test_poisoned(N * H), *want_pooled = test_poisoned(B * H);
+    float *want_emb = test_poisoned(B * H);
+    TEST_OK(
+        vkbert_encoder_forward_host(f.encoder, B, S, x.ids, x.types, x.mask, want, want_pooled));
+    TEST_OK(vkbert_encoder_embed_host(f.encoder, B, S, x.ids, x.types, x.mask, 0, want_emb));
+    vkbert_tensor *ids = tensor(ctx, VKBERT_DTYPE_INT32, 2, B, S, 0);
+    vkbert_tensor *tt = tensor(ctx, VKBERT_DTYPE_INT32, 2, B, S, 0);
+    vkbert_tensor *masks[2] = {tensor(ctx, VKBERT_DTYPE_INT32, 2, B, S, 0),
+                               tensor(ctx, VKBERT_DTYPE_FLOAT32, 2, B, S, 0)};
+    vkbert_tensor *hidden = tensor(ctx, VKBERT_DTYPE_FLOAT32, 3, B, S, H);
+    vkbert_tensor *pooled = tensor(ctx, VKBERT_DTYPE_FLOAT32, 2, B, H, 0);
+    vkbert_tensor *emb = tensor(ctx, VKBERT_DTYPE_FLOAT32, 2, B, H, 0);
+    TEST_OK(vkbert_tensor_write_int32(ctx, ids, x.ids, N));
+    TEST_OK(vkbert_tensor_write_int32(ctx, tt, x.types, N));
+    TEST_OK(vkbert_tensor_write_int32(ctx, masks[0], imask, N));
+    TEST_OK(vkbert_tensor_write(ctx, masks[1], fmask, N));
+    for (int k = 0; k < 2; k++) {
+        float *got = test_poisoned(N * H), *got_pooled = test_poisoned(B * H);
+        float *got_emb = test_poisoned(B * H);
+        TEST_OK(vkbert_tensor_write(ctx, hidden, got, N * H));
+        TEST_OK(vkbert_tensor_write(ctx, pooled, got_pooled, B * H));
+        TEST_OK(vkbert_tensor_write(ctx, emb, got_emb, B * H));
+        TEST_OK(vkbert_encoder_forward(f.encoder, ids, tt, masks[k], hidden, pooled));
+        TEST_OK(vkbert_encoder_embed(f.encoder, ids, tt, masks[k], 0, emb));
+        TEST_OK(vkbert_tensor_read(ctx, hidden, got, N * H));
+        TEST_OK(vkbert_tensor_read(ctx, pooled, got_pooled, B * H));
+        TEST_OK(vkbert_tensor_read(ctx, emb, got_emb, B * H));
+        const char *what = k ? "float32 mask" : "int32 mask";
+        assert_equal(got, want, N * H, what);
+        assert_equal(got_pooled, want_pooled, B * H, what);
+        assert_equal(got_emb, want_emb, B * H, what);
+        free(got), free(got_pooled), free(got_emb);
+    }
+    vkbert_tensor *all[] = {ids, tt, masks[0], masks[1], hidden, pooled, emb};
+    for (int i = 0; i < 7; i++)
+        vkbert_tensor_destroy(ctx, all[i]);
+    free(want), free(want_pooled), free(want_emb);
     teardown(&f);
 }
 

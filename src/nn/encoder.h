@@ -44,7 +44,7 @@ typedef struct encoder_head {
 
 typedef struct encoder_plan {
     uint32_t batch, seq_len;
-    vkb_buffer ids;                   /* int32: input ids [B*S], then token type ids [B*S] */
+    vkb_buffer ids;                   /* int32: ids [B*S], token type ids [B*S], then a flag */
     vkb_buffer mask;                  /* float [B][Sp]: 1 keep, 0 masked (key padding) */
     vkb_buffer hidden;                /* [B*S][Hp], the layers' input and output */
     vkb_buffer attn_y, h1, inter, o2; /* [B*S][Hp], [B*S][Hp], [B*S][Ip], [B*S][Hp] */
@@ -63,12 +63,15 @@ typedef struct encoder_plan {
     /* The pass between device tensors: re-recorded when the tensors change (their ids). */
     VkCommandBuffer tensor_cmd;
     uint64_t tensor_key[6];
+    vkb_dispatch mask_dispatch[2]; /* keep_mask of an int32 [0] or float32 [1] mask tensor */
+    vkb_buffer flag; /* host-visible int32: the tensors' pass copies the embedding's flag here */
 } encoder_plan;
 
 /* The device tensors of one pass (vkb_encoder_record): input_ids int32 [B,S], token types
- * int32 [B,S] or NULL (all 0), mask float32 [B,S] of 0 and 1 or NULL (all 1); outputs float32,
- * each NULL or: hidden [B,S,H], pooled [B,H] (a model with a pooler), embeddings
- * [B,width] (the head's sentence embeddings, L2-normalized when `normalize`). */
+ * int32 [B,S] or NULL (all 0), mask int32 or float32 [B,S] (0 masks) or NULL (all 1), the ids
+ * checked on the device (the embedding's flag); outputs float32, each NULL or: hidden
+ * [B,S,H], pooled [B,H] (a model with a pooler), embeddings [B,width] (the head's sentence
+ * embeddings, L2-normalized when `normalize`). */
 typedef struct encoder_io {
     const vkbert_tensor *ids, *types, *mask;
     vkbert_tensor *hidden, *pooled, *embeddings;

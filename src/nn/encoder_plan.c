@@ -10,7 +10,7 @@ static vkbert_status create_buffers(vkbert_encoder *e, encoder_plan *p)
     vkbert_context *ctx = e->ctx;
     uint64_t m = (uint64_t)p->batch * p->seq_len, rows = m * e->hp * 4;
     vkbert_status status = vkb_check_range(ctx, m * e->ip * 4, "the intermediate activations");
-    if (!status) status = vkb_buffer_create(ctx, 2 * m * 4, &p->ids);
+    if (!status) status = vkb_buffer_create(ctx, (2 * m + 1) * 4, &p->ids);
     if (!status)
         status = vkb_buffer_create(ctx, (uint64_t)p->batch * vkb_pitch(p->seq_len) * 4, &p->mask);
     vkb_buffer *hp_rows[] = {&p->hidden, &p->attn_y, &p->h1, &p->o2};
@@ -29,14 +29,16 @@ void encoder_plan_free(vkbert_encoder *e, encoder_plan *p)
     vkbert_context *ctx = e->ctx;
     for (uint32_t i = 0; i < p->dispatch_count; i++)
         vkb_dispatch_release(ctx, &p->dispatches[i]);
+    for (int i = 0; i < 2; i++)
+        vkb_dispatch_release(ctx, &p->mask_dispatch[i]);
     free(p->dispatches);
     if (p->cmd) vkFreeCommandBuffers(ctx->device, ctx->command_pool, 1, &p->cmd);
     if (p->tensor_cmd) vkFreeCommandBuffers(ctx->device, ctx->command_pool, 1, &p->tensor_cmd);
     vkDestroyQueryPool(ctx->device, p->queries, NULL);
     vkDestroyDescriptorPool(ctx->device, p->pool, NULL);
     if (p->scratch) attention_plan_free(e->attention[0], p->scratch);
-    vkb_buffer *buffers[] = {&p->ids, &p->mask,  &p->hidden, &p->attn_y,
-                             &p->h1,  &p->inter, &p->o2,     &p->pooled};
+    vkb_buffer *buffers[] = {&p->ids,   &p->mask, &p->hidden, &p->attn_y, &p->h1,
+                             &p->inter, &p->o2,   &p->pooled, &p->flag};
     for (size_t i = 0; i < sizeof buffers / sizeof *buffers; i++)
         vkb_buffer_destroy(ctx, buffers[i]);
     encoder_head_buffers_free(e, p);
@@ -74,6 +76,8 @@ static vkbert_status prepare_embedding(vkbert_encoder *e, encoder_plan *p, atten
                                    .beta_off = e->beta_off,
                                    .first_row = first,
                                    .rows = rows < e->word_rows ? rows : e->word_rows,
+                                   .vocab = vocab,
+                                   .types = (uint32_t)e->config.type_vocab_size,
                                    .word_half = e->half,
                                    .eps = (float)e->config.layer_norm_eps};
         status =
@@ -222,17 +226,20 @@ static void copy_ids(VkCommandBuffer cmd, const vkbert_tensor *t, const vkb_buff
              (uint64_t)t->cols * 4);
 }
 
-/* A float32 [B,S] mask has the plan's masks' layout, [B][pitch(S)]: one copy each. */
-static void copy_masks(VkCommandBuffer cmd, const encoder_plan *p, const vkbert_tensor *mask)
+/* A [B,S] mask has the plan's masks' layout, [B][pitch(S)]: one copy, which keep_mask turns
+ * into 0/1 in place and into the pooling's mask. The tensor is read by a transfer, as the
+ * other inputs, so vkbert_encoder_record's callers make one kind of barrier for them all. */
+static void record_masks(VkCommandBuffer cmd, const encoder_plan *p, const vkbert_tensor *mask)
 {
     uint64_t bytes = (uint64_t)p->batch * vkb_pitch(p->seq_len) * 4;
-    const vkb_buffer *masks[] = {&p->mask, &p->pool_mask};
-    for (int i = 0; i < 2; i++) {
-        if (mask)
-            copy(cmd, mask->buffer.buffer, mask->offset, masks[i]->buffer, 0, bytes);
-        else
-            vkCmdFillBuffer(cmd, masks[i]->buffer, 0, bytes, 0x3f800000u); /* 1.0f: keep */
+    if (!mask) {
+        vkCmdFillBuffer(cmd, p->mask.buffer, 0, bytes, 0x3f800000u); /* 1.0f: keep */
+        vkCmdFillBuffer(cmd, p->pool_mask.buffer, 0, bytes, 0x3f800000u);
+        return;
     }
+    copy(cmd, mask->buffer.buffer, mask->offset, p->mask.buffer, 0, bytes);
+    vkb_cmd_barrier(cmd);
+    vkb_cmd_dispatch(cmd, &p->mask_dispatch[mask->dtype == VKBERT_DTYPE_FLOAT32]);
 }
 
 /* The plan's [rows][pitch] results have the output tensor's layout: one copy. */
@@ -251,12 +258,27 @@ void encoder_record_io(vkbert_encoder *e, encoder_plan *p, VkCommandBuffer cmd,
         copy_ids(cmd, io->types, &p->ids, m * 4);
     else
         vkCmdFillBuffer(cmd, p->ids.buffer, m * 4, m * 4, 0);
-    copy_masks(cmd, p, io->mask);
+    vkCmdFillBuffer(cmd, p->ids.buffer, 2 * m * 4, 4, 0); /* no bad id seen yet */
+    record_masks(cmd, p, io->mask);
     record_pass(p, cmd);
     vkb_cmd_barrier(cmd);
     copy_out(cmd, &p->hidden, io->hidden);
     copy_out(cmd, &p->pooled, io->pooled);
     copy_out(cmd, io->normalize ? &p->unit : &p->stage[e->head.dense_count], io->embeddings);
+}
+
+/* The tensors' keep_mask dispatches, one per mask dtype, made with the plan so that
+ * recording a pass never writes descriptors. */
+static vkbert_status prepare_masks(vkbert_encoder *e, encoder_plan *p)
+{
+    vkbert_status status = VKBERT_OK;
+    for (int f = 0; f < 2 && !status; f++) {
+        vkb_keep_mask_desc desc = {p->batch, p->seq_len, vkb_pitch(p->seq_len), f == 1};
+        status = vkb_op_keep_mask(e->ctx, p->pool, &desc, vkb_whole(&p->mask),
+                                  vkb_whole(&p->pool_mask), &p->mask_dispatch[f]);
+        p->mask_dispatch[f].name = "keep_mask";
+    }
+    return status;
 }
 
 static vkbert_status prepare_all(vkbert_encoder *e, encoder_plan *p)
@@ -267,7 +289,8 @@ static vkbert_status prepare_all(vkbert_encoder *e, encoder_plan *p)
         e->word_chunks + 1 + layers * (ATTENTION_DISPATCHES + 4) + encoder_head_dispatches(e);
     p->dispatches = calloc(p->capacity, sizeof *p->dispatches);
     if (!p->dispatches) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
-    vkbert_status status = vkb_descriptor_pool(e->ctx, p->capacity, &p->pool);
+    vkbert_status status = vkb_descriptor_pool(e->ctx, p->capacity + 2, &p->pool);
+    if (!status) status = prepare_masks(e, p);
     if (!status) status = vkb_command_buffer(e->ctx, &p->cmd);
     if (!status && e->ctx->timestamps) status = vkb_timestamp_pool(e->ctx, 2, &p->queries);
     attention_sink sink = {p->dispatches, 0, p->capacity, p->pool};

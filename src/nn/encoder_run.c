@@ -33,7 +33,7 @@ static void fill_masks(const encoder_plan *p, const encoder_batch *in, float *ke
 static vkbert_status upload_inputs(vkbert_encoder *e, encoder_plan *p, const encoder_batch *in)
 {
     size_t m = (size_t)p->batch * p->seq_len, masks = (size_t)p->batch * vkb_pitch(p->seq_len);
-    int32_t *both = calloc(2 * m, sizeof *both); /* absent token types are 0 */
+    int32_t *both = calloc(2 * m + 1, sizeof *both); /* absent token types are 0; the flag 0 */
     float *keep = calloc(2 * masks, sizeof *keep);
     vkbert_status status = VKBERT_OK;
     if (!both || !keep) status = vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
@@ -41,7 +41,7 @@ static vkbert_status upload_inputs(vkbert_encoder *e, encoder_plan *p, const enc
         memcpy(both, in->ids, m * sizeof *both);
         if (in->types) memcpy(both + m, in->types, m * sizeof *both);
         fill_masks(p, in, keep, keep + masks);
-        status = vkb_buffer_upload(e->ctx, &p->ids, 0, both, 2 * m * 4);
+        status = vkb_buffer_upload(e->ctx, &p->ids, 0, both, (2 * m + 1) * 4);
     }
     if (!status) status = vkb_buffer_upload(e->ctx, &p->mask, 0, keep, masks * 4);
     if (!status) status = vkb_buffer_upload(e->ctx, &p->pool_mask, 0, keep + masks, masks * 4);
@@ -103,11 +103,18 @@ static vkbert_status record_tensors(vkbert_encoder *e, encoder_plan *p, const en
     if (p->tensor_cmd && !memcmp(key, p->tensor_key, sizeof key)) return VKBERT_OK;
     memset(p->tensor_key, 0, sizeof p->tensor_key);
     vkbert_status status = p->tensor_cmd ? VKBERT_OK : vkb_command_buffer(e->ctx, &p->tensor_cmd);
+    if (!status && !p->flag.buffer) status = vkb_buffer_create_host(e->ctx, 4, &p->flag);
     if (status) return status;
     VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     VkResult result = vkBeginCommandBuffer(p->tensor_cmd, &begin); /* resets it */
     if (result != VK_SUCCESS) return vkb_fail_vk(e->ctx, result, "vkBeginCommandBuffer");
     encoder_record_io(e, p, p->tensor_cmd, io);
+    /* The flag into host memory: the pass's last barrier (before its copies out) made the
+     * kernel's writes visible to transfers; read after the fence, with no staged download's
+     * second submission. */
+    uint64_t m = (uint64_t)p->batch * p->seq_len;
+    VkBufferCopy flag = {2 * m * 4, 0, 4};
+    vkCmdCopyBuffer(p->tensor_cmd, p->ids.buffer, p->flag.buffer, 1, &flag);
     vkb_cmd_barrier_to_host(p->tensor_cmd); /* vkbert_tensor_read maps the outputs */
     result = vkEndCommandBuffer(p->tensor_cmd);
     if (result != VK_SUCCESS) return vkb_fail_vk(e->ctx, result, "vkEndCommandBuffer");
@@ -144,9 +151,24 @@ static vkbert_status read_outputs(vkbert_encoder *e, encoder_plan *p, const enco
     return status;
 }
 
+/* The embedding's flag: the ids of device tensors are checked there, never on the host. The
+ * outputs of a pass with bad ids are defined (rows of zeros, types read as 0) but useless. */
+static vkbert_status check_flag(vkbert_encoder *e, const encoder_plan *p)
+{
+    int32_t flag;
+    memcpy(&flag, p->flag.mapped, sizeof flag);
+    if (flag & VKB_EMBEDDING_BAD_ID)
+        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "input_ids holds an id outside [0, %d)", e->config.vocab_size);
+    if (flag & VKB_EMBEDDING_BAD_TYPE)
+        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "token_type_ids holds an id outside [0, %d)", e->config.type_vocab_size);
+    return VKBERT_OK;
+}
+
 vkbert_status encoder_read_call(vkbert_encoder *e, encoder_plan *p, const encoder_call *c)
 {
-    if (c->kind == OUT_TENSORS) return VKBERT_OK; /* no timestamps in the tensors' pass */
+    if (c->kind == OUT_TENSORS) return check_flag(e, p); /* no timestamps in this pass */
     vkbert_status status = read_gpu_time(e, p);
     return status ? status : read_outputs(e, p, c);
 }

@@ -44,12 +44,9 @@ static vkbert_status check_inputs(vkbert_encoder *e, const encoder_io *io, encod
     vkbert_status status = check_tensor(e, ids, "input_ids", VKBERT_DTYPE_INT32, 2, ids->shape);
     if (!status && io->types)
         status = check_tensor(e, io->types, "token_type_ids", VKBERT_DTYPE_INT32, 2, ids->shape);
-    /* The pass reads float 0/1 masks; converting int32 would need a kernel of its own. */
-    if (!status && io->mask && io->mask->dtype == VKBERT_DTYPE_INT32)
-        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
-                        "attention_mask is int32; on device tensors it must be float32 0/1");
+    /* a tensor is int32 or float32, and keep_mask reads either */
     if (!status && io->mask)
-        status = check_tensor(e, io->mask, "attention_mask", VKBERT_DTYPE_FLOAT32, 2, ids->shape);
+        status = check_tensor(e, io->mask, "attention_mask", io->mask->dtype, 2, ids->shape);
     return status;
 }
 

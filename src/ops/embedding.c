@@ -6,7 +6,7 @@
 typedef struct embedding_push {
     uint32_t tokens, seq_len, hidden, ld;
     uint32_t position_off, type_off, gamma_off, beta_off;
-    uint32_t first_row, rows;
+    uint32_t first_row, rows, vocab, types;
     float eps;
 } embedding_push;
 
@@ -15,8 +15,14 @@ vkbert_status vkb_op_embedding(vkbert_context *ctx, VkDescriptorPool pool,
                                vkb_view ids, vkb_view out, vkb_dispatch *dispatch)
 {
     if (!d->tokens || !d->seq_len || !d->hidden || d->ld % 4 || d->ld < d->hidden ||
-        !(d->eps > 0.0f) || !d->rows)
-        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "embedding: bad shape or epsilon");
+        !(d->eps > 0.0f) || !d->rows || !d->types || d->first_row > d->vocab ||
+        d->rows > d->vocab - d->first_row)
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "embedding: bad shape, vocabulary or epsilon");
+    if ((2 * (uint64_t)d->tokens + 1) * 4 > ids.size)
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "embedding: the ids binding's %llu bytes hold no flag after 2 x %u ids",
+                        (unsigned long long)ids.size, d->tokens);
     if ((uint64_t)d->rows * d->ld * (d->word_half ? 2 : 4) > word.size)
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
                         "embedding: %u word rows of %u do not fit the word binding's %llu bytes",
@@ -36,6 +42,8 @@ vkbert_status vkb_op_embedding(vkbert_context *ctx, VkDescriptorPool pool,
                            (uint32_t)d->beta_off,
                            d->first_row,
                            d->rows,
+                           d->vocab,
+                           d->types,
                            d->eps};
     vkb_view views[4] = {word, tables, ids, out};
     vkb_kernel kernel = {shader, NULL, spec, 2, views, 4, &push, sizeof push, 0};

@@ -80,19 +80,39 @@ vkbert_status vkb_op_layer_norm(vkbert_context *ctx, VkDescriptorPool pool,
  * comes in chunks: `word` holds rows [first_row, first_row + rows), fp32 or, with word_half,
  * fp16 (packed pairs, no 16-bit storage feature needed); one dispatch per chunk, each writing
  * only the tokens whose id is in its rows. `tables` holds position, token type, gamma and
- * beta (fp32) at the given float offsets; `ids` holds the input ids [tokens] then the token
- * type ids [tokens], int32, already checked against the tables. */
+ * beta (fp32) at the given float offsets; `ids` holds the input ids [tokens], the token type
+ * ids [tokens], then a flag, int32. Ids the host never checked give defined results: an input
+ * id outside [0, vocab) gets a row of zeros (from the dispatch of the chunk at row 0), a token
+ * type outside [0, types) is read as 0, and each ORs its VKB_EMBEDDING_BAD_* bit into the
+ * flag, which the caller zeroes before the first chunk's dispatch. */
 typedef struct vkb_embedding_desc {
     uint32_t tokens, seq_len, hidden, ld;
     uint64_t position_off, type_off, gamma_off, beta_off; /* within `tables` */
     uint32_t first_row, rows;                             /* the word chunk's */
+    uint32_t vocab, types; /* the word table's rows, the token type table's */
     bool word_half;
     float eps;
 } vkb_embedding_desc;
 
+/* The embedding's flag bits (shaders/embedding.comp's BAD_ID and BAD_TYPE). */
+enum { VKB_EMBEDDING_BAD_ID = 1, VKB_EMBEDDING_BAD_TYPE = 2 };
+
 vkbert_status vkb_op_embedding(vkbert_context *ctx, VkDescriptorPool pool,
                                const vkb_embedding_desc *d, vkb_view word, vkb_view tables,
                                vkb_view ids, vkb_view out, vkb_dispatch *dispatch);
+
+/* The encoder's masks from a caller's [batch][seq_len] attention mask, int32 or float32 as
+ * given, in the first seq_len columns of `keep`'s rows [batch][ld]: in place, each becomes 1.0
+ * where the value is not zero (either zero, for a float) and 0.0 where it is (the host API's
+ * rule), in `keep` and in `pooling` ([batch][ld] too); the columns past seq_len become 0.0. */
+typedef struct vkb_keep_mask_desc {
+    uint32_t batch, seq_len, ld;
+    bool is_float;
+} vkb_keep_mask_desc;
+
+vkbert_status vkb_op_keep_mask(vkbert_context *ctx, VkDescriptorPool pool,
+                               const vkb_keep_mask_desc *d, vkb_view keep, vkb_view pooling,
+                               vkb_dispatch *dispatch);
 
 /* sentence-transformers' Pooling over hidden [B*S][ld] and a mask [B][mask_ld] (1 keep, 0
  * padding; shaders/pool.comp has each mode's exact rule): the modes set in `modes`, in the
