@@ -404,6 +404,7 @@ Test(npy, save_rejects_bad_arguments)
 #endif
 #endif
 
+#ifndef NO_ADDRESS_CAP
 /* Caps this process's address space (Criterion runs each test in a process of its own) at
  * what it uses now plus `room` bytes, so that any larger allocation fails as on a host out of
  * memory. Returns the old limit to restore. */
@@ -427,6 +428,7 @@ static void write_sparse(const char *path, const void *head, size_t n, size_t by
     test_write_bytes(path, head, n);
     cr_assert_eq(truncate(path, (off_t)bytes), 0);
 }
+#endif
 
 Test(npy, out_of_memory_is_its_own_kind)
 {
