@@ -8,15 +8,16 @@
  * Threads: every call is thread-safe. Calls on a context, and on the tensors, layers and
  * encoders made from it, hold the context's lock and run one at a time; separate contexts run
  * in parallel. The encoder's calls and jobs let go of the lock while the device runs their
- * pass, so other calls on the context proceed meanwhile (vkbert_job_wait). vkbert_last_error gives each thread the message of its own last failure.
- * Destroy layers, encoders and tensors before their context, and nothing while another
- * thread is using it.
+ * pass, so other calls on the context proceed meanwhile (vkbert_job_wait). vkbert_last_error
+ * gives each thread the message of its own last failure. Destroy layers, encoders and tensors
+ * before their context, and nothing while another thread is using it.
  *
  * Faults: out of memory leaves the context usable; VKBERT_ERROR_DEVICE_LOST (a lost device or
  * a timeout) makes every later call on the context fail the same way.
  *
- * Layout conventions: tensors are float32 (token ids int32), row-major, shapes outermost first. Weights use
- * PyTorch's nn.Linear layout, W[out][in], so a linear layer is y = x * W^T + b.
+ * Layout conventions: tensors are float32 (token ids int32), row-major, shapes outermost
+ * first. Weights use PyTorch's nn.Linear layout, W[out][in], so a linear layer is
+ * y = x * W^T + b.
  *
  * Structs that may grow: each starts with `struct_size`, set by its _INIT macro
  *     vkbert_context_options o = VKBERT_CONTEXT_OPTIONS_INIT;
@@ -540,8 +541,7 @@ VKBERT_API void vkbert_free(void *memory);
 VKBERT_API vkbert_status vkbert_context_memory(const vkbert_context *ctx, uint64_t *allocated,
                                                uint64_t *in_use);
 
-/* ---------------------------------------------------------------- device-tensor encoders and jobs
- */
+/* ------------------------------------------------ device-tensor encoders and jobs -------- */
 
 /* Tensors of token ids. `dtype` is VKBERT_DTYPE_FLOAT32 (vkbert_tensor_create's) or
  * VKBERT_DTYPE_INT32. Both keep one layout: row-major, 4 bytes an element, each row of the
