@@ -512,6 +512,63 @@ VKBERT_API vkbert_status vkbert_model_embed(vkbert_model *model, const char *con
                                             int count, const vkbert_embed_options *options,
                                             float *embeddings);
 
+/* ------------------------------------------------ pre-tokenized inputs (servers) -------- */
+
+/* For callers that tokenize, count and batch inputs themselves (`vkbert serve`): the model's
+ * own pipeline in two halves. vkbert_model_encode tokenizes one input as vkbert_model_embed,
+ * _rerank and _classify do; vkbert_model_embed_inputs and vkbert_model_score_inputs run any
+ * such inputs, from one caller or many, as one padded batch (split only where the device's
+ * limits or differing prompt_tokens require), with the results of the text calls. */
+typedef struct vkbert_model_input {
+    uint32_t struct_size; /* VKBERT_MODEL_INPUT_INIT */
+    int32_t *ids;         /* [count], with the special tokens ([CLS] ... [SEP]) */
+    int32_t *type_ids;    /* [count], or NULL: all 0 */
+    int count;
+    /* The leading tokens ([CLS] and a prompt's) left out of pooling: sentence-transformers'
+     * include_prompt = false. 0 for inputs made by hand. */
+    int prompt_tokens;
+    /* vkbert_model_encode: the length before truncation (count when not truncated). */
+    int full_count;
+} vkbert_model_input;
+#define VKBERT_MODEL_INPUT_INIT VKBERT_STRUCT_INIT_(vkbert_model_input)
+
+typedef struct vkbert_encode_options {
+    uint32_t struct_size;    /* VKBERT_ENCODE_OPTIONS_INIT */
+    const char *prompt_name; /* as vkbert_embed_options; for embeddings only */
+    const char *prompt;
+    /* 0: as the model was loaded (vkbert_model_config.no_truncate); 1: cut to the model's
+     * limit; -1: an input over the limit is VKBERT_ERROR_INVALID_ARGUMENT, naming its length */
+    int truncate;
+    /* 1: cut from the start of the text instead of its end (TEI's truncation_direction
+     * "Left"); the special tokens stay. A pair is always cut longest-first, from the end. */
+    int truncate_left;
+} vkbert_encode_options;
+#define VKBERT_ENCODE_OPTIONS_INIT VKBERT_STRUCT_INIT_(vkbert_encode_options)
+
+/* Tokenizes `text` (and `pair`, for a cross-encoder's (query, document), when not NULL) into
+ * *out, whose ids and type_ids are allocated: free them with vkbert_model_input_free. The
+ * prompt (the folder's default one unless options say otherwise) is prepended to a text
+ * without a pair. Thread-safe: needs no lock and no device. `options` may be NULL. */
+VKBERT_API vkbert_status vkbert_model_encode(const vkbert_model *model, const char *text,
+                                             const char *pair, const vkbert_encode_options *options,
+                                             vkbert_model_input *out);
+VKBERT_API void vkbert_model_input_free(vkbert_model_input *input);
+
+/* embeddings[count][vkbert_model_dimension] of the inputs, normalized as `normalize` says (as
+ * vkbert_embed_options.normalize: 0 the model's, 1 always, -1 never). An id outside the
+ * vocabulary, a type id outside [0, type_vocab_size), an input longer than the model's
+ * max_position_embeddings or an empty one is VKBERT_ERROR_INVALID_ARGUMENT naming the input. */
+VKBERT_API vkbert_status vkbert_model_embed_inputs(vkbert_model *model,
+                                                   const vkbert_model_input *inputs, int count,
+                                                   int normalize, float *embeddings);
+
+/* scores[count][vkbert_model_labels] of a classifier's inputs: the logits with `raw_scores`,
+ * else vkbert_model_classify's rule (the sigmoid of a one-label cross-encoder's logit is
+ * vkbert_model_rerank's score). Inputs are checked as in vkbert_model_embed_inputs. */
+VKBERT_API vkbert_status vkbert_model_score_inputs(vkbert_model *model,
+                                                   const vkbert_model_input *inputs, int count,
+                                                   int raw_scores, float *scores);
+
 /* The number of labels of a classifier folder (BertForSequenceClassification), else 0, and
  * the name of label i (config.json's id2label, else "LABEL_i"). */
 VKBERT_API int vkbert_model_labels(const vkbert_model *model);

@@ -27,6 +27,7 @@ int cli_embed(int argc, char **argv);
 int cli_rerank(int argc, char **argv);
 int cli_classify(int argc, char **argv);
 int cli_info(int argc, char **argv);
+int cli_serve(int argc, char **argv);
 
 /* ---- options ---- */
 

@@ -25,6 +25,7 @@ static const command commands[] = {
     {"rerank", "score documents against a query with a cross-encoder", cli_rerank},
     {"classify", "label texts with a sequence classifier", cli_classify},
     {"info", "what vkbert reads in a model folder and will do with it", cli_info},
+    {"serve", "serve a model folder over HTTP: OpenAI embeddings and TEI's routes", cli_serve},
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof *commands)
