@@ -143,7 +143,7 @@ typedef struct serve_call {
 
 /* A route's answer. */
 typedef struct serve_reply {
-    int status;               /* HTTP status */
+    int status;               /* HTTP status; 0: the client is gone (SERVE_GONE), send nothing */
     char *body;               /* malloc'd, NUL-terminated */
     const char *content_type; /* static */
     int tokens;               /* the request's tokens, for the log line and metrics */
