@@ -387,8 +387,11 @@ int serve_http_port(const serve_http *h)
 void serve_http_quiesce(serve_http *h)
 {
     if (!h || h->quiesced >= 0) return;
-    /* the socket stays open until MHD_stop_daemon: a connection thread may still use it */
+    /* The socket stays open until MHD_stop_daemon (a connection thread may still use it),
+     * but the kernel would go on completing handshakes into its backlog, connections nobody
+     * serves; shutting it down refuses them (Linux; elsewhere it may fail, harmlessly). */
     h->quiesced = (int)MHD_quiesce_daemon(h->daemon);
+    if (h->quiesced >= 0) shutdown(h->quiesced, SHUT_RDWR);
 }
 
 int serve_http_in_flight(serve_http *h)
