@@ -34,12 +34,15 @@ struct serve_http {
 typedef struct request {
     double arrived_ms;
     const serve_route *route; /* NULL: answered before its body */
+    const char *name;         /* for the metrics: a known route's path, else "other" */
     int limited;              /* holds one of max_concurrent_requests' places */
     int answered;
     int too_large;
     char *body;
     size_t size, cap;
 } request;
+
+static const char other[] = "other";
 
 /* ---- errors ---- */
 
@@ -75,7 +78,7 @@ static void account(serve_http *h, const request *r, const char *method, const c
                     int status, int tokens)
 {
     double ms = serve_now_ms() - r->arrived_ms;
-    serve_metrics_request(h->s->metrics, r->route ? r->route->path : "other", status, ms, tokens);
+    serve_metrics_request(h->s->metrics, r->name, status, ms, tokens);
     if (h->s->config->quiet) return;
     char shown[256];
     printable_path(path, shown, sizeof shown);
@@ -117,19 +120,18 @@ static enum MHD_Result respond(serve_http *h, struct MHD_Connection *c, request 
 
 /* ---- before the body ---- */
 
-/* serve_routes' entry for the path and method; *path_known says whether any has the path,
- * and `allow` gets the methods that do. */
-static const serve_route *find_route(const char *path, const char *method, int *path_known,
-                                     char *allow, size_t allow_size)
+/* serve_routes' entry for the path and method; r->name gets the path when some route has
+ * it, and `allow` the methods that do. */
+static const serve_route *find_route(request *r, const char *path, const char *method, char *allow,
+                                     size_t allow_size)
 {
     const serve_route *found = NULL;
     size_t n = 0;
-    *path_known = 0;
     allow[0] = '\0';
     for (int i = 0; i < serve_route_count; i++) {
         const serve_route *route = &serve_routes[i];
         if (strcmp(route->path, path)) continue;
-        *path_known = 1;
+        r->name = route->path;
         if (!strcmp(route->method, method)) found = route;
         int k = snprintf(allow + n, allow_size - n, "%s%s", n ? ", " : "", route->method);
         if (k > 0 && (size_t)k < allow_size - n) n += (size_t)k;
@@ -193,9 +195,8 @@ static enum MHD_Result begin(serve_http *h, struct MHD_Connection *c, request *r
 {
     const serve_config *config = h->s->config;
     char allow[64];
-    int known;
-    r->route = find_route(path, method, &known, allow, sizeof allow);
-    if (!known)
+    r->route = find_route(r, path, method, allow, sizeof allow);
+    if (r->name == other)
         return respond(h, c, r, method, path, fail(path, 404, "Validation", "no route %s", path),
                        NULL);
     if (needs_key(h, path) && !key_matches(c, config->api_key))
@@ -280,6 +281,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         r = calloc(1, sizeof *r);
         if (!r) return MHD_NO;
         r->arrived_ms = serve_now_ms();
+        r->name = other;
         *state = r;
         atomic_fetch_add(&h->in_flight, 1);
         return begin(h, c, r, url, method);
