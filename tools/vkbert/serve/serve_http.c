@@ -46,9 +46,17 @@ static const char other[] = "other";
 
 /* ---- errors ---- */
 
-/* The route's own error shape: OpenAI's on its routes, TEI's on the others. TEI's OpenAI
- * errors carry TEI's error type and the status as the code (router/src/http/server.rs,
- * From<ErrorResponse> for OpenAICompatErrorResponse), so both take the same type here. */
+/* OpenAI's route, whose errors have OpenAI's shape: TEI serves it under both paths
+ * (router/src/http/server.rs, run). */
+static int openai_path(const char *path)
+{
+    return !strcmp(path, "/v1/embeddings") || !strcmp(path, "/embeddings");
+}
+
+/* The route's own error shape: TEI's, or OpenAI's on its route, where TEI keeps its error
+ * type and puts the status as the code (router/src/http/server.rs, From<ErrorResponse> for
+ * OpenAICompatErrorResponse), except that the client's mistakes are OpenAI's
+ * "invalid_request_error", as the routes have them (serve_openai.c). */
 static serve_reply fail(const char *path, int status, const char *type, const char *fmt, ...)
     PLAT_PRINTF(4, 5);
 static serve_reply fail(const char *path, int status, const char *type, const char *fmt, ...)
@@ -58,8 +66,9 @@ static serve_reply fail(const char *path, int status, const char *type, const ch
     va_start(ap, fmt);
     vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
-    if (!strncmp(path, "/v1/", 4)) return serve_openai_error(status, type, "%s", message);
-    return serve_error(status, type, "%s", message);
+    if (!openai_path(path)) return serve_error(status, type, "%s", message);
+    if (status != 429) type = "invalid_request_error";
+    return serve_openai_error(status, type, "%s", message);
 }
 
 /* ---- answering ---- */
