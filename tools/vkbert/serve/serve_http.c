@@ -8,6 +8,7 @@
 #include <microhttpd.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -33,11 +34,16 @@ struct serve_http {
 /* One request's state, from its headers to MHD's completion callback. */
 typedef struct request {
     double arrived_ms;
-    const serve_route *route; /* NULL: answered before its body */
+    const serve_route *route; /* the route to run */
     const char *name;         /* for the metrics: a known route's path, else "other" */
     int limited;              /* holds one of max_concurrent_requests' places */
     int answered;
     int too_large;
+    /* An answer the headers decided (status not 0), sent once the body has been read and
+     * dropped: closing a socket with unread data resets the connection, and the client may
+     * then lose the answer before reading it. */
+    serve_reply early;
+    char allow[64]; /* a 405's Allow header */
     char *body;
     size_t size, cap;
 } request;
@@ -94,10 +100,9 @@ static void account(serve_http *h, const request *r, const char *method, const c
     fprintf(stderr, "%s %s %d %d tokens %.1f ms\n", method, shown, status, tokens, ms);
 }
 
-/* Queues `reply` (taking its body) and logs it; `allow` is a 405's Allow header. */
+/* Queues `reply` (taking its body) and logs it. */
 static enum MHD_Result respond(serve_http *h, struct MHD_Connection *c, request *r,
-                               const char *method, const char *path, serve_reply reply,
-                               const char *allow)
+                               const char *method, const char *path, serve_reply reply)
 {
     r->answered = 1;
     if (reply.status == 0) {
@@ -117,7 +122,8 @@ static enum MHD_Result respond(serve_http *h, struct MHD_Connection *c, request 
     }
     if (reply.content_type)
         MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, reply.content_type);
-    if (allow) MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, allow);
+    if (reply.status == 405 && r->allow[0])
+        MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, r->allow);
     /* a kept-alive connection would bring new requests while the server drains */
     if (h->s->state == SERVE_STOPPING)
         MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
@@ -198,36 +204,38 @@ static int take_place(serve_http *h, request *r)
 }
 
 /* The checks on the headers alone, in the order TEI's layers make them: the route, the key,
- * the method, the announced size, then the permit. */
+ * the method, the announced size, then the permit. Returns the answer they decide, or one
+ * with status 0 when the request goes on. */
+static serve_reply check_headers(serve_http *h, struct MHD_Connection *c, request *r,
+                                 const char *path, const char *method, size_t length)
+{
+    const serve_config *config = h->s->config;
+    serve_reply go_on = {0, NULL, NULL, 0};
+    r->route = find_route(r, path, method, r->allow, sizeof r->allow);
+    if (r->name == other) return fail(path, 404, "Validation", "no route %s", path);
+    if (needs_key(h, path) && !key_matches(c, config->api_key))
+        return fail(path, 401, "Validation",
+                    "a missing or wrong API key: send `Authorization: Bearer KEY`");
+    if (!r->route)
+        return fail(path, 405, "Validation", "%s takes %s, not %s", path, r->allow, method);
+    if (length > config->payload_limit)
+        return fail(path, 413, "Validation", "the body is over the payload limit of %zu bytes",
+                    config->payload_limit);
+    if (!take_place(h, r)) return fail(path, 429, "Overloaded", "Model is overloaded");
+    return go_on;
+}
+
 static enum MHD_Result begin(serve_http *h, struct MHD_Connection *c, request *r, const char *path,
                              const char *method)
 {
-    const serve_config *config = h->s->config;
-    char allow[64];
-    r->route = find_route(r, path, method, allow, sizeof allow);
-    if (r->name == other)
-        return respond(h, c, r, method, path, fail(path, 404, "Validation", "no route %s", path),
-                       NULL);
-    if (needs_key(h, path) && !key_matches(c, config->api_key))
-        return respond(h, c, r, method, path,
-                       fail(path, 401, "Validation",
-                            "a missing or wrong API key: send `Authorization: Bearer KEY`"),
-                       NULL);
-    if (!r->route)
-        return respond(h, c, r, method, path,
-                       fail(path, 405, "Validation", "%s takes %s, not %s", path, allow, method),
-                       allow);
     size_t length = content_length(c);
-    if (length > config->payload_limit)
-        return respond(h, c, r, method, path,
-                       fail(path, 413, "Validation",
-                            "the body is over the payload limit of %zu bytes",
-                            config->payload_limit),
-                       NULL);
-    if (!take_place(h, r))
-        return respond(h, c, r, method, path, fail(path, 429, "Overloaded", "Model is overloaded"),
-                       NULL);
-    r->cap = length ? length + 1 : 0;
+    serve_reply reply = check_headers(h, c, r, path, method, length);
+    /* a body announced over the limit is not read: the answer goes at once, and the
+     * connection closes */
+    if (reply.status && length > h->s->config->payload_limit)
+        return respond(h, c, r, method, path, reply);
+    r->early = reply;
+    r->cap = length && !reply.status ? length + 1 : 0;
     return MHD_YES;
 }
 
@@ -267,15 +275,19 @@ static int client_fd(struct MHD_Connection *c)
 static enum MHD_Result finish(serve_http *h, struct MHD_Connection *c, request *r, const char *path,
                               const char *method)
 {
+    if (r->early.status) {
+        serve_reply early = r->early;
+        r->early.status = 0, r->early.body = NULL;
+        return respond(h, c, r, method, path, early);
+    }
     if (r->too_large)
         return respond(h, c, r, method, path,
                        fail(path, 413, "Validation",
                             "the body is over the payload limit of %zu bytes",
-                            h->s->config->payload_limit),
-                       NULL);
+                            h->s->config->payload_limit));
     serve_call call = {method, path, r->body ? r->body : "", r->size, client_fd(c), r->arrived_ms};
     if (r->body) r->body[r->size] = '\0';
-    return respond(h, c, r, method, path, r->route->run(h->s, &call), NULL);
+    return respond(h, c, r, method, path, r->route->run(h->s, &call));
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -300,9 +312,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return MHD_YES;
     }
     if (*data_size) {
-        int failed = receive(h->s->config, r, data, *data_size);
+        size_t n = *data_size;
         *data_size = 0;
-        return failed ? MHD_NO : MHD_YES;
+        if (!r->early.status) return receive(h->s->config, r, data, n) ? MHD_NO : MHD_YES;
+        /* a refused request's body is dropped; past the limit, the connection closes */
+        if (n > h->s->config->payload_limit - r->size) return MHD_NO;
+        r->size += n;
+        return MHD_YES;
     }
     return finish(h, c, r, url, method);
 }
@@ -316,6 +332,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **state,
     if (!r) return;
     if (r->limited) atomic_fetch_sub(&h->busy, 1);
     atomic_fetch_sub(&h->in_flight, 1);
+    free(r->early.body);
     free(r->body);
     free(r);
     *state = NULL;
@@ -371,7 +388,8 @@ serve_http *serve_http_start(serve_server *s)
     if (fd < 0) return free(h), NULL;
     /* Above max_concurrent_requests, so that the requests past it still get their 429, and
      * idle kept-alive connections do not crowd out new ones. */
-    unsigned limit = 2u * (unsigned)s->config->max_concurrent_requests + 64u;
+    unsigned long long wanted = 2ull * (unsigned)s->config->max_concurrent_requests + 64u;
+    unsigned limit = wanted > UINT_MAX ? UINT_MAX : (unsigned)wanted;
     /* MHD_quiesce_daemon needs MHD_USE_ITC with an internal polling thread; MHD_USE_AUTO picks
      * poll() where there is one, which has no FD_SETSIZE limit. */
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC |
