@@ -100,9 +100,10 @@ vkbert_status vkb_model_tokenize(const vkbert_model *m, const model_rule *r, con
     free(joined);
     if (rc) return say(vkb_io_status(VKBERT_ERROR_INVALID_ARGUMENT), err, size, "%s", why);
     if (t.count > m->max_length) {
+        int count = t.count;
         tok_ids_free(&t);
         return say(VKBERT_ERROR_INVALID_ARGUMENT, err, size,
-                   "%d tokens, over the model's limit of %d (truncation is off)", t.count,
+                   "%d tokens, over the model's limit of %d (truncation is off)", count,
                    m->max_length);
     }
     free(t.mask);
