@@ -550,8 +550,9 @@ typedef struct vkbert_encode_options {
 
 /* Tokenizes `text` (and `pair`, for a cross-encoder's (query, document), when not NULL) into
  * *out, whose ids and type_ids are allocated: free them with vkbert_model_input_free. The
- * prompt (the folder's default one unless options say otherwise) is prepended to a text
- * without a pair. Thread-safe: needs no lock and no device. `options` may be NULL. */
+ * prompt (the folder's default one unless options say otherwise; none by default for a
+ * classifier, as vkbert_model_classify) is prepended to a text without a pair. Thread-safe:
+ * needs no lock and no device. `options` may be NULL. */
 VKBERT_API vkbert_status vkbert_model_encode(const vkbert_model *model, const char *text,
                                              const char *pair, const vkbert_encode_options *options,
                                              vkbert_model_input *out);

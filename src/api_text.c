@@ -212,10 +212,7 @@ static vkbert_status model_encode(const vkbert_model *model, const char *text, c
         snprintf(err, size, "text is NULL");
         return VKBERT_ERROR_INVALID_ARGUMENT;
     }
-    model_rule rule;
-    vkbert_status status = vkb_model_rule(model, o.prompt_name, o.prompt, o.truncate,
-                                          o.truncate_left, &rule, err, size);
-    return status ? status : vkb_model_tokenize(model, &rule, text, pair, in, err, size);
+    return vkb_model_encode(model, text, pair, &o, in, err, size);
 }
 
 /* `out` is emptied first, so that vkbert_model_input_free may follow any failure. */

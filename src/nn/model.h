@@ -59,14 +59,18 @@ typedef struct model_rule {
     int truncate, left;
 } model_rule;
 
-/* These two need no lock and leave their message in err (the caller sets the context's). */
-/* The rule of a prompt name or prompt (neither: the folder's default prompt) and `truncate` (0
- * the model's setting, 1, -1) and `left`. */
-vkbert_status vkb_model_rule(const vkbert_model *m, const char *prompt_name, const char *prompt,
-                             int truncate, int left, model_rule *out, char *err, size_t size);
+/* These need no lock and leave their message in err (the caller sets the context's). */
+/* The text calls' rule: a prompt name or prompt (neither: the folder's default prompt), and
+ * truncation as the model was loaded, from the end. */
+vkbert_status vkb_model_text_rule(const vkbert_model *m, const char *prompt_name,
+                                  const char *prompt, model_rule *out, char *err, size_t size);
 /* One input by the rule; its arrays are freed with vkb_model_input_clear. */
 vkbert_status vkb_model_tokenize(const vkbert_model *m, const model_rule *rule, const char *text,
                                  const char *pair, vkbert_model_input *out, char *err, size_t size);
+/* vkbert_model_encode's work, with full-size options. */
+vkbert_status vkb_model_encode(const vkbert_model *m, const char *text, const char *pair,
+                               const vkbert_encode_options *o, vkbert_model_input *out, char *err,
+                               size_t size);
 void vkb_model_input_clear(vkbert_model_input *input);
 
 typedef enum run_kind { RUN_SENTENCES, RUN_LOGITS } run_kind;

@@ -28,13 +28,13 @@ static vkbert_status say(vkbert_status status, char *err, size_t size, const cha
 /* ---- texts to inputs ---- */
 
 static vkbert_status find_prompt(const vkbert_model *m, const char *name, const char *given,
-                                 const char **out, char *err, size_t size)
+                                 bool by_default, const char **out, char *err, size_t size)
 {
     *out = given;
     if (given && name)
         return say(VKBERT_ERROR_INVALID_ARGUMENT, err, size,
                    "give a prompt or a prompt name, not both");
-    if (!given && !name) name = m->st.default_prompt_name;
+    if (!given && !name && by_default) name = m->st.default_prompt_name;
     for (int i = 0; name && i < m->st.prompt_count; i++)
         if (strcmp(m->st.prompts[i].name, name) == 0) *out = m->st.prompts[i].text;
     if (name && !*out)
@@ -59,15 +59,22 @@ static vkbert_status prompt_length(const vkbert_model *m, const char *prompt, in
     return VKBERT_OK;
 }
 
-vkbert_status vkb_model_rule(const vkbert_model *m, const char *prompt_name, const char *prompt,
-                             int truncate, int left, model_rule *out, char *err, size_t size)
+static vkbert_status make_rule(const vkbert_model *m, const char *prompt_name, const char *prompt,
+                               bool by_default, int truncate, int left, model_rule *out, char *err,
+                               size_t size)
 {
     if (truncate < -1 || truncate > 1)
         return say(VKBERT_ERROR_INVALID_ARGUMENT, err, size,
                    "truncate is %d: 0 (the model's), 1 or -1", truncate);
     *out = (model_rule){.truncate = truncate ? truncate > 0 : m->truncate, .left = left != 0};
-    vkbert_status status = find_prompt(m, prompt_name, prompt, &out->prompt, err, size);
+    vkbert_status status = find_prompt(m, prompt_name, prompt, by_default, &out->prompt, err, size);
     return status ? status : prompt_length(m, out->prompt, &out->prompt_tokens, err, size);
+}
+
+vkbert_status vkb_model_text_rule(const vkbert_model *m, const char *prompt_name,
+                                  const char *prompt, model_rule *out, char *err, size_t size)
+{
+    return make_rule(m, prompt_name, prompt, true, 0, 0, out, err, size);
 }
 
 static char *join(const char *prefix, const char *text)
@@ -114,6 +121,18 @@ vkbert_status vkb_model_tokenize(const vkbert_model *m, const model_rule *r, con
                                 .prompt_tokens = pair ? 0 : prompt_left(r, &t),
                                 .full_count = t.full_count};
     return VKBERT_OK;
+}
+
+/* A classifier's texts get no default prompt: vkbert_model_classify's and _rerank's get none,
+ * and their scores must be equal. */
+vkbert_status vkb_model_encode(const vkbert_model *m, const char *text, const char *pair,
+                               const vkbert_encode_options *o, vkbert_model_input *out, char *err,
+                               size_t size)
+{
+    model_rule rule;
+    vkbert_status status = make_rule(m, o->prompt_name, o->prompt, !m->labels, o->truncate,
+                                     o->truncate_left, &rule, err, size);
+    return status ? status : vkb_model_tokenize(m, &rule, text, pair, out, err, size);
 }
 
 void vkb_model_input_clear(vkbert_model_input *input)

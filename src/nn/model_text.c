@@ -73,12 +73,11 @@ static vkbert_status run_texts(vkbert_model *m, const model_rule *rule, const mo
     return status;
 }
 
-/* The rule of the text calls: truncation as the model was loaded, from the end. */
 static vkbert_status text_rule(vkbert_model *m, const char *prompt_name, const char *prompt,
                                model_rule *out)
 {
     char err[VKB_ERROR_SIZE];
-    vkbert_status status = vkb_model_rule(m, prompt_name, prompt, 0, 0, out, err, sizeof err);
+    vkbert_status status = vkb_model_text_rule(m, prompt_name, prompt, out, err, sizeof err);
     return status ? vkb_fail(m->ctx, status, "%s", err) : VKBERT_OK;
 }
 
