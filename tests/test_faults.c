@@ -183,11 +183,13 @@ Test(faults, lost_after_passes_hook)
     TEST_OK(vkbert_model_load(ctx, dir, NULL, &m));
     const char *text[1] = {"a b"};
     int32_t ids[4] = {2, 5, 6, 3};
-    vkbert_model_input in = VKBERT_MODEL_INPUT_INIT;
+    vkbert_model_input in = VKBERT_MODEL_INPUT_INIT, mixed[3];
     in.ids = ids, in.count = 4;
-    float out[8];
+    for (int i = 0; i < 3; i++) /* lengths and prompts differ: still one pass */
+        mixed[i] = in, mixed[i].count = 2 + i, mixed[i].prompt_tokens = i;
+    float out[3 * 8];
     TEST_OK(vkbert_model_embed(m, text, 1, NULL, out));
-    TEST_OK(vkbert_model_embed_inputs(m, &in, 1, 0, out));
+    TEST_OK(vkbert_model_embed_inputs(m, mixed, 3, 0, out));
     cr_assert_eq(vkbert_model_embed_inputs(m, &in, 1, 0, out), VKBERT_ERROR_DEVICE_LOST);
     cr_assert(strstr(vkbert_last_error(ctx), "VK_ERROR_DEVICE_LOST"), "%s", vkbert_last_error(ctx));
     cr_assert_eq(vkbert_model_embed(m, text, 1, NULL, out), VKBERT_ERROR_DEVICE_LOST);
