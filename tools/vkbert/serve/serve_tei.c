@@ -257,24 +257,31 @@ serve_reply serve_tei_predict(serve_server *s, const serve_call *call)
     return request_end(&q, out);
 }
 
-/* How many of the template's special tokens come before the text: the empty text's encoding
- * is the template alone ([CLS] [SEP]), split where the input's start and end both match it. */
+/* Whether the input starts with the template's first `lead` tokens and ends with the rest. */
+static int template_split(const vkbert_model_input *in, const vkbert_encoding *e, int lead)
+{
+    if (e->count > in->count) return 0;
+    for (int i = 0; i < e->count; i++) {
+        int at = i < lead ? i : in->count - (e->count - i);
+        if (in->ids[at] != e->ids[i]) return 0;
+    }
+    return 1;
+}
+
+/* How many of the template's special tokens come before the text, and (*specials) how many
+ * there are: the empty text's encoding is the template alone ([CLS] [SEP]). Splits are tried
+ * from the middle out, so that a text that starts with [SEP] still splits [CLS] | [SEP]. */
 static int template_lead(const vkbert_tokenizer *t, const vkbert_model_input *in, int *specials)
 {
     vkbert_encoding e = VKBERT_ENCODING_INIT;
+    int lead = -1;
     *specials = 0;
     if (vkbert_tokenizer_encode(t, "", NULL, -1, &e)) return 0;
-    int k = e.count, lead = -1;
-    for (int j = (k + 1) / 2, step = 0; lead < 0 && step <= k; step++) {
-        int c = step % 2 ? j - (step + 1) / 2 : j + step / 2;
-        int ok = c >= 0 && c <= k && k <= in->count;
-        for (int i = 0; ok && i < c; i++)
-            ok = in->ids[i] == e.ids[i];
-        for (int i = c; ok && i < k; i++)
-            ok = in->ids[in->count - (k - i)] == e.ids[i];
-        if (ok) lead = c;
+    for (int step = 0; lead < 0 && step <= 2 * e.count; step++) {
+        int c = (e.count + 1) / 2 + (step % 2 ? -(step + 1) / 2 : step / 2);
+        if (c >= 0 && c <= e.count && template_split(in, &e, c)) lead = c;
     }
-    if (lead >= 0) *specials = k;
+    if (lead >= 0) *specials = e.count;
     vkbert_encoding_free(&e);
     return lead < 0 ? 0 : lead;
 }
