@@ -100,8 +100,10 @@ static void finish(request *req, int n, serve_outcome outcome, vkbert_status sta
     if (req->remaining == 0) pthread_cond_signal(&req->done);
 }
 
-/* The peer of a closed socket reads as end of file; a reset one as ECONNRESET. Anything else
- * (data waiting, EAGAIN, an fd that is not a socket) is a client still there. */
+/* TEI drops a queued entry whose response channel was closed by a client gone away
+ * (core/src/queue.rs); here the request's socket says so: the peer of a closed socket reads as
+ * end of file, a reset one as ECONNRESET. Anything else (data waiting, EAGAIN, an fd that is
+ * not a socket) is a client still there. */
 static int client_gone(int fd)
 {
     if (fd < 0) return 0;
@@ -110,15 +112,16 @@ static int client_gone(int fd)
     return n == 0 || (n < 0 && errno == ECONNRESET);
 }
 
-/* Drops the request's entries at the head of the queue. */
-static void drop_head_request(serve_queue *q, request *req)
+/* Takes the entries of the request at the head of the queue out; returns how many. */
+static int pop_request(serve_queue *q)
 {
+    request *req = slot(q, 0)->req;
     int n = 0;
     while (q->count > 0 && slot(q, 0)->req == req) {
         pop(q);
         n++;
     }
-    finish(req, n, SERVE_GONE, VKBERT_OK, "the client went away");
+    return n;
 }
 
 static int same_kind(const serve_work *a, const serve_work *b)
@@ -148,7 +151,7 @@ static int take_batch(scheduler *s)
         if (e.req->checked != serial) {
             e.req->checked = serial;
             if (client_gone(w->client_fd)) {
-                drop_head_request(q, e.req);
+                finish(e.req, pop_request(q), SERVE_GONE, VKBERT_OK, "the client went away");
                 continue;
             }
         }
@@ -167,12 +170,7 @@ static void fail_queued(serve_queue *q, const char *message)
 {
     while (q->count > 0) {
         request *req = slot(q, 0)->req;
-        int n = 0;
-        while (q->count > 0 && slot(q, 0)->req == req) {
-            pop(q);
-            n++;
-        }
-        finish(req, n, SERVE_UNHEALTHY, VKBERT_ERROR_DEVICE_LOST, message);
+        finish(req, pop_request(q), SERVE_UNHEALTHY, VKBERT_ERROR_DEVICE_LOST, message);
     }
 }
 
