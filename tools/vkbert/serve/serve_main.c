@@ -90,7 +90,7 @@ static int start_queue(serving *sv)
     for (int i = 0; i < sv->count; i++) {
         char name[256];
         device_name(sv->ctx[i], name, sizeof name);
-        if (serve_queue_add_scheduler(sv->server.queue, sv->model[i], name))
+        if (serve_queue_add_scheduler(sv->server.queue, sv->ctx[i], sv->model[i], name))
             return cli_error("cannot start the scheduler thread of device %s", name);
     }
     return 0;
