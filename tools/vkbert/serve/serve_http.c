@@ -25,7 +25,8 @@
 struct serve_http {
     serve_server *s;
     struct MHD_Daemon *daemon;
-    int quiesced; /* the listening socket MHD_quiesce_daemon gave back, else -1 */
+    int quiesced;        /* the listening socket MHD_quiesce_daemon gave back, else -1 */
+    atomic_int draining; /* quiesced: every answer closes its connection */
     int port;
     atomic_int in_flight; /* every request from its headers to its completion */
     atomic_int busy;      /* those that count against max_concurrent_requests */
@@ -125,7 +126,7 @@ static enum MHD_Result respond(serve_http *h, struct MHD_Connection *c, request 
     if (reply.status == 405 && r->allow[0])
         MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, r->allow);
     /* a kept-alive connection would bring new requests while the server drains */
-    if (h->s->state == SERVE_STOPPING)
+    if (atomic_load(&h->draining))
         MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result queued = MHD_queue_response(c, (unsigned)reply.status, response);
     MHD_destroy_response(response);
@@ -419,6 +420,7 @@ void serve_http_quiesce(serve_http *h)
     /* The socket stays open until MHD_stop_daemon (a connection thread may still use it),
      * but the kernel would go on completing handshakes into its backlog, connections nobody
      * serves; shutting it down refuses them (Linux; elsewhere it may fail, harmlessly). */
+    atomic_store(&h->draining, 1);
     h->quiesced = (int)MHD_quiesce_daemon(h->daemon);
     if (h->quiesced >= 0) shutdown(h->quiesced, SHUT_RDWR);
 }

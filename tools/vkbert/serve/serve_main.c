@@ -111,14 +111,16 @@ static void sleep_ms(long ms)
     nanosleep(&t, NULL);
 }
 
-/* Stops taking connections and lets the accepted requests finish; their work is queued or
- * running, and the queue runs what is queued before its schedulers stop. */
+/* Stops taking connections and lets the accepted requests finish, each connection closing
+ * after its answer. Only then does the state say so: the routes refuse work once stopping,
+ * and a request whose body was still arriving at SIGTERM is one already accepted. The queue
+ * runs what is queued before its schedulers stop. */
 static void drain(serving *sv)
 {
-    sv->server.state = SERVE_STOPPING;
     serve_http_quiesce(sv->http);
     while (serve_http_in_flight(sv->http) > 0)
         sleep_ms(10);
+    sv->server.state = SERVE_STOPPING;
     if (sv->server.queue) serve_queue_stop(sv->server.queue);
 }
 
