@@ -6,12 +6,13 @@
 #include "cli.h"
 #include "serve.h"
 
-#include <pthread.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct serving {
     serve_config config;
@@ -137,21 +138,46 @@ static int shut_down(serving *sv, int code)
     return code;
 }
 
-/* Blocks the signals in this thread before any other starts, so that every thread inherits
- * the mask: SIGTERM and SIGINT then reach only sigwait, and SIGPIPE (a client that went away
- * while being written to) never kills the process. */
-static void block_signals(sigset_t *stop)
+/* SIGTERM and SIGINT write a byte to a pipe that the main thread waits on. A handler, not
+ * sigwait with the signals blocked: threads that libraries start before main (OpenBLAS's pool)
+ * never inherit a mask, and a signal the kernel hands to one of them would kill the process.
+ * write is async-signal-safe; errno is kept for the interrupted thread. SIGPIPE (a client that
+ * went away while being written to) is ignored process-wide, so it can never kill it either. */
+static int stop_pipe[2] = {-1, -1};
+
+static void on_stop_signal(int signal_number)
 {
-    sigset_t all;
-    sigemptyset(stop);
-    sigaddset(stop, SIGTERM);
-    sigaddset(stop, SIGINT);
-    all = *stop;
-    sigaddset(&all, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    int saved = errno;
+    unsigned char byte = (unsigned char)signal_number;
+    if (write(stop_pipe[1], &byte, 1) < 0) {
+        /* the pipe is full: a stop is already pending */
+    }
+    errno = saved;
 }
 
-static int serve(serving *sv, const sigset_t *stop)
+static int catch_stop_signals(void)
+{
+    if (pipe(stop_pipe)) return cli_error("pipe: %s", strerror(errno));
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    action.sa_handler = on_stop_signal;
+    sigaction(SIGTERM, &action, NULL);
+    sigaction(SIGINT, &action, NULL);
+    action.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &action, NULL);
+    return CLI_EXIT_OK;
+}
+
+static void wait_for_stop_signal(void)
+{
+    unsigned char byte;
+    while (read(stop_pipe[0], &byte, 1) < 0 && errno == EINTR) {
+    }
+}
+
+static int serve(serving *sv)
 {
     sv->http = serve_http_start(&sv->server);
     if (!sv->http) return serve_metrics_destroy(sv->server.metrics), CLI_EXIT_FAILURE;
@@ -167,8 +193,7 @@ static int serve(serving *sv, const sigset_t *stop)
     atomic_thread_fence(memory_order_release);
     sv->server.state = SERVE_READY;
     print_listening(sv);
-    int signal_number;
-    sigwait(stop, &signal_number);
+    wait_for_stop_signal();
     drain(sv);
     code = shut_down(sv, CLI_EXIT_OK);
     fputs("vkbert serve: stopped\n", stderr);
@@ -178,12 +203,11 @@ static int serve(serving *sv, const sigset_t *stop)
 int serve_main(int argc, char **argv)
 {
     serving sv;
-    sigset_t stop;
     memset(&sv, 0, sizeof sv);
     int code = serve_config_parse(argc, argv, &sv.config);
     if (code == 1) return CLI_EXIT_OK; /* --help */
     if (code) return code;
-    block_signals(&stop);
+    if (catch_stop_signals()) return CLI_EXIT_FAILURE;
     sv.server.config = &sv.config;
     sv.server.state = SERVE_LOADING;
     if (sv.config.served_model_name)
@@ -193,5 +217,5 @@ int serve_main(int argc, char **argv)
         folder_name(sv.config.model_dir, sv.server.model_name, sizeof sv.server.model_name);
     sv.server.metrics = serve_metrics_create();
     if (!sv.server.metrics) return cli_error("out of host memory");
-    return serve(&sv, &stop);
+    return serve(&sv);
 }

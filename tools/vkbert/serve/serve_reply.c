@@ -184,12 +184,14 @@ serve_reply serve_tei_info(serve_server *s, const serve_call *call)
     cJSON *described = vkbert_model_describe(s->model, &json) ? NULL : cJSON_Parse(json);
     vkbert_free(json);
     cJSON *info = cJSON_CreateObject();
-    cJSON_AddStringToObject(info, "model_id", s->model_name);
+    /* model_id is the folder as given (TEI's is the Hub id or path it loaded) */
+    cJSON_AddStringToObject(info, "model_id", s->config->model_dir);
     cJSON_AddNullToObject(info, "model_sha");
     cJSON_AddStringToObject(info, "model_dtype",
                             s->config->precision == VKBERT_PRECISION_FP16 ? "float16" : "float32");
     add_model_type(info, s, described);
     add_limits(info, s->config, described, s);
+    cJSON_AddStringToObject(info, "served_model_name", s->model_name);
     cJSON_AddStringToObject(info, "version", vkbert_version_string());
     cJSON_AddNullToObject(info, "sha");
     cJSON_AddNullToObject(info, "docker_label");

@@ -132,16 +132,18 @@ static int encode_one(const serve_server *s, const cJSON *v, int ids, int i,
     return -2;
 }
 
-/* TEI's untagged Input (types.rs): Single(String | Ids) is tried first, so `[]` and a flat list
- * of numbers are one input of token ids; else a Batch of them. TEI's batch checks
- * (server.rs, embed): empty, 400 Empty; over max_client_batch_size, 413 Validation. */
+/* TEI's untagged Input (types.rs): a string, a flat list of numbers (one input of token ids),
+ * else a Batch of them. `[]` is an empty batch, 400 Empty, as TEI's Input of strings reads it
+ * and as OpenAI answers an empty input (later TEI versions read it as one empty list of ids,
+ * 413); over max_client_batch_size, 413 Validation (server.rs, embed). */
 int serve_inputs_parse(const serve_server *s, const cJSON *v, const char *field, int ids,
                        const serve_encode_opts *o, serve_inputs *x, serve_fail *f)
 {
     const char *shape =
         ids ? "a string, a list of token ids, or a list of those" : "a string or a list of strings";
     if (!v) return serve_fail_status(f, 422, "missing field `%s`", field);
-    int single = cJSON_IsString(v) || (ids && is_ids(v));
+    int empty = cJSON_IsArray(v) && !cJSON_GetArraySize(v);
+    int single = cJSON_IsString(v) || (ids && !empty && is_ids(v));
     if (!single && !cJSON_IsArray(v))
         return serve_fail_status(f, 422, "`%s` must be %s", field, shape);
     int n = single ? 1 : cJSON_GetArraySize(v);
