@@ -114,7 +114,7 @@ class Server:
             self.reader.join(5)
             raise AssertionError(f"{self.args} printed no listening line: {self.text()}")
         self.pid = self.proc.pid
-        self.stopped = False
+        self.stopped = self.signalled = False
 
     port = None
 
@@ -179,12 +179,18 @@ class Server:
                     return int(line.split()[1])
         raise AssertionError("no VmRSS")
 
+    def terminate(self):
+        """SIGTERM, once: a second one during the shutdown may end the process at once."""
+        if not self.signalled:
+            self.signalled = True
+            self.proc.send_signal(signal.SIGTERM)
+
     def stop(self, timeout=120):
-        """SIGTERM; the exit code (asserted 0 by the fixtures) and the last line checked."""
+        """SIGTERM (unless sent already) and the wait; the exit code."""
         if self.stopped:
             return self.proc.returncode
         self.stopped = True
-        self.proc.send_signal(signal.SIGTERM)
+        self.terminate()
         try:
             code = self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
