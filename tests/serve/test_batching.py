@@ -158,3 +158,13 @@ def test_request_dropped_while_queued_when_its_client_is_gone(serve, models):
     assert ran == 6 * 32, f"{ran} inputs ran: the gone client's request ran too"
     close(s.ok("/embed", {"inputs": "hello world"}),
           models("st").embed(["hello world"], normalize=True))
+
+
+def test_two_schedulers_share_the_queue(serve, models, st_server):
+    """--device given twice: two contexts on the one device, a scheduler each, one queue; the
+    startup line names both, and concurrent clients still get their texts' rows."""
+    s = serve("st", "--device", "0", "--device", "0", "--quiet")
+    one = st_server.devices  # the default device, the first
+    assert s.devices == f"{one}, {one}", s.devices
+    results = hammer(s, clients=6, rounds=2, body_of=lambda c, i: {"inputs": text_of(c, i)})
+    check_alone(results, models("st"))

@@ -190,3 +190,20 @@ def test_memory_stays_flat(serve):
     run(300)
     grown = s.rss_kib() - first
     assert grown < 1024, f"VmRSS grew {grown} KiB over 300 requests"
+
+
+def test_sigint_is_a_graceful_stop_too(serve, models):
+    s = serve("st", "--quiet")
+    close(s.ok("/embed", {"inputs": "hello"}), models("st").embed(["hello"], normalize=True))
+    s.signalled = True
+    s.proc.send_signal(2)
+    # The fixture's teardown waits: exit 0, `vkbert serve: stopped` last.
+
+
+def test_fp16_precision(serve, folders):
+    """--precision fp16 serves what the library's fp16 model computes."""
+    s = serve("st", "--precision", "fp16", "--quiet")
+    assert s.get("/info").json()["model_dtype"] == "float16"
+    with vkbert.Model(folders["st"], precision="fp16") as half:
+        want = np.stack([half.embed([t], normalize=True)[0] for t in TEXTS])
+    close(s.ok("/embed", {"inputs": TEXTS}), want)
