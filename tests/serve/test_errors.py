@@ -164,6 +164,12 @@ def test_api_key(serve, models):
     r = s.post("/embed", {"inputs": "hello"}, {"Authorization": "Bearer s3cret"})
     assert r.status == 200, r
     close(r.json(), models("st").embed(["hello"], normalize=True))
+    # TEI's public routes (server.rs): /health and /metrics need no key (probes, scrapers);
+    # /info is behind it.
+    assert s.get("/health").status == 200
+    assert s.get("/metrics").status == 200
+    assert s.get("/info").status == 401
+    assert s.get("/info", {"Authorization": "Bearer s3cret"}).status == 200
 
 
 def test_slow_client_does_not_hold_up_others(st_server, models):
