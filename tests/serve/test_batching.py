@@ -168,3 +168,19 @@ def test_two_schedulers_share_the_queue(serve, models, st_server):
     assert s.devices == f"{one}, {one}", s.devices
     results = hammer(s, clients=6, rounds=2, body_of=lambda c, i: {"inputs": text_of(c, i)})
     check_alone(results, models("st"))
+
+
+def test_max_batch_tokens_bounds_padded_tokens(serve, models):
+    """--max-batch-tokens 48, the model's own limit: inputs of 26 tokens or more never share a
+    pass (2 x 26 > 48), however many clients send at once."""
+    s = serve("st", "--max-batch-tokens", "48", "--quiet")
+    before = s.metrics()
+    results = hammer(s, clients=6, rounds=2,
+                     body_of=lambda c, i: {"inputs": long_text(24 + (c + i) % 20, c)})
+    for (c, i), r in results.items():
+        assert r.status == 200, r
+        close(r.json(), models("st").embed([long_text(24 + (c + i) % 20, c)], normalize=True))
+    after = s.metrics()
+    batches = histogram_count(after, BATCH) - histogram_count(before, BATCH)
+    ones = histogram_count(after, BATCH, le=1) - histogram_count(before, BATCH, le=1)
+    assert batches == ones == 12
