@@ -1,7 +1,10 @@
 """The process: flags and their VKBERT_SERVE_* variables, start-up errors, the log line and
 --quiet, SIGTERM with requests in flight, a lost device, and memory over many requests."""
 
+import glob
 import os
+import platform
+import signal
 import subprocess
 import threading
 import time
@@ -207,3 +210,34 @@ def test_fp16_precision(serve, folders):
     with vkbert.Model(folders["st"], precision="fp16") as half:
         want = np.stack([half.embed([t], normalize=True)[0] for t in TEXTS])
     close(s.ok("/embed", {"inputs": TEXTS}), want)
+
+
+# rt_sigtimedwait, the system call under sigwait, by machine (the kernel's syscall tables).
+SIGWAIT_SYSCALL = {"x86_64": 128, "aarch64": 137}
+
+
+def test_every_thread_leaves_sigterm_to_the_server(serve):
+    """A SIGTERM goes to any thread that does not block it; one that neither blocks it nor
+    waits for it (a library's thread pool started before main) would die of it, not stop
+    gracefully. Every thread but the one in sigwait must block SIGTERM and SIGINT."""
+    number = SIGWAIT_SYSCALL.get(platform.machine())
+    if number is None:
+        pytest.skip(f"no rt_sigtimedwait number known for {platform.machine()}")
+    s = serve("st", "--quiet")
+    wanted = (1 << (signal.SIGTERM - 1)) | (1 << (signal.SIGINT - 1))
+    leaky = []
+    for task in glob.glob(f"/proc/{s.pid}/task/*"):
+        with open(task + "/status") as f:
+            status = dict(line.split(":\t", 1) for line in f.read().splitlines() if ":\t" in line)
+        with open(task + "/syscall") as f:
+            call = f.read().split()[0]
+        if int(status["SigBlk"], 16) & wanted != wanted and call != str(number):
+            leaky.append(f"{status['Name'].strip()} (SigBlk {status['SigBlk'].strip()})")
+    assert not leaky, f"threads that would die of SIGTERM: {leaky}"
+
+
+def test_sigterm_right_after_startup(serve):
+    """SIGTERM the moment the listening line is out, a few times: every thread of the process
+    (the driver's, a BLAS pool's) must leave the signal to the server, whatever it is doing."""
+    for _ in range(4):
+        serve("st", "--quiet").assert_graceful_stop()
