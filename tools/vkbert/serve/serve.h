@@ -104,9 +104,11 @@ typedef struct serve_limits {
 } serve_limits;
 
 serve_queue *serve_queue_create(const serve_limits *limits, serve_metrics *metrics);
-/* Starts a scheduler thread that owns `model` (and its context) from now on; the queue never
- * destroys it. Returns 0, or -1 when no thread could start. */
-int serve_queue_add_scheduler(serve_queue *q, vkbert_model *model, const char *device_name);
+/* Starts a scheduler thread that owns `model` and its context `ctx` (whose vkbert_last_error
+ * names a failed batch's cause) from now on; the queue never destroys them. Returns 0, or -1
+ * when no thread could start or the queue is stopping. */
+int serve_queue_add_scheduler(serve_queue *q, vkbert_context *ctx, vkbert_model *model,
+                              const char *device_name);
 /* Queues the work's inputs in arrival order and waits until all have run, failed or been
  * dropped. Thread-safe; many request threads wait at once. */
 serve_outcome serve_queue_run(serve_queue *q, serve_work *work);
