@@ -11,8 +11,11 @@ build=$(cd "$1" && pwd)
 source=$(cd "$(dirname "$0")/.." && pwd)
 python=/usr/bin/python3 # Debian's, with its packages; not a pyenv or conda one on PATH
 
-if ! help=$("$build/vkbert" serve --help 2>&1); then
-    echo "serve: skipped, this build has no 'vkbert serve': $help" | head -3
+status=0
+help=$("$build/vkbert" serve --help 2>&1) || status=$?
+if [ "$status" -ne 0 ]; then
+    echo "serve: skipped, this build has no 'vkbert serve' (vkbert serve --help: exit $status)"
+    echo "${help:-(no message)}" | head -3
     exit 77
 fi
 for need in ensurepip:python3-venv pip:python3-pip pytest:python3-pytest numpy:python3-numpy \
