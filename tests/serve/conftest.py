@@ -114,7 +114,7 @@ class Server:
             self.reader.join(5)
             raise AssertionError(f"{self.args} printed no listening line: {self.text()}")
         self.pid = self.proc.pid
-        self.stopped = self.signalled = False
+        self.stopped = self.signalled = self.checked = False
 
     port = None
 
@@ -201,6 +201,10 @@ class Server:
         return code
 
     def assert_graceful_stop(self):
+        """Once per server: a test that checked it leaves nothing for the fixture."""
+        if self.checked:
+            return
+        self.checked = True
         code = self.stop()
         assert code == 0, f"exit {code} after SIGTERM: {self.text()}"
         with self.lock:
