@@ -190,8 +190,11 @@ typedef struct serve_http serve_http;
 /* Listens on config->host:port with libmicrohttpd. NULL, with the reason on stderr, when it
  * cannot (port taken, bad host). */
 serve_http *serve_http_start(serve_server *s);
-/* Stops accepting connections; requests already in flight continue. */
+/* Stops accepting connections; requests already in flight continue, and each connection
+ * closes after its answer. */
 void serve_http_quiesce(serve_http *h);
+/* The port it listens on: config->port, or the one the system chose for port 0. */
+int serve_http_port(const serve_http *h);
 /* Requests in flight now. */
 int serve_http_in_flight(serve_http *h);
 void serve_http_stop(serve_http *h);
