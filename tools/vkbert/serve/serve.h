@@ -127,11 +127,12 @@ typedef enum serve_state { SERVE_LOADING, SERVE_READY, SERVE_STOPPING } serve_st
 typedef struct serve_server {
     const serve_config *config;
     serve_metrics *metrics;
-    serve_queue *queue;     /* NULL while loading */
-    vkbert_model *model;    /* the first device's, NULL while loading: encode, describe, labels */
-    char model_name[256];   /* --served-model-name, else the folder's name */
-    char device_names[512]; /* the devices, joined by ", " */
-    volatile int state;     /* serve_state: the main thread's; routes read it */
+    serve_queue *queue;      /* NULL while loading */
+    vkbert_model *model;     /* the first device's, NULL while loading: encode, describe, labels */
+    vkbert_context *context; /* its context: vkbert_last_error after a failed encode */
+    char model_name[256];    /* --served-model-name, else the folder's name */
+    char device_names[512];  /* the devices, joined by ", " */
+    volatile int state;      /* serve_state: the main thread's; routes read it */
 } serve_server;
 
 /* One HTTP request, its body complete. */

@@ -162,6 +162,7 @@ static int serve(serving *sv, const sigset_t *stop)
         return shut_down(sv, code);
     }
     sv->server.model = sv->model[0];
+    sv->server.context = sv->ctx[0];
     /* the routes see the queue and the model before they see the state */
     atomic_thread_fence(memory_order_release);
     sv->server.state = SERVE_READY;

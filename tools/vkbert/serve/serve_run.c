@@ -45,15 +45,16 @@ static int too_long(int limit, int given, serve_fail *f)
                           limit, given);
 }
 
-/* vkbert_model_encode leaves its message on the model's context, which the routes cannot
- * read: an unknown prompt name is the one invalid argument a request can make. TEI refuses it as
- * a Validation error (core/src/tokenization.rs). */
-static int encode_failed(vkbert_status st, const char *prompt_name, serve_fail *f)
+/* vkbert_model_encode leaves its message on the model's context, this thread's copy of it: an
+ * unknown prompt name is the invalid argument a request can make, which TEI refuses as a
+ * Validation error (core/src/tokenization.rs); anything else the tokenizer refuses is TEI's
+ * Tokenizer error. */
+static int encode_failed(const serve_server *s, vkbert_status st, serve_fail *f)
 {
-    if (st == VKBERT_ERROR_INVALID_ARGUMENT && prompt_name)
-        return serve_fail_set(f, "Validation", "the model has no prompt named \"%s\"", prompt_name);
+    const char *why = vkbert_last_error(s->context);
+    if (st == VKBERT_ERROR_INVALID_ARGUMENT) return serve_fail_set(f, "Validation", "%s", why);
     if (st == VKBERT_ERROR_OUT_OF_MEMORY) return serve_fail_set(f, "Backend", "out of host memory");
-    return serve_fail_set(f, "Tokenizer", "tokenizing failed (%s)", vkbert_status_name(st));
+    return serve_fail_set(f, "Tokenizer", "%s", why);
 }
 
 int serve_inputs_text(const serve_server *s, serve_inputs *x, int i, const char *text,
@@ -68,7 +69,7 @@ int serve_inputs_text(const serve_server *s, serve_inputs *x, int i, const char 
     eo.truncate_left = o->truncate_left;
     vkbert_model_input *in = &x->in[i];
     vkbert_status st = vkbert_model_encode(s->model, text, pair, &eo, in);
-    if (st) return encode_failed(st, o->prompt_name, f);
+    if (st) return encode_failed(s, st, f);
     x->tokens += in->count;
     if (!o->truncate && in->full_count > in->count) return too_long(in->count, in->full_count, f);
     return 0;
