@@ -1,60 +1,88 @@
-"""Real clients: curl with the README's example requests, and Node (its global fetch and the
-official `openai` npm package, tests/serve/node) against numbers the library computes here."""
+"""Real clients: curl with the README's example requests (read from README.md), and Node (its
+global fetch and the official `openai` npm package, tests/serve/node) against numbers the
+library computes here."""
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 
 import numpy as np
 import pytest
 
-from conftest import TEXTS, close, unit
+from conftest import ROOT, TEXTS, close, unit
 
 NODE_DIR = os.path.join(os.path.dirname(__file__), "node")
 QUERY = "the cat sat on the mat"
 DOCS = ["a cat sat on a mat", "the dog ran far away", "hello world"]
 
 
-def curl(server, method, path, body=None):
-    curl_path = shutil.which("curl")
-    if not curl_path:
+README = os.path.join(ROOT, "README.md")
+
+
+def _curl_path():
+    path = shutil.which("curl")
+    if not path:
         pytest.skip("curl is not installed (Debian: curl)")
-    args = [curl_path, "-sS", "-X", method, "-w", "\n%{http_code}", server.url + path]
-    if body is not None:
-        args += ["-H", "Content-Type: application/json", "-d", json.dumps(body)]
-    done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    return path
+
+
+def run_curl(args):
+    """curl with `args`; (HTTP status, body)."""
+    done = subprocess.run([_curl_path(), *args, "-w", "\n%{http_code}"], capture_output=True,
+                          text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     text, _, code = done.stdout.rpartition("\n")
     return int(code), text
 
 
-def test_curl_embed(st_server, models):
-    code, text = curl(st_server, "POST", "/embed", {"inputs": "What is Vulkan?"})
+def readme_curl(server, route):
+    """The README's example request to `route` (its "Serving" section's sh block), sent as it
+    is written but to this server: (HTTP status, body, the request's JSON)."""
+    with open(README, encoding="utf-8") as f:
+        text = f.read()
+    section = text[text.index("## Serving: `vkbert serve`"):]
+    start = section.index("```sh\n") + len("```sh\n")
+    block = section[start:section.index("```", start)].replace("\\\n", " ")
+    for line in block.splitlines():
+        args = shlex.split(line, comments=True)
+        if args[:1] == ["curl"] and any(a.endswith(":8080" + route) for a in args):
+            args = [a.replace("localhost:8080", f"{server.host}:{server.port}") for a in args[1:]]
+            code, body = run_curl(args)
+            return code, body, json.loads(args[args.index("-d") + 1])
+    raise AssertionError(f"README.md has no curl example for {route}")
+
+
+def test_curl_readme_embed(st_server, models):
+    code, text, request = readme_curl(st_server, "/embed")
     assert code == 200, text
-    close(json.loads(text), models("st").embed(["What is Vulkan?"], normalize=True))
+    close(json.loads(text), np.stack([models("st").embed([t], normalize=True)[0]
+                                      for t in request["inputs"]]))
 
 
-def test_curl_openai_embeddings(st_server, models):
-    code, text = curl(st_server, "POST", "/v1/embeddings",
-                      {"input": ["What is Vulkan?", "hello world"], "model": "st"})
+def test_curl_readme_openai_embeddings(st_server, models):
+    code, text, request = readme_curl(st_server, "/v1/embeddings")
     assert code == 200, text
-    rows = [d["embedding"] for d in json.loads(text)["data"]]
-    close(rows, np.stack([models("st").embed([t], normalize=True)[0]
-                          for t in ["What is Vulkan?", "hello world"]]))
+    body = json.loads(text)
+    texts = [request["input"]] if isinstance(request["input"], str) else request["input"]
+    close([d["embedding"] for d in body["data"]],
+          np.stack([models("st").embed([t], normalize=True)[0] for t in texts]))
 
 
-def test_curl_rerank(cross_server, models):
-    code, text = curl(cross_server, "POST", "/rerank", {"query": QUERY, "texts": DOCS})
+def test_curl_readme_rerank(cross_server, models):
+    code, text, request = readme_curl(cross_server, "/rerank")
     assert code == 200, text
-    want = models("cross").rerank(QUERY, DOCS)
+    want = models("cross").rerank(request["query"], request["texts"])
     got = json.loads(text)
-    assert [g["index"] for g in got] == list(np.argsort(-want, kind="stable"))
+    # Sorted by score, highest first; equal scores (texts of the same ids) in either order.
+    assert sorted(g["index"] for g in got) == list(range(len(request["texts"])))
+    assert [g["score"] for g in got] == sorted((g["score"] for g in got), reverse=True)
     close([g["score"] for g in got], [want[g["index"]] for g in got])
 
 
 def test_curl_health(st_server):
-    code, _ = curl(st_server, "GET", "/health")
+    code, _ = run_curl(["-s", st_server.url + "/health"])
     assert code == 200
 
 
