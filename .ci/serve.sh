@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# `vkbert serve` with real clients (tests/serve): pytest with Debian's python3 in a fresh venv
+# that sees Debian's numpy and pytest (--system-site-packages) and has the Python package
+# installed offline (as .ci/python.sh does), to compare every route with the library's own
+# results; curl; and Node's fetch with the openai npm package (tests/serve/node, installed by
+# `npm ci --prefix tests/serve/node`; its test skips, saying why, without node or the package).
+# Usage: .ci/serve.sh BUILD_DIR. Exits 77 (CTest's skip) when the build has no `vkbert serve`
+# (no libmicrohttpd) or python3 lacks what it needs.
+set -euo pipefail
+build=$(cd "$1" && pwd)
+source=$(cd "$(dirname "$0")/.." && pwd)
+python=/usr/bin/python3 # Debian's, with its packages; not a pyenv or conda one on PATH
+
+status=0
+help=$("$build/vkbert" serve --help 2>&1) || status=$?
+if [ "$status" -ne 0 ]; then
+    echo "serve: skipped, this build has no 'vkbert serve' (vkbert serve --help: exit $status)"
+    echo "${help:-(no message)}" | head -3
+    exit 77
+fi
+for need in ensurepip:python3-venv pip:python3-pip pytest:python3-pytest numpy:python3-numpy \
+    setuptools:python3-setuptools; do
+    if ! "$python" -c "import ${need%%:*}" 2> /dev/null; then
+        echo "serve: skipped, $python has no ${need%%:*} (Debian: ${need#*:})"
+        exit 77
+    fi
+done
+
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+"$python" -m venv --system-site-packages "$scratch/venv"
+# A copy of the package: an in-tree build would leave build/ and *.egg-info in the source.
+cp -r "$source/python" "$scratch/src"
+"$scratch/venv/bin/pip" install --no-index --quiet "$scratch/src"
+
+export VKBERT_LIBRARY="$build/libvkbert.so" VKBERT_CLI="$build/vkbert" VKBERT_VALIDATION=1
+# -rs: the reasons of skips (node or the openai package missing) are printed.
+cd "$scratch" && "$scratch/venv/bin/python" -m pytest -q -rs -p no:cacheprovider "$source/tests/serve"
