@@ -291,3 +291,21 @@ void st_folder_remove(const char *dir)
 {
     nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
+
+bert_config st_folder_small_config(int vocab_size, int labels)
+{
+    bert_config c = {.hidden_size = 22,
+                     .num_hidden_layers = 2,
+                     .num_attention_heads = 2,
+                     .intermediate_size = 36,
+                     .max_position_embeddings = 64,
+                     .type_vocab_size = 2,
+                     .vocab_size = vocab_size,
+                     .layer_norm_eps = 1e-12,
+                     .hidden_act = "gelu"};
+    if (labels) {
+        snprintf(c.architecture, sizeof c.architecture, "BertForSequenceClassification");
+        c.num_labels = labels;
+    }
+    return c;
+}

@@ -55,6 +55,10 @@ void st_folder_write_tokenizer_json(const char *dir, const char *const *vocab, i
                                     const char *model_type, const char *normalizer, const char *pre,
                                     const char *post);
 
+/* The tests' small BERT: hidden 22 (not a multiple of 4), 2 layers, 2 heads, intermediate 36,
+ * 64 positions, vocab_size `vocab_size`; a BertForSequenceClassification of `labels` when > 0. */
+bert_config st_folder_small_config(int vocab_size, int labels);
+
 /* Removes dir and everything under it (the tests' folders are two levels deep at most). */
 void st_folder_remove(const char *dir);
 

@@ -52,23 +52,9 @@ TestSuite(model, .init = setup, .fini = teardown, .timeout = 300);
 
 /* ---- folders ---- */
 
-/* H 22 (not a multiple of 4), 2 layers; a classifier when labels > 0. */
 static bert_config small_config(int labels)
 {
-    bert_config c = {.hidden_size = 22,
-                     .num_hidden_layers = 2,
-                     .num_attention_heads = 2,
-                     .intermediate_size = 36,
-                     .max_position_embeddings = 64,
-                     .type_vocab_size = 2,
-                     .vocab_size = VOCAB_SIZE,
-                     .layer_norm_eps = 1e-12,
-                     .hidden_act = "gelu"};
-    if (labels) {
-        snprintf(c.architecture, sizeof c.architecture, "BertForSequenceClassification");
-        c.num_labels = labels;
-    }
-    return c;
+    return st_folder_small_config(VOCAB_SIZE, labels);
 }
 
 /* A BERT folder at dir (random weights kept in *w for the reference). */

@@ -34,38 +34,11 @@ static const char *const texts[] = {
 };
 #define TEXT_COUNT ((int)(sizeof texts / sizeof *texts))
 
-static char tmp[64];
+TestSuite(model_inputs, .init = test_tmpdir_setup, .fini = test_tmpdir_teardown, .timeout = 300);
 
-static void setup(void)
-{
-    strcpy(tmp, "/tmp/vkbert_inputs_XXXXXX");
-    cr_assert_not_null(mkdtemp(tmp));
-}
-
-static void teardown(void)
-{
-    st_folder_remove(tmp);
-}
-
-TestSuite(model_inputs, .init = setup, .fini = teardown, .timeout = 300);
-
-/* H 22, 2 layers, 64 positions; a classifier of `labels` when > 0. */
 static bert_config small_config(int labels)
 {
-    bert_config c = {.hidden_size = 22,
-                     .num_hidden_layers = 2,
-                     .num_attention_heads = 2,
-                     .intermediate_size = 36,
-                     .max_position_embeddings = 64,
-                     .type_vocab_size = 2,
-                     .vocab_size = VOCAB_SIZE,
-                     .layer_norm_eps = 1e-12,
-                     .hidden_act = "gelu"};
-    if (labels) {
-        snprintf(c.architecture, sizeof c.architecture, "BertForSequenceClassification");
-        c.num_labels = labels;
-    }
-    return c;
+    return st_folder_small_config(VOCAB_SIZE, labels);
 }
 
 static const st_prompt prompts[] = {{"query", "query: "}, {"passage", "passage : "}};
@@ -85,7 +58,7 @@ static void write_prompt_folder(const char *name, int max_seq_length, bert_confi
                            .prompts = prompts,
                            .default_prompt_name = "query"};
     char err[512];
-    snprintf(dir, 256, "%s/%s", tmp, name);
+    snprintf(dir, 256, "%s/%s", test_tmpdir, name);
     mkdir(dir, 0700);
     st_folder_write_bert(dir, c, 11, vocab, VOCAB_SIZE, w);
     cr_assert_eq(st_folder_write(dir, &spec, err, sizeof err), 0, "%s", err);
@@ -201,7 +174,7 @@ Test(model_inputs, pairs_of_several_queries_equal_rerank_alone)
     bert_config c = small_config(1);
     bert_weights w;
     char dir[256];
-    snprintf(dir, sizeof dir, "%s/reranker", tmp);
+    snprintf(dir, sizeof dir, "%s/reranker", test_tmpdir);
     st_folder_write_bert(dir, &c, 21, vocab, VOCAB_SIZE, &w);
     bert_weights_free(&w);
     vkbert_context *ctx = test_context(0);
@@ -236,7 +209,7 @@ Test(model_inputs, classifier_scores_equal_classify_alone)
         bert_config c = small_config(3);
         c.problem_type = multi ? BERT_PROBLEM_MULTI_LABEL : BERT_PROBLEM_NONE;
         char dir[256];
-        snprintf(dir, sizeof dir, "%s/classifier%d", tmp, multi);
+        snprintf(dir, sizeof dir, "%s/classifier%d", test_tmpdir, multi);
         st_folder_write_bert(dir, &c, 31, vocab, VOCAB_SIZE, NULL);
         vkbert_context *ctx = test_context(0);
         vkbert_model *m = load(ctx, dir, NULL);

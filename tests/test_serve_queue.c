@@ -26,20 +26,7 @@ static const char *const vocab[] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"
 #define MAX_INPUTS 4
 #define MAX_JOBS 16
 
-static char tmp[64];
-
-static void setup(void)
-{
-    strcpy(tmp, "/tmp/vkbert_serve_queue_XXXXXX");
-    cr_assert_not_null(mkdtemp(tmp));
-}
-
-static void teardown(void)
-{
-    st_folder_remove(tmp);
-}
-
-TestSuite(serve_queue, .init = setup, .fini = teardown, .timeout = 300);
+TestSuite(serve_queue, .init = test_tmpdir_setup, .fini = test_tmpdir_teardown, .timeout = 300);
 
 /* ---- the model, the queue ---- */
 
@@ -53,18 +40,8 @@ typedef struct fixture {
 /* A BertForSequenceClassification folder of 3 labels (it embeds too, mean-pooling), H 22. */
 static void write_folder(char *dir)
 {
-    bert_config c = {.hidden_size = 22,
-                     .num_hidden_layers = 2,
-                     .num_attention_heads = 2,
-                     .intermediate_size = 36,
-                     .max_position_embeddings = 64,
-                     .type_vocab_size = 2,
-                     .vocab_size = VOCAB_SIZE,
-                     .layer_norm_eps = 1e-12,
-                     .hidden_act = "gelu",
-                     .num_labels = LABELS};
-    snprintf(c.architecture, sizeof c.architecture, "BertForSequenceClassification");
-    snprintf(dir, 256, "%s/model", tmp);
+    bert_config c = st_folder_small_config(VOCAB_SIZE, LABELS);
+    snprintf(dir, 256, "%s/model", test_tmpdir);
     st_folder_write_bert(dir, &c, 5, vocab, VOCAB_SIZE, NULL);
 }
 
@@ -434,7 +411,7 @@ Test(serve_queue, a_lost_device_makes_the_queue_unhealthy)
     for (int i = 0; i < 8; i++)
         make_varied_job(&jobs[i], &ref, i, 1);
     char dir[256];
-    snprintf(dir, sizeof dir, "%s/model", tmp);
+    snprintf(dir, sizeof dir, "%s/model", test_tmpdir);
     /* The context reads the hook when it is made: every pass after its first fails. */
     cr_assert_eq(setenv("VKBERT_FAULT_LOST_AFTER_PASSES", "1", 1), 0);
     fixture f = {0};
