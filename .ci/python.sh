@@ -9,23 +9,10 @@ build=$(cd "$1" && pwd)
 source=$(cd "$(dirname "$0")/.." && pwd)
 python=/usr/bin/python3 # Debian's, with its packages; not a pyenv or conda one on PATH
 
-# module:Debian package (Debian's python3 has venv without ensurepip until python3-venv)
-for need in ensurepip:python3-venv pip:python3-pip pytest:python3-pytest numpy:python3-numpy \
-    setuptools:python3-setuptools; do
-    if ! "$python" -c "import ${need%%:*}" 2> /dev/null; then
-        echo "python: skipped, $python has no ${need%%:*} (Debian: ${need#*:})"
-        exit 77
-    fi
-done
+name=python
+source "$source/.ci/python-venv.sh"
 "$python" -c "import torch" 2> /dev/null ||
     echo "python: torch is missing (Debian: python3-torch); the attention tests will skip"
-
-scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
-"$python" -m venv --system-site-packages "$scratch/venv"
-# A copy of the package: an in-tree build would leave build/ and *.egg-info in the source.
-cp -r "$source/python" "$scratch/src"
-"$scratch/venv/bin/pip" install --no-index --quiet "$scratch/src"
 
 export VKBERT_LIBRARY="$build/libvkbert.so" VKBERT_CLI="$build/vkbert" VKBERT_VALIDATION=1
 # The tests import the installed package, not the source tree beside them.

@@ -18,20 +18,8 @@ if [ "$status" -ne 0 ]; then
     echo "${help:-(no message)}" | head -3
     exit 77
 fi
-for need in ensurepip:python3-venv pip:python3-pip pytest:python3-pytest numpy:python3-numpy \
-    setuptools:python3-setuptools; do
-    if ! "$python" -c "import ${need%%:*}" 2> /dev/null; then
-        echo "serve: skipped, $python has no ${need%%:*} (Debian: ${need#*:})"
-        exit 77
-    fi
-done
-
-scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
-"$python" -m venv --system-site-packages "$scratch/venv"
-# A copy of the package: an in-tree build would leave build/ and *.egg-info in the source.
-cp -r "$source/python" "$scratch/src"
-"$scratch/venv/bin/pip" install --no-index --quiet "$scratch/src"
+name=serve
+source "$source/.ci/python-venv.sh"
 
 export VKBERT_LIBRARY="$build/libvkbert.so" VKBERT_CLI="$build/vkbert" VKBERT_VALIDATION=1
 # -rs: the reasons of skips (node or the openai package missing) are printed.

@@ -14,14 +14,7 @@ import folder
 
 @pytest.fixture(scope="session")
 def folders(tmp_path_factory):
-    root = tmp_path_factory.mktemp("models")
-    return {
-        "st": folder.write_sentence_transformer(str(root / "st")),
-        "plain": folder.write_bert(str(root / "plain"), seed=3),
-        "classifier": folder.write_bert(str(root / "classifier"), seed=4,
-                                        labels=("negative", "neutral", "positive")),
-        "cross": folder.write_bert(str(root / "cross"), seed=5, labels=("relevant",)),
-    }
+    return folder.write_test_folders(tmp_path_factory.mktemp("models"))
 
 
 def _cli_path():

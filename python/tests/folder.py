@@ -114,3 +114,15 @@ def write_sentence_transformer(path, seed=2):
             json.dump(content, f)
     os.makedirs(os.path.join(path, "2_Normalize"), exist_ok=True)
     return path
+
+
+def write_test_folders(root):
+    """The tests' four folders under root (a pathlib.Path): a sentence-transformers model, a plain
+    BERT, a 3-label classifier and a one-label cross-encoder; their paths by name."""
+    return {
+        "st": write_sentence_transformer(str(root / "st")),
+        "plain": write_bert(str(root / "plain"), seed=3),
+        "classifier": write_bert(str(root / "classifier"), seed=4,
+                                 labels=("negative", "neutral", "positive")),
+        "cross": write_bert(str(root / "cross"), seed=5, labels=("relevant",)),
+    }

@@ -16,6 +16,7 @@ import time
 import numpy as np
 import pytest
 
+import rawhttp
 import vkbert
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -58,14 +59,7 @@ def cli_path():
 
 @pytest.fixture(scope="session")
 def folders(tmp_path_factory):
-    root = tmp_path_factory.mktemp("models")
-    return {
-        "st": folder.write_sentence_transformer(str(root / "st")),
-        "plain": folder.write_bert(str(root / "plain"), seed=3),
-        "classifier": folder.write_bert(str(root / "classifier"), seed=4,
-                                        labels=("negative", "neutral", "positive")),
-        "cross": folder.write_bert(str(root / "cross"), seed=5, labels=("relevant",)),
-    }
+    return folder.write_test_folders(tmp_path_factory.mktemp("models"))
 
 
 @pytest.fixture(scope="session")
@@ -83,15 +77,7 @@ def models(folders):
         m.close()
 
 
-class Response:
-    def __init__(self, status, headers, body):
-        self.status, self.headers, self.body = status, headers, body
-
-    def json(self):
-        return json.loads(self.body)
-
-    def __repr__(self):
-        return f"<{self.status} {self.body[:300]!r}>"
+Response = rawhttp.RawResponse
 
 
 class Server:
