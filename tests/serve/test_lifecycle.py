@@ -25,6 +25,8 @@ def run_cli(*args, env=None):
 @pytest.mark.parametrize("args", [
     ["--port", "abc"], ["--port", "70000"], ["--nonsense"], ["--max-batch-tokens", "-5"],
     ["--precision", "fp8"], ["--port"], ["--max-client-batch-size", "0"], [],
+    # a limit whose + 1 wraps to 0 sized a chunked body's buffer at 0 bytes
+    ["--payload-limit", str(2**64 - 1)],
 ])
 def test_bad_flags_exit_2_with_a_message(folders, args):
     full = args if args == [] else ["--model", folders["st"], *args]

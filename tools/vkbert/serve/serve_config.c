@@ -209,7 +209,9 @@ static int numbers(const sources *src, serve_config *out)
     if (!code) code = int_setting(src, S_MAX_BATCH_REQUESTS, 0, &out->max_batch_requests);
     if (!code) code = int_setting(src, S_MAX_CLIENT_BATCH_SIZE, 1, &out->max_client_batch_size);
     if (!code) code = int_setting(src, S_MAX_CONCURRENT_REQUESTS, 1, &out->max_concurrent_requests);
-    if (!code) code = number(src, S_PAYLOAD_LIMIT, 1, SIZE_MAX, &payload);
+    /* serve_http.c sizes a body buffer as the limit + 1 and grows it by doubling: a limit past
+     * SIZE_MAX / 2 would wrap those sizes */
+    if (!code) code = number(src, S_PAYLOAD_LIMIT, 1, SIZE_MAX / 2, &payload);
     out->port = (int)port;
     out->payload_limit = (size_t)payload;
     return code;
