@@ -203,3 +203,17 @@ def test_client_disconnects_mid_request(st_server, models):
     with rawhttp.connect(st_server) as sock:
         sock.sendall(raw)
     still_serves(st_server, models)
+
+
+@pytest.mark.parametrize("path,body", [
+    ("/embed", b'{"inputs": "the cat", "inputs": "a dog ran far away"}'),
+    ("/v1/embeddings", b'{"input": "the cat", "dimensions": 4, "input": "hello"}'),
+])
+def test_duplicate_field_is_refused(st_server, models, path, body):
+    """serde's derived structs refuse a field given twice (422 through axum); taking either
+    copy would answer a request another reader of the same body sees differently."""
+    r = rawhttp.send(st_server, rawhttp.request_bytes("POST", path, body))
+    assert r is not None and r.status == 422, r
+    message = (r.json()["error"]["message"] if path.startswith("/v1") else r.json()["error"])
+    assert "duplicate field" in message, r
+    still_serves(st_server, models)

@@ -141,6 +141,13 @@ def test_openai_list(st_server, models):
     assert body["usage"]["prompt_tokens"] == _tokens(models("st"), TEXTS, "query: ")
 
 
+def test_openai_null_options_are_the_defaults(st_server, models):
+    """OpenAI's optional fields may come as null from clients: float, full width."""
+    body = st_server.ok("/v1/embeddings", {"input": TEXTS[0], "encoding_format": None,
+                                           "model": None, "user": None})
+    close(_openai_rows(body, 1), alone(models("st"), TEXTS[:1], normalize=True))
+
+
 def test_openai_token_ids(plain_server, models):
     """Token ids are the input's tokens as given (TEI's EncodingInput::Ids: no special tokens
     added, no prompt); a plain folder's ids of a text embed as that text."""

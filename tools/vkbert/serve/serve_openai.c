@@ -51,7 +51,8 @@ typedef struct openai_request {
 } openai_request;
 
 /* model and user are accepted and ignored (TEI: "dead_code"); encoding_format is "float" by
- * default or "base64" (TEI's EncodingFormat, snake_case). */
+ * default or "base64" (TEI's EncodingFormat, snake_case); null is the default, as an optional
+ * field of OpenAI's that clients may send as null. */
 static int openai_fields(const serve_server *s, const cJSON *root, openai_request *r, serve_fail *f)
 {
     const char *model = NULL, *user = NULL;
@@ -59,6 +60,7 @@ static int openai_fields(const serve_server *s, const cJSON *root, openai_reques
     if (serve_field_string(root, "model", &model, f) || serve_field_string(root, "user", &user, f))
         return -1;
     const cJSON *format = cJSON_GetObjectItemCaseSensitive(root, "encoding_format");
+    if (cJSON_IsNull(format)) format = NULL;
     if (format && !(cJSON_IsString(format) && (!strcmp(format->valuestring, "float") ||
                                                !strcmp(format->valuestring, "base64"))))
         return serve_fail_status(f, 422, "`encoding_format` must be \"float\" or \"base64\"");
