@@ -129,6 +129,7 @@ figures = [("requests/s", lambda j: j["requests_per_s"], 1),
            ("p95 ms", lambda j: j["latency_ms"]["p95"], 1),
            ("p99 ms", lambda j: j["latency_ms"]["p99"], 1),
            ("inputs a forward pass", lambda j: j["mean_batch_inputs"], 2),
+           ("padding %", lambda j: None if j["padding"] is None else 100 * j["padding"], 0),
            ("errors", lambda j: j["errors"], 0)]
 def cell(values, digits):
     if any(v is None for v in values):

@@ -14,8 +14,10 @@
  *   connection or a timeout (60 s) is an error, not a latency; the client reconnects.
  * - The server's /embed reply carries no usage (TEI's is a bare list of lists), so tokens come
  *   from GET /metrics before and after: vkbert_request_tokens_total for the route, and
- *   vkbert_batch_size's _sum and _count (inputs of each forward pass), all lines of a name
- *   summed whatever their labels. Without /metrics those figures are missing, not zero.
+ *   vkbert_batch_size's _sum and _count (inputs of each forward pass), and the share of the
+ *   passes' tokens that was padding (vkbert_batch_tokens_sum, the padded tokens, against
+ *   vkbert_batch_tokens_real_total); all lines of a name summed whatever their labels. Without
+ *   /metrics those figures are missing, not zero.
  * - Rates are over the measured time, from the start to the last answer (requests sent before
  *   the deadline are waited for). Percentiles are nearest-rank over the successful requests. */
 #define _POSIX_C_SOURCE 200809L /* getaddrinfo, clock_gettime, MSG_NOSIGNAL */
@@ -353,7 +355,7 @@ static void *client_run(void *arg)
 /* ---- /metrics ---- */
 
 typedef struct counters {
-    double tokens, batch_sum, batch_count;
+    double tokens, batch_sum, batch_count, padded, real;
     int ok;
 } counters;
 
@@ -383,7 +385,7 @@ static double metric_sum(const char *text, const char *name, const char *label)
 
 static counters read_metrics(const options *o)
 {
-    counters m = {0, 0, 0, 0};
+    counters m = {0};
     int fd = connect_to(o), status = 0, keep = 0;
     char *head = request_head(o, "GET", "/metrics", 0), *body = NULL, label[300];
     if (fd >= 0 && head && !send_all(fd, head, strlen(head)) &&
@@ -392,6 +394,8 @@ static counters read_metrics(const options *o)
         m.tokens = metric_sum(body, "vkbert_request_tokens_total", label);
         m.batch_sum = metric_sum(body, "vkbert_batch_size_sum", NULL);
         m.batch_count = metric_sum(body, "vkbert_batch_size_count", NULL);
+        m.padded = metric_sum(body, "vkbert_batch_tokens_sum", NULL);
+        m.real = metric_sum(body, "vkbert_batch_tokens_real_total", NULL);
         m.ok = strstr(body, "vkbert_request_tokens_total") && strstr(body, "vkbert_batch_size");
     }
     if (fd >= 0) close(fd);
@@ -403,8 +407,10 @@ static counters read_metrics(const options *o)
 
 typedef struct results {
     long requests, errors;
-    double seconds, latency[4];        /* p50, p95, p99, mean */
-    double tokens_per_s, batch_inputs; /* NAN: /metrics did not say */
+    double seconds, latency[4]; /* p50, p95, p99, mean */
+    /* NAN where /metrics did not say; padding: the share of the passes' tokens that were
+     * padding (inputs x the longest, against the inputs' own tokens) */
+    double tokens_per_s, batch_inputs, padding;
 } results;
 
 static int cmp(const void *a, const void *b)
@@ -437,10 +443,12 @@ static int summarize(client *c, int clients, const counters *before, const count
     for (int q = 0; q < 3; q++)
         r->latency[q] = n ? rank(all, n, (double[]){0.5, 0.95, 0.99}[q]) : NAN;
     r->latency[3] = n ? sum / (double)n : NAN;
-    double passes = after->batch_count - before->batch_count;
+    double passes = after->batch_count - before->batch_count,
+           padded = after->padded - before->padded;
     int ok = before->ok && after->ok && r->seconds > 0;
     r->tokens_per_s = ok ? (after->tokens - before->tokens) / r->seconds : NAN;
     r->batch_inputs = ok && passes > 0 ? (after->batch_sum - before->batch_sum) / passes : NAN;
+    r->padding = ok && padded > 0 ? 1 - (after->real - before->real) / padded : NAN;
     free(all);
     return 0;
 }
@@ -464,24 +472,21 @@ static void print_json(const options *o, const results *r)
     number(stdout, "p95", r->latency[1], ",");
     number(stdout, "p99", r->latency[2], ",");
     number(stdout, "mean", r->latency[3], "},");
-    number(stdout, "mean_batch_inputs", r->batch_inputs, "}\n");
+    number(stdout, "mean_batch_inputs", r->batch_inputs, ",");
+    number(stdout, "padding", r->padding, "}\n");
 }
 
 static void print_table(FILE *f, const options *o, const results *r)
 {
-    double v[] = {r->seconds > 0 ? r->requests / r->seconds : NAN,
-                  r->tokens_per_s,
-                  r->latency[0],
-                  r->latency[1],
-                  r->latency[2],
-                  r->latency[3],
-                  r->batch_inputs};
+    double rate = r->seconds > 0 ? r->requests / r->seconds : NAN;
+    double v[] = {rate,          r->tokens_per_s, r->latency[0],   r->latency[1],
+                  r->latency[2], r->latency[3],   r->batch_inputs, 100 * r->padding};
     const char *format[] = {"| %.1f ", "| %.0f ", "| %.1f ", "| %.1f ",
-                            "| %.1f ", "| %.1f ", "| %.2f "};
+                            "| %.1f ", "| %.1f ", "| %.2f ", "| %.0f%% "};
     fprintf(f, "serve_load: POST http://%s:%s%s, %d clients, %d text%s a request, %.1f s\n",
             o->host, o->port, o->route, o->clients, o->batch, o->batch > 1 ? "s" : "", r->seconds);
     fprintf(f, "| requests | errors | requests/s | tokens/s | p50 ms | p95 ms | p99 ms | mean ms "
-               "| inputs a forward pass |\n|---|---|---|---|---|---|---|---|---|\n");
+               "| inputs a forward pass | padding |\n|---|---|---|---|---|---|---|---|---|---|\n");
     fprintf(f, "| %ld | %ld ", r->requests, r->errors);
     for (size_t i = 0; i < sizeof v / sizeof *v; i++)
         isnan(v[i]) ? fprintf(f, "| - ") : fprintf(f, format[i], v[i]);
