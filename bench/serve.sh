@@ -8,7 +8,7 @@
 #   bench/serve.sh MODEL_DIR [BUILD=build]
 #   environment: CLIENTS=16 DURATION=20 (seconds a run) REPS=3 BATCH=1 (texts a request)
 #   WARMUP=5 (seconds after each start: plans and pipelines of the shapes the load makes)
-#   SERVE_ARGS (more flags for both servers)
+#   SERVE_ARGS (more flags for both servers) TEXTS (a file, one text a line: serve_load --texts)
 #
 # MODEL_DIR is made when it does not exist: a MiniLM-L6-shaped BERT (hidden 384, 6 layers, 12
 # heads, intermediate 1536, 512 positions; `vkbert bench`'s encoder-minilm shape) with random
@@ -21,6 +21,7 @@ model=${1:?usage: bench/serve.sh MODEL_DIR [BUILD]}
 build=${2:-build}
 clients=${CLIENTS:-16} seconds=${DURATION:-20} reps=${REPS:-3} batch=${BATCH:-1}
 warmup=${WARMUP:-5}
+load=(--clients "$clients" --batch "$batch" ${TEXTS:+--texts "$TEXTS"})
 here=$(cd "$(dirname "$0")/.." && pwd)
 for tool in "$build/vkbert" "$build/serve_load"; do
     [[ -x $tool ]] || { echo "bench/serve.sh: $tool not built (libmicrohttpd missing?)" >&2; exit 1; }
@@ -98,16 +99,15 @@ measure() {
     local out=$1
     shift
     start "$@"
-    "$build/serve_load" --url "$url" --clients "$clients" --seconds "$warmup" --batch "$batch" \
-        > /dev/null
-    "$build/serve_load" --url "$url" --clients "$clients" --seconds "$seconds" --batch "$batch" \
-        --json > "$out" 2> /dev/null
+    "$build/serve_load" --url "$url" --seconds "$warmup" "${load[@]}" > /dev/null
+    "$build/serve_load" --url "$url" --seconds "$seconds" "${load[@]}" --json > "$out" 2> /dev/null
     stop
 }
 
 [[ -d $model ]] || write_model
 echo "device: $("$build/vkbert" devices 2> /dev/null | head -n 3 | tr '\n' ' ')"
-echo "host: $(nproc) cores; load: $clients clients, $batch text(s) a request, ${seconds} s a run" \
+echo "host: $(nproc) cores; load: $clients clients, $batch text(s) a request from" \
+    "${TEXTS:-the built-in texts}, ${seconds} s a run" \
     "after ${warmup} s of warm-up, $reps repetitions interleaved"
 for r in $(seq "$reps"); do
     measure "$work/batched-$r.json"
