@@ -24,7 +24,9 @@ warmup=${WARMUP:-5}
 load=(--clients "$clients" --batch "$batch" ${TEXTS:+--texts "$TEXTS"})
 here=$(cd "$(dirname "$0")/.." && pwd)
 for tool in "$build/vkbert" "$build/serve_load"; do
-    [[ -x $tool ]] || { echo "bench/serve.sh: $tool not built (libmicrohttpd missing?)" >&2; exit 1; }
+    [[ -x $tool ]] && continue
+    echo "bench/serve.sh: $tool not built (no libmicrohttpd?)" >&2
+    exit 1
 done
 work=$(mktemp -d)
 server=
@@ -76,7 +78,11 @@ start() {
         kill -0 "$server" 2> /dev/null || break
         sleep 0.2
     done
-    [[ -n $line ]] || { echo "bench/serve.sh: the server did not start:" >&2; cat "$work/serve.log" >&2; exit 1; }
+    if [[ -z $line ]]; then
+        echo "bench/serve.sh: the server did not start:" >&2
+        cat "$work/serve.log" >&2
+        exit 1
+    fi
     url=$(sed -E 's|^vkbert serve: listening on (http://[^ ]+) .*|\1|' <<< "$line")
     started_line=$line
 }
@@ -106,9 +112,9 @@ measure() {
 
 [[ -d $model ]] || write_model
 echo "device: $("$build/vkbert" devices 2> /dev/null | head -n 3 | tr '\n' ' ')"
-echo "host: $(nproc) cores; load: $clients clients, $batch text(s) a request from" \
-    "${TEXTS:-the built-in texts}, ${seconds} s a run" \
-    "after ${warmup} s of warm-up, $reps repetitions interleaved"
+echo "host: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load: $clients clients, $batch text(s) a request from ${TEXTS:-the built-in texts}," \
+    "${seconds} s a run after ${warmup} s of warm-up, $reps repetitions interleaved"
 for r in $(seq "$reps"); do
     measure "$work/batched-$r.json"
     [[ $r == 1 ]] && echo "server: $started_line"
