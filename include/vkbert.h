@@ -163,6 +163,8 @@ typedef struct vkbert_context vkbert_context;
  *                              as the options of the same names below
  *   VKBERT_CACHE_DIR           the on-disk caches' directory, "off" for none (README, "Caches")
  *   VKBERT_FORCE_STAGING=0|1   device-only memory and staging copies, as on discrete GPUs
+ *   VKBERT_FAULT_LOST_AFTER_PASSES=N  a test hook: encoder passes after the first N fail as on
+ *                              a lost device (VKBERT_ERROR_DEVICE_LOST, the context lost)
  * and the tuning variables, which override the tuning cache and the built-in table:
  *   VKBERT_KERNELS=simd|gpu    the kernel family (else by the device's type)
  *   VKBERT_ATTENTION=fused|unfused  the attention path
@@ -540,15 +542,17 @@ typedef struct vkbert_encode_options {
      * limit; -1: an input over the limit is VKBERT_ERROR_INVALID_ARGUMENT, naming its length */
     int truncate;
     /* 1: cut from the start of the text instead of its end (TEI's truncation_direction
-     * "Left"); the special tokens stay. A pair is always cut longest-first, from the end. */
+     * "Left"); the special tokens stay, a prompt's tokens go first. A pair keeps the lengths
+     * longest-first gives it, each text cut from its start. */
     int truncate_left;
 } vkbert_encode_options;
 #define VKBERT_ENCODE_OPTIONS_INIT VKBERT_STRUCT_INIT_(vkbert_encode_options)
 
 /* Tokenizes `text` (and `pair`, for a cross-encoder's (query, document), when not NULL) into
  * *out, whose ids and type_ids are allocated: free them with vkbert_model_input_free. The
- * prompt (the folder's default one unless options say otherwise) is prepended to a text
- * without a pair. Thread-safe: needs no lock and no device. `options` may be NULL. */
+ * prompt (the folder's default one unless options say otherwise; none by default for a
+ * classifier, as vkbert_model_classify) is prepended to a text without a pair. Thread-safe:
+ * needs no lock and no device. `options` may be NULL. */
 VKBERT_API vkbert_status vkbert_model_encode(const vkbert_model *model, const char *text,
                                              const char *pair, const vkbert_encode_options *options,
                                              vkbert_model_input *out);

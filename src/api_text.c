@@ -3,6 +3,7 @@
 #include "api.h"
 #include "nn/model.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,8 +48,8 @@ static vkbert_status encode(const vkbert_tokenizer *t, const char *text, const c
                                max_length);
     tok_ids ids;
     char err[VKB_ERROR_SIZE];
-    if (vkb_tokenizer_encode(t, text, pair, max_length == 0 ? t->max_length : max_length, &ids, err,
-                             sizeof err))
+    if (vkb_tokenizer_encode(t, text, pair, max_length == 0 ? t->max_length : max_length, 0, &ids,
+                             err, sizeof err))
         return vkb_fail_global(vkb_io_status(VKBERT_ERROR_INVALID_ARGUMENT), "%s", err);
     free(ids.mask);
     *e = (vkbert_encoding){.ids = ids.ids, .type_ids = ids.type_ids, .count = ids.count};
@@ -186,6 +187,113 @@ vkbert_status vkbert_model_classify(vkbert_model *model, const char *const *text
                                     float *scores)
 {
     RUN_LOCKED(model, vkb_model_classify(model, texts, count, scores));
+}
+
+/* ---- pre-tokenized inputs ---- */
+
+/* Tokenizing runs without the lock; a failure's message goes to the context under it. */
+static vkbert_status encode_failed(vkbert_context *ctx, vkbert_status status, const char *err)
+{
+    vkb_lock(ctx);
+    vkb_fail(ctx, status, "%s", err);
+    return vkb_unlock_return(ctx, status);
+}
+
+static vkbert_status model_encode(const vkbert_model *model, const char *text, const char *pair,
+                                  const vkbert_encode_options *options, vkbert_model_input *in,
+                                  char *err, size_t size)
+{
+    vkbert_encode_options o;
+    if (STRUCT_IN(NULL, vkbert_encode_options, truncate_left, options, &o)) {
+        snprintf(err, size, "%s", vkb_global_error());
+        return VKBERT_ERROR_INVALID_ARGUMENT;
+    }
+    if (!text) {
+        snprintf(err, size, "text is NULL");
+        return VKBERT_ERROR_INVALID_ARGUMENT;
+    }
+    return vkb_model_encode(model, text, pair, &o, in, err, size);
+}
+
+/* `out` is emptied first, so that vkbert_model_input_free may follow any failure. */
+vkbert_status vkbert_model_encode(const vkbert_model *model, const char *text, const char *pair,
+                                  const vkbert_encode_options *options, vkbert_model_input *out)
+{
+    if (!out) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "out is NULL");
+    uint32_t size;
+    vkbert_status status = vkb_struct_out_size(
+        NULL, out, VKB_SIZE_THROUGH(vkbert_model_input, full_count), "vkbert_model_input", &size);
+    if (status) return status;
+    vkbert_model_input in = {0};
+    vkb_struct_out(out, size, &in, sizeof in);
+    CHECK_MODEL(model);
+    char err[VKB_ERROR_SIZE];
+    status = model_encode(model, text, pair, options, &in, err, sizeof err);
+    if (status) return encode_failed(model->ctx, status, err);
+    vkb_struct_out(out, size, &in, sizeof in);
+    return VKBERT_OK;
+}
+
+/* As vkbert_encoding_free: a struct whose struct_size is wrong was never written here. */
+void vkbert_model_input_free(vkbert_model_input *input)
+{
+    uint32_t size;
+    if (!input || vkb_struct_out_size(NULL, input, VKB_SIZE_THROUGH(vkbert_model_input, full_count),
+                                      "vkbert_model_input", &size))
+        return;
+    free(input->ids);
+    free(input->type_ids);
+    vkbert_model_input empty = {0};
+    vkb_struct_out(input, size, &empty, sizeof empty);
+}
+
+/* The caller's array in full-size structs: every entry's struct_size is inputs[0]'s, the
+ * array's stride (as vkbert_list_devices' infos). *out is malloc'd. */
+static vkbert_status copy_inputs(vkbert_model *model, const vkbert_model_input *inputs, int count,
+                                 vkbert_model_input **out)
+{
+    *out = NULL;
+    CHECK_ARG(model->ctx, inputs && count > 0, "inputs is NULL or count is not positive");
+    uint32_t stride = inputs[0].struct_size;
+    vkbert_model_input *copy = malloc((size_t)count * sizeof *copy);
+    if (!copy) return vkb_fail(model->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    vkbert_status status = VKBERT_OK;
+    for (int i = 0; !status && i < count; i++) {
+        const unsigned char *at = (const unsigned char *)inputs + (size_t)i * stride;
+        uint32_t size;
+        memcpy(&size, at, sizeof size);
+        if (size != stride)
+            status = vkb_fail(model->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                              "inputs[%d].struct_size is %u, not inputs[0]'s %u", i, size, stride);
+        if (!status) status = STRUCT_IN(model->ctx, vkbert_model_input, full_count, at, &copy[i]);
+    }
+    if (status) free(copy);
+    if (!status) *out = copy;
+    return status;
+}
+
+static vkbert_status model_run_inputs(vkbert_model *model, const vkbert_model_input *inputs,
+                                      int count, int flag, float *out, bool scores)
+{
+    vkbert_model_input *copy;
+    vkbert_status status = copy_inputs(model, inputs, count, &copy);
+    if (status) return status;
+    status = scores ? vkb_model_score_inputs(model, copy, count, flag, out)
+                    : vkb_model_embed_inputs(model, copy, count, flag, out);
+    free(copy);
+    return status;
+}
+
+vkbert_status vkbert_model_embed_inputs(vkbert_model *model, const vkbert_model_input *inputs,
+                                        int count, int normalize, float *embeddings)
+{
+    RUN_LOCKED(model, model_run_inputs(model, inputs, count, normalize, embeddings, false));
+}
+
+vkbert_status vkbert_model_score_inputs(vkbert_model *model, const vkbert_model_input *inputs,
+                                        int count, int raw_scores, float *scores)
+{
+    RUN_LOCKED(model, model_run_inputs(model, inputs, count, raw_scores, scores, true));
 }
 
 vkbert_status vkbert_model_describe(vkbert_model *model, char **json)

@@ -182,6 +182,8 @@ Test(env, bad_values_fail_context_creation)
     assert_creation_refused("VKBERT_VALIDATION", "true");
     assert_creation_refused("VKBERT_TIMEOUT_MS", "-5");
     assert_creation_refused("VKBERT_TIMEOUT_MS", "10s");
+    assert_creation_refused("VKBERT_FAULT_LOST_AFTER_PASSES", "-1");
+    assert_creation_refused("VKBERT_FAULT_LOST_AFTER_PASSES", "two");
     char long_list[2048];
     memset(long_list, 'a', sizeof long_list - 1);
     long_list[sizeof long_list - 1] = '\0';
@@ -203,5 +205,6 @@ Test(env, creation_values_taken_at_creation)
     vkbert_context *ctx = test_context(0);
     cr_assert_eq(ctx->timeout_ns, 1234ull * 1000000ull);
     cr_assert_not(ctx->host_visible_device_memory, "VKBERT_FORCE_STAGING=1 stages");
+    cr_assert_eq(ctx->env.lost_after_passes, -1, "the fault hook is off when unset");
     test_context_done(ctx);
 }

@@ -1,6 +1,10 @@
 /* Faults: out-of-memory injected at every buffer a forward pass creates, a submission that
  * times out, a lost device. Each is an error with a message, frees what was made, and leaves
  * the context either working (memory) or refusing all later work (lost, timed out). */
+#define _POSIX_C_SOURCE 200809L
+
+#include "io/bert_model.h"
+#include "st_folder.h"
 #include "support.h"
 #include "vk/vk.h"
 
@@ -153,4 +157,45 @@ Test(faults, timeout_in_a_benchmark)
     vkbert_status status = vkbert_bench_matmul(ctx, 1024, 1024, 1024, VKBERT_PRECISION_FP32, 1, &r);
     cr_assert_eq(status, VKBERT_ERROR_DEVICE_LOST, "%s", vkbert_status_name(status));
     test_context_done(ctx);
+}
+
+/* The test hook VKBERT_FAULT_LOST_AFTER_PASSES=N, read at creation: N encoder passes work, the
+ * next fails as a lost device, and so does everything after it. */
+Test(faults, lost_after_passes_hook)
+{
+    static const char *const vocab[] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b"};
+    bert_config c = {.hidden_size = 8,
+                     .num_hidden_layers = 1,
+                     .num_attention_heads = 2,
+                     .intermediate_size = 12,
+                     .max_position_embeddings = 16,
+                     .type_vocab_size = 2,
+                     .vocab_size = 7,
+                     .layer_norm_eps = 1e-12,
+                     .hidden_act = "gelu"};
+    char dir[] = "/tmp/vkbert_lost_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    st_folder_write_bert(dir, &c, 5, vocab, 7, NULL);
+    setenv("VKBERT_FAULT_LOST_AFTER_PASSES", "2", 1);
+    vkbert_context *ctx = test_context(0);
+    unsetenv("VKBERT_FAULT_LOST_AFTER_PASSES"); /* read once: the context keeps its 2 */
+    vkbert_model *m = NULL;
+    TEST_OK(vkbert_model_load(ctx, dir, NULL, &m));
+    const char *text[1] = {"a b"};
+    int32_t ids[4] = {2, 5, 6, 3};
+    vkbert_model_input in = VKBERT_MODEL_INPUT_INIT, mixed[3];
+    in.ids = ids, in.count = 4;
+    for (int i = 0; i < 3; i++) /* lengths and prompts differ: still one pass */
+        mixed[i] = in, mixed[i].count = 2 + i, mixed[i].prompt_tokens = i;
+    float out[3 * 8];
+    TEST_OK(vkbert_model_embed(m, text, 1, NULL, out));
+    TEST_OK(vkbert_model_embed_inputs(m, mixed, 3, 0, out));
+    cr_assert_eq(vkbert_model_embed_inputs(m, &in, 1, 0, out), VKBERT_ERROR_DEVICE_LOST);
+    cr_assert(strstr(vkbert_last_error(ctx), "VK_ERROR_DEVICE_LOST"), "%s", vkbert_last_error(ctx));
+    cr_assert_eq(vkbert_model_embed(m, text, 1, NULL, out), VKBERT_ERROR_DEVICE_LOST);
+    cr_assert(strstr(vkbert_last_error(ctx), "destroy this context"), "%s", vkbert_last_error(ctx));
+    cr_assert_eq(vkbert_model_embed_inputs(m, &in, 1, 0, out), VKBERT_ERROR_DEVICE_LOST);
+    vkbert_model_destroy(m);
+    test_context_done(ctx);
+    st_folder_remove(dir);
 }

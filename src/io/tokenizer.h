@@ -19,6 +19,7 @@ typedef struct tok_ids {
     int32_t *type_ids; /* from the template: for BERT 0 for [CLS] A [SEP], 1 for B [SEP] */
     int32_t *mask;     /* all 1: no padding is added */
     int count;
+    int full_count; /* tok_encode: the count had nothing been truncated */
 } tok_ids;
 
 /* Loads a model folder: DIR/tokenizer.json when present, else DIR/vocab.txt; either way
@@ -83,6 +84,10 @@ void tok_describe(const tokenizer *t, tok_info *out);
  * zeroed and writes the problem (e.g. "text: invalid UTF-8 at byte 7") to err. */
 int tok_encode(const tokenizer *t, const char *text, const char *text_pair, int max_len,
                tok_ids *out, char *err, size_t err_size);
+/* tok_encode, cutting each text from its start when `left` (tokenizers' TruncationDirection
+ * Left: the same lengths kept, the special tokens kept). */
+int tok_encode_cut(const tokenizer *t, const char *text, const char *text_pair, int max_len,
+                   int left, tok_ids *out, char *err, size_t err_size);
 void tok_ids_free(tok_ids *ids);
 
 #endif

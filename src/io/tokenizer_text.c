@@ -420,8 +420,23 @@ static int assemble(const tokenizer *t, const tok_template *tp, const ints *seqs
     return 0;
 }
 
+/* Keeps the last n of each sequence that was cut, instead of the first: truncation.rs's
+ * Encoding::truncate with TruncationDirection::Left. */
+static void keep_ends(ints *seqs, const size_t *full)
+{
+    for (int k = 0; k < 2; k++)
+        if (seqs[k].n < full[k])
+            memmove(seqs[k].v, seqs[k].v + (full[k] - seqs[k].n), seqs[k].n * sizeof *seqs[k].v);
+}
+
 int tok_encode(const tokenizer *t, const char *text, const char *text_pair, int max_len,
                tok_ids *out, char *err, size_t err_size)
+{
+    return tok_encode_cut(t, text, text_pair, max_len, 0, out, err, err_size);
+}
+
+int tok_encode_cut(const tokenizer *t, const char *text, const char *text_pair, int max_len,
+                   int left, tok_ids *out, char *err, size_t err_size)
 {
     err_ctx c = {"tok_encode", err, err_size};
     if (!out) return io_fail(&c, "no output given");
@@ -436,15 +451,18 @@ int tok_encode(const tokenizer *t, const char *text, const char *text_pair, int 
     int rc = tokenize(t, text, "text", &seqs[0], err, err_size);
     if (rc == 0 && pair) rc = tokenize(t, text_pair, "text pair", &seqs[1], err, err_size);
     if (rc == 0) {
-        size_t room = (size_t)(max_len - tp->added);
+        size_t room = (size_t)(max_len - tp->added), full[2] = {seqs[0].n, seqs[1].n};
         if (pair)
             truncate_pair(&seqs[0].n, &seqs[1].n, room);
         else if (seqs[0].n > room)
             seqs[0].n = room;
+        if (left) keep_ends(seqs, full);
         rc = assemble(t, tp, seqs, out);
         if (rc != 0) {
             tok_ids_free(out);
             io_fail_oom(&c, "out of memory");
+        } else {
+            out->full_count = (int)(full[0] + full[1]) + tp->added;
         }
     }
     free(seqs[0].v);

@@ -82,7 +82,9 @@ typedef struct encoder_io {
 typedef struct encoder_batch {
     int batch, seq_len;
     const int32_t *ids, *types, *mask;
-    int prompt_tokens; /* the first this many tokens are left out of pooling */
+    /* [B] or NULL (none): the first prompt_tokens[b] tokens of row b are left out of pooling,
+     * so that inputs with different prompts share one pass. */
+    const int *prompt_tokens;
 } encoder_batch;
 
 typedef enum output_kind { OUT_HIDDEN, OUT_SENTENCES, OUT_LOGITS, OUT_TENSORS } output_kind;
@@ -110,6 +112,7 @@ struct vkbert_job {
      * destroyed meanwhile: the last of them then frees it. */
     uint32_t waiters;
     bool orphaned;
+    bool lost_hook; /* VKBERT_FAULT_LOST_AFTER_PASSES: its wait reports a lost device */
 };
 
 typedef struct encoder_slot {

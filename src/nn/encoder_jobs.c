@@ -33,6 +33,7 @@ static void finish(vkbert_job *job, VkResult waited)
 {
     vkbert_encoder *e = job->encoder;
     encoder_slot *slot = &e->slots[job->slot];
+    if (job->lost_hook && waited == VK_SUCCESS) waited = VK_ERROR_DEVICE_LOST;
     vkbert_status status = e->ctx->lost ? vkb_check_alive(e->ctx) : vkb_wait_result(e->ctx, waited);
     if (!status) status = encoder_read_call(e, slot->plan, &job->call);
     if (!status) e->plan = slot->plan;
@@ -119,6 +120,15 @@ static vkbert_status take_slot(vkbert_encoder *e, const encoder_call *c, int *ou
     return VKBERT_OK;
 }
 
+/* The fault hook VKBERT_FAULT_LOST_AFTER_PASSES: a pass after the first N is submitted and its
+ * own wait reports a lost device (finish), as a real loss would, so the same paths mark the
+ * context; passes in flight before it finish well. */
+static bool count_pass(vkbert_context *ctx)
+{
+    int64_t limit = ctx->env.lost_after_passes;
+    return limit >= 0 && ++ctx->encoder_passes > (uint64_t)limit;
+}
+
 vkbert_status vkb_encoder_submit(vkbert_encoder *e, const encoder_call *c, vkbert_job **out)
 {
     *out = NULL;
@@ -132,6 +142,7 @@ vkbert_status vkb_encoder_submit(vkbert_encoder *e, const encoder_call *c, vkber
     vkbert_status status = fence_get(e, &job->fence);
     if (!status) status = take_slot(e, c, &i);
     if (!status) status = encoder_prepare_call(e, e->slots[i].plan, c, &cmd);
+    if (!status) job->lost_hook = count_pass(e->ctx);
     if (!status) status = vkb_submit(e->ctx, cmd, job->fence);
     if (status) {
         fence_put(e, job->fence, true); /* never submitted */

@@ -26,7 +26,8 @@ static void fill_masks(const encoder_plan *p, const encoder_batch *in, float *ke
         for (uint32_t s = 0; s < p->seq_len; s++) {
             size_t i = (size_t)b * p->seq_len + s, at = b * sp + s;
             keep[at] = !in->mask || in->mask[i] != 0;
-            pool[at] = (int)s < in->prompt_tokens ? 0.0f : keep[at];
+            int prompt = in->prompt_tokens ? in->prompt_tokens[b] : 0;
+            pool[at] = (int)s < prompt ? 0.0f : keep[at];
         }
 }
 
@@ -182,6 +183,7 @@ static encoder_call call_part(const vkbert_encoder *e, const encoder_call *c, in
     part.in.ids = c->in.ids + tokens;
     part.in.types = c->in.types ? c->in.types + tokens : NULL;
     part.in.mask = c->in.mask ? c->in.mask + tokens : NULL;
+    part.in.prompt_tokens = c->in.prompt_tokens ? c->in.prompt_tokens + first : NULL;
     part.out = c->out + (size_t)first * row_width(e, c);
     part.pooled = c->pooled ? c->pooled + (size_t)first * (size_t)e->config.hidden_size : NULL;
     return part;
@@ -210,7 +212,7 @@ vkbert_status vkb_encoder_forward_host(vkbert_encoder *e, int batch, int seq_len
     if (!hidden) return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "hidden is NULL");
     if (pooled && !e->has_pooler)
         return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "the model has no pooler");
-    encoder_call c = {.in = {batch, seq_len, input_ids, token_type_ids, attention_mask, 0},
+    encoder_call c = {.in = {batch, seq_len, input_ids, token_type_ids, attention_mask, NULL},
                       .kind = OUT_HIDDEN,
                       .out = hidden,
                       .pooled = pooled,
@@ -223,8 +225,10 @@ static vkbert_status sentences(vkbert_encoder *e, const encoder_batch *in, int n
                                float *embeddings, bool unlock_to_wait)
 {
     if (!embeddings) return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "embeddings is NULL");
-    if (in->prompt_tokens < 0)
-        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "prompt_tokens is negative");
+    for (int b = 0; in->prompt_tokens && b < in->batch; b++)
+        if (in->prompt_tokens[b] < 0)
+            return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "prompt_tokens[%d] is negative",
+                            b);
     encoder_call c = {.in = *in,
                       .kind = OUT_SENTENCES,
                       .out = embeddings,
@@ -255,6 +259,6 @@ vkbert_status vkb_encoder_embed_host(vkbert_encoder *e, int batch, int seq_len,
                                      const int32_t *attention_mask, int normalize,
                                      float *embeddings)
 {
-    encoder_batch in = {batch, seq_len, input_ids, token_type_ids, attention_mask, 0};
+    encoder_batch in = {batch, seq_len, input_ids, token_type_ids, attention_mask, NULL};
     return sentences(e, &in, normalize, embeddings, true);
 }

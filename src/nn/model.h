@@ -39,13 +39,67 @@ int vkb_tokenizer_open(const char *dir, const st_model *st, vkbert_tokenizer *ou
                        size_t err_size);
 void vkb_tokenizer_close(vkbert_tokenizer *t);
 /* Encodes one text (and a pair) with sentence-transformers' lowercasing when set; max_len < 0
- * means no limit. Returns 0, or -1 with the message in err. */
+ * means no limit; `left` cuts from the start (tok_encode_cut). Returns 0, or -1 with the
+ * message in err. */
 int vkb_tokenizer_encode(const vkbert_tokenizer *t, const char *text, const char *pair, int max_len,
-                         tok_ids *out, char *err, size_t err_size);
+                         int left, tok_ids *out, char *err, size_t err_size);
 
 vkbert_status vkb_model_load(vkbert_context *ctx, const char *dir,
                              const vkbert_model_config *config, vkbert_model **out);
 void vkb_model_free(vkbert_model *model);
+
+/* ---- model_inputs.c: tokenized inputs, the one path every call takes ---- */
+
+/* How a text becomes an input: the prompt before a text without a pair (its first
+ * prompt_tokens tokens left out of pooling), cut at the model's limit (from the start when
+ * `left`) or refused over it. */
+typedef struct model_rule {
+    const char *prompt;
+    int prompt_tokens;
+    int truncate, left;
+} model_rule;
+
+/* These need no lock and leave their message in err (the caller sets the context's). */
+/* The text calls' rule: a prompt name or prompt (neither: the folder's default prompt), and
+ * truncation as the model was loaded, from the end. */
+vkbert_status vkb_model_text_rule(const vkbert_model *m, const char *prompt_name,
+                                  const char *prompt, model_rule *out, char *err, size_t size);
+/* One input by the rule; its arrays are freed with vkb_model_input_clear. */
+vkbert_status vkb_model_tokenize(const vkbert_model *m, const model_rule *rule, const char *text,
+                                 const char *pair, vkbert_model_input *out, char *err, size_t size);
+/* vkbert_model_encode's work, with full-size options. */
+vkbert_status vkb_model_encode(const vkbert_model *m, const char *text, const char *pair,
+                               const vkbert_encode_options *o, vkbert_model_input *out, char *err,
+                               size_t size);
+void vkb_model_input_clear(vkbert_model_input *input);
+
+typedef enum run_kind { RUN_SENTENCES, RUN_LOGITS } run_kind;
+
+/* What a batch computes and where its rows go: out[count][width]. */
+typedef struct model_run {
+    run_kind kind;
+    int normalize; /* RUN_SENTENCES: divide by the L2 norm */
+    uint32_t width;
+    float *out;
+} model_run;
+
+/* Runs inputs[order[b]] for b < n (order NULL: inputs[b]) as one batch padded to the longest
+ * (in halves where the device needs it) into row order[b] (or b) of run->out. */
+vkbert_status vkb_model_run(vkbert_model *m, const model_run *run, const vkbert_model_input *inputs,
+                            const int *order, int n);
+
+/* The activation of classifier scores [count][labels]: none, rerank's, or classify's rule. */
+typedef enum score_rule { SCORES_RAW, SCORES_RERANK, SCORES_CLASSIFY } score_rule;
+void vkb_model_scores(const vkbert_model *m, float *scores, int count, score_rule rule);
+
+/* `normalize` (0 the model's, 1, -1, named `name` in the message) as a switch in *out. */
+vkbert_status vkb_model_normalize(vkbert_model *m, int normalize, const char *name, int *out);
+vkbert_status vkb_model_check_classifier(vkbert_model *m);
+
+vkbert_status vkb_model_embed_inputs(vkbert_model *m, const vkbert_model_input *inputs, int count,
+                                     int normalize, float *embeddings);
+vkbert_status vkb_model_score_inputs(vkbert_model *m, const vkbert_model_input *inputs, int count,
+                                     int raw_scores, float *scores);
 
 /* model_text.c: the text calls, batched by length. */
 vkbert_status vkb_model_embed(vkbert_model *m, const char *const *texts, int count,

@@ -97,8 +97,11 @@ typedef struct vkb_env {
     bool force_staging;                /* VKBERT_FORCE_STAGING=1 */
     bool validation;                   /* VKBERT_VALIDATION=1 */
     uint64_t timeout_ms;               /* VKBERT_TIMEOUT_MS; 0 when unset */
-    char device[256];                  /* VKBERT_DEVICE; "" when unset */
-    char limits[1024];                 /* VKBERT_LIMITS; "" when unset */
+    /* VKBERT_FAULT_LOST_AFTER_PASSES, a test hook: encoder passes after the first this many
+     * fail as on a lost device. -1 when unset. */
+    int64_t lost_after_passes;
+    char device[256];  /* VKBERT_DEVICE; "" when unset */
+    char limits[1024]; /* VKBERT_LIMITS; "" when unset */
     /* VKBERT_CACHE_DIR, else the home cache (vk_cache.c); "" when caching is off. */
     char cache_dir[VKB_PATH_MAX];
 } vkb_env;
@@ -166,6 +169,7 @@ struct vkbert_context {
     uint64_t timeout_ns;
     uint32_t allocation_count, fail_allocation_at;
     bool fail_next_submit;
+    uint64_t encoder_passes; /* submitted, for env.lost_after_passes */
 
     /* Tables that grow: buffers and dispatches keep pointers to their entries, so each entry
      * is allocated alone and never moves. */

@@ -180,6 +180,18 @@ static vkbert_status read_timeout(vkbert_context *ctx)
     return VKBERT_OK;
 }
 
+static vkbert_status read_fault_hook(vkbert_context *ctx)
+{
+    const char *name = "VKBERT_FAULT_LOST_AFTER_PASSES", *value = getenv(name), *end;
+    uint64_t n;
+    ctx->env.lost_after_passes = -1;
+    if (unset(value)) return VKBERT_OK;
+    if (!parse_count(value, &end, INT64_MAX, &n) || *end)
+        return bad(ctx, name, value, "a number of passes, a whole number");
+    ctx->env.lost_after_passes = (int64_t)n;
+    return VKBERT_OK;
+}
+
 static vkbert_status read_device_env(vkbert_context *ctx)
 {
     vkb_env *env = &ctx->env;
@@ -189,6 +201,7 @@ static vkbert_status read_device_env(vkbert_context *ctx)
         status = parse_switch(ctx, "VKBERT_FORCE_STAGING", getenv("VKBERT_FORCE_STAGING"), false,
                               &env->force_staging);
     if (!status) status = read_timeout(ctx);
+    if (!status) status = read_fault_hook(ctx);
     if (!status) status = copy_text(ctx, "VKBERT_DEVICE", env->device, sizeof env->device);
     if (!status) status = copy_text(ctx, "VKBERT_LIMITS", env->limits, sizeof env->limits);
     return status;

@@ -104,9 +104,11 @@ typedef struct serve_limits {
 } serve_limits;
 
 serve_queue *serve_queue_create(const serve_limits *limits, serve_metrics *metrics);
-/* Starts a scheduler thread that owns `model` (and its context) from now on; the queue never
- * destroys it. Returns 0, or -1 when no thread could start. */
-int serve_queue_add_scheduler(serve_queue *q, vkbert_model *model, const char *device_name);
+/* Starts a scheduler thread that owns `model` and its context `ctx` (whose vkbert_last_error
+ * names a failed batch's cause) from now on; the queue never destroys them. Returns 0, or -1
+ * when no thread could start or the queue is stopping. */
+int serve_queue_add_scheduler(serve_queue *q, vkbert_context *ctx, vkbert_model *model,
+                              const char *device_name);
 /* Queues the work's inputs in arrival order and waits until all have run, failed or been
  * dropped. Thread-safe; many request threads wait at once. */
 serve_outcome serve_queue_run(serve_queue *q, serve_work *work);
@@ -125,11 +127,12 @@ typedef enum serve_state { SERVE_LOADING, SERVE_READY, SERVE_STOPPING } serve_st
 typedef struct serve_server {
     const serve_config *config;
     serve_metrics *metrics;
-    serve_queue *queue;     /* NULL while loading */
-    vkbert_model *model;    /* the first device's, NULL while loading: encode, describe, labels */
-    char model_name[256];   /* --served-model-name, else the folder's name */
-    char device_names[512]; /* the devices, joined by ", " */
-    volatile int state;     /* serve_state: the main thread's; routes read it */
+    serve_queue *queue;      /* NULL while loading */
+    vkbert_model *model;     /* the first device's, NULL while loading: encode, describe, labels */
+    vkbert_context *context; /* its context: vkbert_last_error after a failed encode */
+    char model_name[256];    /* --served-model-name, else the folder's name */
+    char device_names[512];  /* the devices, joined by ", " */
+    volatile int state;      /* serve_state: the main thread's; routes read it */
 } serve_server;
 
 /* One HTTP request, its body complete. */
@@ -188,8 +191,11 @@ typedef struct serve_http serve_http;
 /* Listens on config->host:port with libmicrohttpd. NULL, with the reason on stderr, when it
  * cannot (port taken, bad host). */
 serve_http *serve_http_start(serve_server *s);
-/* Stops accepting connections; requests already in flight continue. */
+/* Stops accepting connections; requests already in flight continue, and each connection
+ * closes after its answer. */
 void serve_http_quiesce(serve_http *h);
+/* The port it listens on: config->port, or the one the system chose for port 0. */
+int serve_http_port(const serve_http *h);
 /* Requests in flight now. */
 int serve_http_in_flight(serve_http *h);
 void serve_http_stop(serve_http *h);

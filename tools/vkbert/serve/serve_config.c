@@ -1,8 +1,305 @@
-/* STUB: replaced by the HTTP helper. */
+/* vkbert serve's flags and their VKBERT_SERVE_* environment variables. A flag wins over its
+ * variable, as TEI's clap flags do (router/src/main.rs: each `#[clap(long, env)]`); the
+ * defaults are TEI's. */
+#include "cli.h"
 #include "serve.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: vkbert serve --model DIR [--host ADDR] [--port N] [--device N[,N...]]\n"
+    "                    [--precision fp32|fp16] [--max-batch-tokens N]\n"
+    "                    [--max-batch-requests N] [--max-client-batch-size N]\n"
+    "                    [--max-concurrent-requests N] [--payload-limit BYTES]\n"
+    "                    [--api-key KEY] [--served-model-name NAME] [--quiet]\n"
+    "\n"
+    "Serves a model folder over HTTP: OpenAI's POST /v1/embeddings and text-embeddings-\n"
+    "inference's POST /embed, /rerank, /predict, /tokenize and GET /health, /info, /metrics,\n"
+    "batching the inputs of concurrent requests. Each flag also reads the environment variable\n"
+    "named after it; the flag wins. SIGTERM or SIGINT finishes the requests in flight and exits.\n"
+    "  --model DIR                  VKBERT_SERVE_MODEL: a sentence-transformers or HuggingFace\n"
+    "                               BERT folder (required)\n"
+    "  --host ADDR                  VKBERT_SERVE_HOST: the address to listen on (default\n"
+    "                               127.0.0.1; 0.0.0.0 or :: for every interface)\n"
+    "  --port N                     VKBERT_SERVE_PORT: 0..65535 (default 8080; 0: a free port)\n"
+    "  --device N                   VKBERT_SERVE_DEVICE: device indices, repeated or joined by\n"
+    "                               ',', one model and scheduler each (default: VKBERT_DEVICE,\n"
+    "                               else the best device)\n"
+    "  --precision P                VKBERT_SERVE_PRECISION: fp32 (default) or fp16 weights\n"
+    "  --max-batch-tokens N         VKBERT_SERVE_MAX_BATCH_TOKENS: padded tokens of one forward\n"
+    "                               pass (default 16384; at least the model's maximum length)\n"
+    "  --max-batch-requests N       VKBERT_SERVE_MAX_BATCH_REQUESTS: inputs of one forward pass\n"
+    "                               (default 0: no limit)\n"
+    "  --max-client-batch-size N    VKBERT_SERVE_MAX_CLIENT_BATCH_SIZE: inputs of one request\n"
+    "                               (default 32)\n"
+    "  --max-concurrent-requests N  VKBERT_SERVE_MAX_CONCURRENT_REQUESTS: requests in flight;\n"
+    "                               more are answered 429 (default 512)\n"
+    "  --payload-limit BYTES        VKBERT_SERVE_PAYLOAD_LIMIT: the largest request body; more\n"
+    "                               is answered 413 (default 2000000)\n"
+    "  --api-key KEY                VKBERT_SERVE_API_KEY: every route but /health and /metrics\n"
+    "                               then needs `Authorization: Bearer KEY` (default: none)\n"
+    "  --served-model-name NAME     VKBERT_SERVE_SERVED_MODEL_NAME: the model's name in replies\n"
+    "                               (default: the folder's name)\n"
+    "  --quiet                      VKBERT_SERVE_QUIET=1: no line per request on stderr\n";
+
+/* Every setting: its flag, its variable, and the text it was given (the flag's, else the
+ * variable's, else NULL for the default). */
+enum {
+    S_MODEL,
+    S_HOST,
+    S_PORT,
+    S_DEVICE,
+    S_PRECISION,
+    S_MAX_BATCH_TOKENS,
+    S_MAX_BATCH_REQUESTS,
+    S_MAX_CLIENT_BATCH_SIZE,
+    S_MAX_CONCURRENT_REQUESTS,
+    S_PAYLOAD_LIMIT,
+    S_API_KEY,
+    S_SERVED_MODEL_NAME,
+    S_QUIET,
+    S_COUNT
+};
+
+static const char *const flag_names[S_COUNT] = {
+    "model",
+    "host",
+    "port",
+    "device",
+    "precision",
+    "max-batch-tokens",
+    "max-batch-requests",
+    "max-client-batch-size",
+    "max-concurrent-requests",
+    "payload-limit",
+    "api-key",
+    "served-model-name",
+    "quiet",
+};
+
+static const char *const env_names[S_COUNT] = {
+    "VKBERT_SERVE_MODEL",
+    "VKBERT_SERVE_HOST",
+    "VKBERT_SERVE_PORT",
+    "VKBERT_SERVE_DEVICE",
+    "VKBERT_SERVE_PRECISION",
+    "VKBERT_SERVE_MAX_BATCH_TOKENS",
+    "VKBERT_SERVE_MAX_BATCH_REQUESTS",
+    "VKBERT_SERVE_MAX_CLIENT_BATCH_SIZE",
+    "VKBERT_SERVE_MAX_CONCURRENT_REQUESTS",
+    "VKBERT_SERVE_PAYLOAD_LIMIT",
+    "VKBERT_SERVE_API_KEY",
+    "VKBERT_SERVE_SERVED_MODEL_NAME",
+    "VKBERT_SERVE_QUIET",
+};
+
+typedef struct sources {
+    const char *text[S_COUNT];
+    int from_flag[S_COUNT];
+    /* --device may be repeated: each value is a list of its own */
+    const char *devices[SERVE_MAX_DEVICES];
+    int device_flags;
+} sources;
+
+/* The name a message gives a setting: the flag when the value came from one. */
+static void setting_name(const sources *src, int s, char *out, size_t size)
+{
+    if (src->from_flag[s])
+        snprintf(out, size, "--%s", flag_names[s]);
+    else
+        snprintf(out, size, "%s", env_names[s]);
+}
+
+/* An unsigned decimal in [min, max]; -1 when malformed or out of range. */
+static int parse_count(const char *text, unsigned long long min, unsigned long long max,
+                       unsigned long long *out)
+{
+    char *end;
+    if (*text < '0' || *text > '9') return -1; /* strtoull would take "-1" and spaces */
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (*end || errno || v < min || v > max) return -1;
+    *out = v;
+    return 0;
+}
+
+static int number(const sources *src, int s, unsigned long long min, unsigned long long max,
+                  unsigned long long *out)
+{
+    char name[64];
+    if (!src->text[s] || !parse_count(src->text[s], min, max, out)) return 0;
+    setting_name(src, s, name, sizeof name);
+    return cli_usage_error(usage, "%s takes an integer in [%llu, %llu], not '%s'", name, min, max,
+                           src->text[s]);
+}
+
+static int int_setting(const sources *src, int s, int min, int *out)
+{
+    unsigned long long v = (unsigned long long)*out;
+    int code = number(src, s, (unsigned long long)min, INT_MAX, &v);
+    *out = (int)v;
+    return code;
+}
+
+/* ---- the settings that are not plain numbers ---- */
+
+/* Appends the comma-separated device indices of `list` to out->devices. */
+static int add_devices(const char *name, const char *list, serve_config *out)
+{
+    const char *p = list;
+    for (;;) {
+        char item[32];
+        size_t len = strcspn(p, ",");
+        unsigned long long index;
+        if (len >= sizeof item) len = sizeof item - 1; /* too long to be an index anyway */
+        memcpy(item, p, len);
+        item[len] = '\0';
+        if (parse_count(item, 0, INT_MAX, &index))
+            return cli_usage_error(usage, "%s takes device indices joined by ',', not '%s'", name,
+                                   list);
+        if (out->device_count == SERVE_MAX_DEVICES)
+            return cli_usage_error(usage, "%s: at most %d devices", name, SERVE_MAX_DEVICES);
+        out->devices[out->device_count++] = (int)index;
+        p += strcspn(p, ",");
+        if (!*p) return 0;
+        p++;
+    }
+}
+
+static int devices_setting(const sources *src, serve_config *out)
+{
+    if (src->device_flags == 0)
+        return src->text[S_DEVICE] ? add_devices(env_names[S_DEVICE], src->text[S_DEVICE], out) : 0;
+    for (int i = 0; i < src->device_flags; i++) {
+        int code = add_devices("--device", src->devices[i], out);
+        if (code) return code;
+    }
+    return 0;
+}
+
+static int precision_setting(const sources *src, vkbert_precision *out)
+{
+    const char *p = src->text[S_PRECISION];
+    char name[64];
+    *out = VKBERT_PRECISION_FP32;
+    if (!p || !strcmp(p, "fp32")) return 0;
+    if (!strcmp(p, "fp16")) return *out = VKBERT_PRECISION_FP16, 0;
+    setting_name(src, S_PRECISION, name, sizeof name);
+    return cli_usage_error(usage, "%s must be fp32 or fp16, not '%s'", name, p);
+}
+
+static int quiet_setting(const sources *src, int *out)
+{
+    const char *q = src->text[S_QUIET];
+    *out = 0;
+    if (src->from_flag[S_QUIET] || (q && !strcmp(q, "1"))) return *out = 1, 0;
+    if (!q || !strcmp(q, "0")) return 0;
+    return cli_usage_error(usage, "%s must be 0 or 1, not '%s'", env_names[S_QUIET], q);
+}
+
+static int numbers(const sources *src, serve_config *out)
+{
+    unsigned long long port = (unsigned long long)out->port, payload = out->payload_limit;
+    int code = number(src, S_PORT, 0, 65535, &port);
+    if (!code) code = int_setting(src, S_MAX_BATCH_TOKENS, 1, &out->max_batch_tokens);
+    if (!code) code = int_setting(src, S_MAX_BATCH_REQUESTS, 0, &out->max_batch_requests);
+    if (!code) code = int_setting(src, S_MAX_CLIENT_BATCH_SIZE, 1, &out->max_client_batch_size);
+    if (!code) code = int_setting(src, S_MAX_CONCURRENT_REQUESTS, 1, &out->max_concurrent_requests);
+    if (!code) code = number(src, S_PAYLOAD_LIMIT, 1, SIZE_MAX, &payload);
+    out->port = (int)port;
+    out->payload_limit = (size_t)payload;
+    return code;
+}
+
+/* ---- where the texts come from ---- */
+
+static void read_environment(sources *src)
+{
+    for (int s = 0; s < S_COUNT; s++) {
+        const char *v = getenv(env_names[s]);
+        src->text[s] = v && *v ? v : NULL; /* empty counts as unset, as VKBERT_DEVICE does */
+    }
+}
+
+static int find_flag(const char *arg, size_t len)
+{
+    for (int s = 0; s < S_COUNT; s++)
+        if (strlen(flag_names[s]) == len && !strncmp(flag_names[s], arg, len)) return s;
+    return -1;
+}
+
+/* Reads "--flag value", "--flag=value" and "--quiet" over the environment's texts. cli_parse
+ * keeps one value per option, and --device may be repeated, so the flags are read here with
+ * cli_parse's syntax and messages. */
+static int read_flags(int argc, char **argv, sources *src)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *eq = strchr(arg, '=');
+        if (strncmp(arg, "--", 2) != 0 || !arg[2])
+            return cli_usage_error(usage, "unexpected argument '%s' to '%s'", arg, argv[0]);
+        int s = find_flag(arg + 2, eq ? (size_t)(eq - arg - 2) : strlen(arg + 2));
+        if (s < 0) return cli_usage_error(usage, "unknown option '%s' for '%s'", arg, argv[0]);
+        src->from_flag[s] = 1;
+        if (s == S_QUIET) {
+            if (eq) return cli_usage_error(usage, "--quiet takes no value");
+            continue;
+        }
+        const char *text = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+        if (!text) return cli_usage_error(usage, "--%s needs a value", flag_names[s]);
+        if (s != S_DEVICE) {
+            src->text[s] = text;
+        } else if (src->device_flags == SERVE_MAX_DEVICES) {
+            return cli_usage_error(usage, "--device: at most %d devices", SERVE_MAX_DEVICES);
+        } else {
+            src->devices[src->device_flags++] = text;
+        }
+    }
+    return 0;
+}
+
+static int wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return 1;
+    return 0;
+}
+
+static void set_defaults(serve_config *out)
+{
+    memset(out, 0, sizeof *out);
+    out->host = "127.0.0.1";
+    out->port = 8080;
+    out->precision = VKBERT_PRECISION_FP32;
+    /* TEI's defaults (router/src/main.rs): max_batch_tokens 16384, max_batch_requests none,
+     * max_client_batch_size 32, max_concurrent_requests 512, payload_limit 2000000 */
+    out->max_batch_tokens = 16384;
+    out->max_client_batch_size = 32;
+    out->max_concurrent_requests = 512;
+    out->payload_limit = 2000000;
+}
 
 int serve_config_parse(int argc, char **argv, serve_config *out)
 {
-    (void)argc, (void)argv, (void)out;
-    return 2;
+    sources src;
+    memset(&src, 0, sizeof src);
+    set_defaults(out);
+    if (wants_help(argc, argv)) return fputs(usage, stdout), 1;
+    read_environment(&src);
+    int code = read_flags(argc, argv, &src);
+    if (!code) code = numbers(&src, out);
+    if (!code) code = devices_setting(&src, out);
+    if (!code) code = precision_setting(&src, &out->precision);
+    if (!code) code = quiet_setting(&src, &out->quiet);
+    if (code) return code;
+    if (!src.text[S_MODEL])
+        return cli_usage_error(usage, "missing required option --model (or VKBERT_SERVE_MODEL)");
+    out->model_dir = src.text[S_MODEL];
+    if (src.text[S_HOST]) out->host = src.text[S_HOST];
+    out->api_key = src.text[S_API_KEY];
+    out->served_model_name = src.text[S_SERVED_MODEL_NAME];
+    return CLI_EXIT_OK;
 }
