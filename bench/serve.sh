@@ -111,7 +111,7 @@ measure() {
 }
 
 [[ -d $model ]] || write_model
-echo "device: $("$build/vkbert" devices 2> /dev/null | head -n 3 | tr '\n' ' ')"
+echo "device: $("$build/vkbert" devices 2> /dev/null | head -n 3 | tr -s ' \n' ' ')"
 echo "host: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "load: $clients clients, $batch text(s) a request from ${TEXTS:-the built-in texts}," \
     "${seconds} s a run after ${warmup} s of warm-up, $reps repetitions interleaved"
