@@ -40,7 +40,7 @@
 #define MAX_CLIENTS 1024
 #define HEAD_MAX 16384
 
-/* Everyday English of varied length (2 to ~60 words), as search queries and passages are. */
+/* Everyday English of varied length (2 to 35 words), as search queries and passages are. */
 static const char *const builtin_texts[] = {
     "Hello world.",
     "How do I reset my password?",
