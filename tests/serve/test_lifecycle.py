@@ -1,8 +1,11 @@
 """The process: flags and their VKBERT_SERVE_* variables, start-up errors, the log line and
 --quiet, SIGTERM with requests in flight, a lost device, and memory over many requests."""
 
+import http.client
+import json
 import os
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -231,3 +234,56 @@ def test_sigterm_right_after_startup(serve):
     (the driver's, a BLAS pool's) must leave the signal to the server, whatever it is doing."""
     for _ in range(4):
         serve("st", "--quiet").assert_graceful_stop()
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _poll(port, method, path, body=None):
+    """(status, parsed body or None), or None while nothing listens."""
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request(method, path, body=body, headers={"Content-Type": "application/json"})
+        r = conn.getresponse()
+        text = r.read()
+        conn.close()
+        return r.status, (json.loads(text) if text else None)
+    except ConnectionRefusedError:
+        return None
+
+
+def test_503_while_loading(folders):
+    """The server listens before it creates its context and loads the model (tens of ms on
+    lavapipe with validation): meanwhile /health and the model routes answer 503 Unhealthy, then
+    200. A fixed port, as the listening line comes only once it is loaded."""
+    port = _free_port()
+    proc = subprocess.Popen([cli_path(), "serve", "--model", folders["st"], "--port", str(port),
+                             "--quiet"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    seen = {"/health": [], "/embed": []}
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and (not seen["/embed"] or seen["/embed"][-1][0] != 200):
+            health = _poll(port, "GET", "/health")
+            embed = _poll(port, "POST", "/embed", json.dumps({"inputs": TEXTS[0]}))
+            for path, got in (("/health", health), ("/embed", embed)):
+                if got:
+                    seen[path].append(got)
+            time.sleep(0.002)
+        seen["/health"].append(_poll(port, "GET", "/health"))  # asked before /embed's 200
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err.decode()
+    for path, answers in seen.items():
+        statuses = [status for status, _ in answers]
+        assert 503 in statuses, f"{path}: no 503 while loading: {statuses}"
+        assert statuses[-1] == 200 and set(statuses) <= {200, 503}, f"{path}: {statuses}"
+        first_ok = statuses.index(200)
+        assert 503 not in statuses[first_ok:], f"{path}: 503 after 200: {statuses}"
+        for status, body in answers:
+            if status == 503:
+                assert body["error_type"] == "Unhealthy", body
