@@ -173,15 +173,27 @@ static size_t tensor_elements(const bert_tensor *t)
 
 /* ---- allocation, freeing, random filling ---- */
 
+static int in_mapping(const bert_weights *w, const void *p)
+{
+    uintptr_t at = (uintptr_t)p, base = (uintptr_t)w->mapping;
+    return w->mapping && at >= base && at - base < w->mapping_size;
+}
+
 void bert_weights_free(bert_weights *w)
 {
     if (!w) return;
     /* The pointers of an absent pooler or classifier are NULL, so walking them is safe. */
     int n = slot_count(w->num_layers, 1, 1);
     for (int i = 0; i < n; i++)
-        free(*slot_of(w, i, 1).data);
+        if (!in_mapping(w, *slot_of(w, i, 1).data)) free(*slot_of(w, i, 1).data);
     free(w->layers);
+    plat_unmap(w->mapping, w->mapping_size);
     memset(w, 0, sizeof *w);
+}
+
+void bert_weights_release(const bert_weights *w, const float *data, size_t count)
+{
+    if (w && in_mapping(w, data)) plat_release_pages(data, count * sizeof *data);
 }
 
 static int dims_valid(const bert_config *c)
@@ -191,7 +203,8 @@ static int dims_valid(const bert_config *c)
            c->vocab_size > 0;
 }
 
-static int weights_alloc(const bert_config *c, int has_pooler, int has_classifier, bert_weights *w)
+/* The layer list and flags; every array NULL. */
+static int weights_init(const bert_config *c, int has_pooler, int has_classifier, bert_weights *w)
 {
     memset(w, 0, sizeof *w);
     w->layers = calloc((size_t)c->num_hidden_layers, sizeof *w->layers);
@@ -199,6 +212,12 @@ static int weights_alloc(const bert_config *c, int has_pooler, int has_classifie
     w->num_layers = c->num_hidden_layers;
     w->has_pooler = has_pooler;
     w->has_classifier = has_classifier;
+    return 0;
+}
+
+static int weights_alloc(const bert_config *c, int has_pooler, int has_classifier, bert_weights *w)
+{
+    if (weights_init(c, has_pooler, has_classifier, w) != 0) return -1;
     for (int i = 0; i < bert_tensor_count(w); i++) {
         bert_tensor t;
         bert_tensor_at(c, w, i, &t);
@@ -338,10 +357,21 @@ static int check_tensors(const err_ctx *e, const st_file *f, const char *prefix,
     return has_classifier ? check_fields(e, f, prefix, c, classifier_fields, N_CLASSIFIER, -1) : 0;
 }
 
-static int load_tensor(const err_ctx *e, const st_file *f, const char *prefix, const bert_tensor *t)
+/* An F32 tensor at a float's alignment is used where it lies in the mapping: copying it would
+ * cost a pass over the model and a second host copy of it (safetensors data is little-endian,
+ * as the hosts we build for). Others become float32 arrays of their own. */
+static int load_tensor(const err_ctx *e, const st_file *f, const char *prefix, const bert_tensor *t,
+                       bert_weights *w, float **dst)
 {
     const st_tensor *s = matching_tensor(e, f, prefix, t);
-    return s && st_to_f32(s, t->data) == 0 ? 0 : -1;
+    if (!s) return -1;
+    if (w->mapping && s->dtype == ST_F32 && (uintptr_t)s->data % _Alignof(float) == 0) {
+        *dst = (float *)s->data; /* read-only, as bert_weights says */
+        return 0;
+    }
+    *dst = malloc(tensor_elements(t) * sizeof **dst);
+    if (!*dst) return io_fail_oom(e, "out of memory for tensor '%s'", s->name);
+    return st_to_f32(s, *dst);
 }
 
 /* A BertFor* checkpoint (pre-training, classification...) keeps the encoder under "bert.". */
@@ -358,7 +388,8 @@ static int has_sequence_classifier(const st_file *f, const bert_config *c)
            st_find(f, classifier_fields[0].name) != NULL;
 }
 
-static int load_weights(const err_ctx *e, const st_file *f, const bert_config *c, bert_weights *w)
+/* The file's mapping, when it has one, passes to w, which then unmaps it. */
+static int load_weights(const err_ctx *e, st_file *f, const bert_config *c, bert_weights *w)
 {
     const char *prefix = name_prefix(f);
     char pooler[NAME_SIZE];
@@ -367,12 +398,17 @@ static int load_weights(const err_ctx *e, const st_file *f, const bert_config *c
     /* BertForSequenceClassification classifies the pooler's output, so it must be there. */
     int has_pooler = has_classifier || st_find(f, pooler) != NULL;
     if (check_tensors(e, f, prefix, c, has_pooler, has_classifier) != 0) return -1;
-    if (weights_alloc(c, has_pooler, has_classifier, w) != 0)
+    if (weights_init(c, has_pooler, has_classifier, w) != 0)
         return io_fail_oom(e, "out of memory for the weights");
+    if (f->mapped) {
+        w->mapping = f->buffer;
+        w->mapping_size = f->size;
+        f->mapped = 0;
+    }
     for (int i = 0; i < bert_tensor_count(w); i++) {
         bert_tensor t;
         bert_tensor_at(c, w, i, &t);
-        if (load_tensor(e, f, prefix, &t) != 0) {
+        if (load_tensor(e, f, prefix, &t, w, slot_at(w, i).data) != 0) {
             bert_weights_free(w);
             return -1;
         }
@@ -411,7 +447,7 @@ int bert_model_load(const char *dir, bert_model *out, char *err, size_t err_size
     if (rc == 0) rc = st_load(weights_path, &f, err, err_size);
     if (rc == 0)
         rc = load_weights(&(err_ctx){weights_path, err, err_size}, &f, &m.config, &m.weights);
-    /* The float32 arrays are all that is kept; the file's buffer goes now. */
+    /* The weights hold the mapping now; the header's tensor list goes. */
     st_free(&f);
     if (rc == 0) rc = load_labels(config_path, &m, err, err_size);
     free(config_path);

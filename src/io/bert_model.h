@@ -55,6 +55,11 @@ typedef struct bert_weights {
      * classifier.weight and classifier.bias, outside the encoder's "bert." prefix. */
     int has_classifier;                 /* 0: arrays NULL */
     float *classifier_w, *classifier_b; /* [num_labels][H], [num_labels] */
+    /* bert_model_load's model.safetensors, mapped read-only: the arrays of its aligned F32
+     * tensors point into it instead of into copies (not to be written or freed one by one).
+     * NULL when every array is allocated. bert_weights_free unmaps it. */
+    const void *mapping;
+    size_t mapping_size;
 } bert_weights;
 
 typedef struct bert_model {
@@ -84,7 +89,9 @@ int bert_config_save(const char *path, const bert_config *c, const char *const *
                      size_t err_size);
 
 /* Reads dir/config.json and dir/model.safetensors (F32, F16, BF16 or F64 tensors, HF names,
- * optionally all under "bert."; tensors it does not use are ignored). The classifier loads
+ * optionally all under "bert."; tensors it does not use are ignored). Aligned F32 tensors are
+ * read in place from the mapped file (weights.mapping), the others converted to float32
+ * copies. The classifier loads
  * when config.json's architecture is BertForSequenceClassification and the file holds
  * classifier.weight; then the pooler and classifier.bias must be there too. Any other BertFor*
  * head is ignored, as AutoModel does. A folder with pytorch_model.bin and no
@@ -94,6 +101,10 @@ int bert_config_save(const char *path, const bert_config *c, const char *const *
 int bert_model_load(const char *dir, bert_model *out, char *err, size_t err_size);
 void bert_model_free(bert_model *model);
 void bert_weights_free(bert_weights *w);
+/* Says that data[count], one of w's arrays, is uploaded and will not be read soon: where it lies
+ * in the mapping, its pages leave the resident set (they are read from the file again when
+ * touched). No effect on allocated arrays. */
+void bert_weights_release(const bert_weights *w, const float *data, size_t count);
 
 /* Allocates every array of *out and fills it with deterministic uniform values: linear
  * weights and biases in +-1/sqrt(fan_in), LayerNorm gamma 1 + U(-0.1, 0.1), beta U(-0.1, 0.1),

@@ -64,8 +64,9 @@ static vkbert_status plan_word_chunks(vkbert_encoder *e)
 
 /* Each chunk packed (and converted to fp16) a piece at a time, so that host memory stays
  * bounded for a table of any size. */
-static vkbert_status upload_word(vkbert_encoder *e, const float *word)
+static vkbert_status upload_word(vkbert_encoder *e, const bert_weights *w)
 {
+    const float *word = w->word;
     uint32_t h = (uint32_t)e->config.hidden_size, hp = e->hp;
     uint64_t row = (uint64_t)hp * (e->half ? 2 : 4);
     vkbert_status status = plan_word_chunks(e);
@@ -83,6 +84,7 @@ static vkbert_status upload_word(vkbert_encoder *e, const float *word)
             uint32_t n = rows - r < piece ? rows - r : piece;
             pack_rows(word + (size_t)(first + r) * h, n, h, hp, scratch);
             status = upload_weights(e, &e->word[k], r * row, scratch, (size_t)n * hp);
+            bert_weights_release(w, word + (size_t)(first + r) * h, (size_t)n * h);
         }
     }
     free(scratch);
@@ -110,7 +112,9 @@ static vkbert_status upload_tables(vkbert_encoder *e, const bert_weights *w)
     status = vkb_buffer_create(e->ctx, count * 4, &e->tables);
     if (!status) status = vkb_buffer_upload(e->ctx, &e->tables, 0, packed, count * 4);
     free(packed);
-    return status ? status : upload_word(e, w->word);
+    /* The vectors are a few pages, released with their neighbours. */
+    bert_weights_release(w, w->position, (size_t)c->max_position_embeddings * h);
+    return status ? status : upload_word(e, w);
 }
 
 static vkbert_status create_attention(vkbert_encoder *e, const bert_weights *w)
@@ -125,19 +129,25 @@ static vkbert_status create_attention(vkbert_encoder *e, const bert_weights *w)
             vkb_attention_new(e->ctx, e->config.hidden_size, e->config.num_attention_heads, &aw,
                               NULL, &e->attention[l]);
         if (status) return status;
+        size_t hh = (size_t)e->config.hidden_size * (size_t)e->config.hidden_size;
+        const float *uploaded[] = {lw->q_w, lw->k_w, lw->v_w, lw->attn_out_w};
+        for (int z = 0; z < 4; z++)
+            bert_weights_release(w, uploaded[z], hh);
     }
     return VKBERT_OK;
 }
 
 /* The layer's dense weights at its block of e->dense, its vectors at its block of e->params. */
-static vkbert_status upload_layer(vkbert_encoder *e, int l, const bert_layer_weights *lw,
-                                  float *scratch)
+static vkbert_status upload_layer(vkbert_encoder *e, const bert_weights *w, int l, float *scratch)
 {
+    const bert_layer_weights *lw = &w->layers[l];
     uint32_t h = (uint32_t)e->config.hidden_size, i = (uint32_t)e->config.intermediate_size;
     uint64_t at = (uint64_t)l * (e->inter_block + e->out_block);
     pack_transposed(lw->inter_w, i, h, e->ip, scratch);
+    bert_weights_release(w, lw->inter_w, (size_t)i * h);
     vkbert_status status = upload_weights(e, &e->dense, at, scratch, (size_t)h * e->ip);
     pack_transposed(lw->out_w, h, i, e->hp, scratch);
+    bert_weights_release(w, lw->out_w, (size_t)h * i);
     if (!status)
         status = upload_weights(e, &e->dense, at + e->inter_block, scratch, (size_t)i * e->hp);
     /* Each vector at its own 256-byte-aligned offset, so that it can be bound alone. */
@@ -182,9 +192,10 @@ static vkbert_status upload_dense(vkbert_encoder *e, const bert_weights *w)
     if (!status && !scratch)
         status = vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     for (int l = 0; l < layers && !status; l++)
-        status = upload_layer(e, l, &w->layers[l], scratch);
+        status = upload_layer(e, w, l, scratch);
     if (!status && e->has_pooler) {
         pack_transposed(w->pooler_w, h, h, e->hp, scratch);
+        bert_weights_release(w, w->pooler_w, (size_t)h * h);
         status = upload_weights(e, &e->dense, layers * (e->inter_block + e->out_block), scratch,
                                 (size_t)h * e->hp);
         pack_rows(w->pooler_b, 1, h, e->hp, scratch);

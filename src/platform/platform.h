@@ -69,6 +69,14 @@ plat_file_kind plat_file_info(const char *path, uint64_t *size);
  * the step that failed, "open", "read" (not a regular file) or "map", with errno set. */
 const char *plat_map_file(const char *path, const void **data, size_t *size);
 void plat_unmap(const void *data, size_t size);
+/* Drops the pages of data[size], within a mapping of plat_map_file, from the process's resident
+ * set: they stay valid and are read again from the file (the page cache) if touched. For weights
+ * already uploaded, so that a model is not held twice in host memory while it loads. */
+void plat_release_pages(const void *data, size_t size);
+/* Asks for huge pages under data[size], anonymous memory about to be filled: one page fault per
+ * 2 MiB instead of per 4 KiB, where the system does that on request (Linux's transparent huge
+ * pages in "madvise" mode). A hint only; nothing where there is no such thing. */
+void plat_advise_huge_pages(void *data, size_t size);
 
 /* Makes one directory (0700 when `private_to_user`, else 0777 less the umask, where the system
  * has modes); 0 when made or already there, else an errno value. */

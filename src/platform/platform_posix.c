@@ -1,6 +1,10 @@
 /* The platform layer on POSIX (2008, with XSI): Linux with glibc or musl, Android's bionic,
  * macOS. Nothing here is glibc's own. */
 #define _XOPEN_SOURCE 700 /* mkdtemp, setenv under -std=c11 */
+/* madvise and MADV_DONTNEED, which glibc and musl show with _DEFAULT_SOURCE and macOS with
+ * _DARWIN_C_SOURCE; bionic always. */
+#define _DEFAULT_SOURCE
+#define _DARWIN_C_SOURCE
 #include "platform.h"
 
 #include <dirent.h>
@@ -120,6 +124,33 @@ const char *plat_map_file(const char *path, const void **data, size_t *size)
 void plat_unmap(const void *data, size_t size)
 {
     if (data) munmap((void *)data, size);
+}
+
+/* madvise, not posix_madvise: glibc's posix_madvise ignores POSIX_MADV_DONTNEED. On a private
+ * read-only file mapping MADV_DONTNEED unmaps the pages, and a later read maps the file's again
+ * (madvise(2)). Rounded out to whole pages: the neighbours' are read back just as well. */
+void plat_release_pages(const void *data, size_t size)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    if (!data || !size || page <= 0) return;
+    uintptr_t begin = (uintptr_t)data / (uintptr_t)page * (uintptr_t)page;
+    uintptr_t end = (uintptr_t)data + size;
+    madvise((void *)begin, end - begin, MADV_DONTNEED);
+}
+
+void plat_advise_huge_pages(void *data, size_t size)
+{
+#ifdef MADV_HUGEPAGE
+    long page = sysconf(_SC_PAGESIZE);
+    if (!data || !size || page <= 0) return;
+    /* Whole pages inside the range only: the advice must not reach memory of others. */
+    uintptr_t begin = ((uintptr_t)data + (uintptr_t)page - 1) / (uintptr_t)page * (uintptr_t)page;
+    uintptr_t end = ((uintptr_t)data + size) / (uintptr_t)page * (uintptr_t)page;
+    if (end > begin) madvise((void *)begin, end - begin, MADV_HUGEPAGE);
+#else
+    (void)data;
+    (void)size;
+#endif
 }
 
 int plat_mkdir(const char *path, bool private_to_user)

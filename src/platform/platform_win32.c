@@ -155,6 +155,20 @@ void plat_unmap(const void *data, size_t size)
     if (data) UnmapViewOfFile(data);
 }
 
+/* VirtualUnlock on pages that are not locked removes them from the working set (its
+ * documentation says so, and that it then fails with ERROR_NOT_LOCKED, which is expected). */
+void plat_release_pages(const void *data, size_t size)
+{
+    if (data && size) VirtualUnlock((void *)data, size);
+}
+
+/* Large pages on Windows need the SeLockMemoryPrivilege and memory of one's own: none here. */
+void plat_advise_huge_pages(void *data, size_t size)
+{
+    (void)data;
+    (void)size;
+}
+
 /* Windows has no modes: a directory under the user's profile is the user's already. */
 int plat_mkdir(const char *path, bool private_to_user)
 {
