@@ -196,6 +196,11 @@ void bert_weights_release(const bert_weights *w, const float *data, size_t count
     if (w && in_mapping(w, data)) plat_release_pages(data, count * sizeof *data);
 }
 
+void bert_weights_release_all(const bert_weights *w)
+{
+    if (w) plat_release_pages(w->mapping, w->mapping_size);
+}
+
 static int dims_valid(const bert_config *c)
 {
     return c->hidden_size > 0 && c->num_hidden_layers > 0 && c->num_attention_heads > 0 &&

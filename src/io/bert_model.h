@@ -105,6 +105,9 @@ void bert_weights_free(bert_weights *w);
  * in the mapping, its pages leave the resident set (they are read from the file again when
  * touched). No effect on allocated arrays. */
 void bert_weights_release(const bert_weights *w, const float *data, size_t count);
+/* The same for the whole mapping: also the pages a read of a small neighbouring array brought
+ * back (a fault maps a whole large folio of the page cache, not just one page). */
+void bert_weights_release_all(const bert_weights *w);
 
 /* Allocates every array of *out and fills it with deterministic uniform values: linear
  * weights and biases in +-1/sqrt(fan_in), LayerNorm gamma 1 + U(-0.1, 0.1), beta U(-0.1, 0.1),

@@ -133,6 +133,7 @@ static vkbert_status create_attention(vkbert_encoder *e, const bert_weights *w)
         const float *uploaded[] = {lw->q_w, lw->k_w, lw->v_w, lw->attn_out_w};
         for (int z = 0; z < 4; z++)
             bert_weights_release(w, uploaded[z], hh);
+        bert_weights_release_all(w);
     }
     return VKBERT_OK;
 }
@@ -191,8 +192,10 @@ static vkbert_status upload_dense(vkbert_encoder *e, const bert_weights *w)
     float *scratch = status ? NULL : malloc(biggest * (4 / wsize)); /* packed as fp32 first */
     if (!status && !scratch)
         status = vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
-    for (int l = 0; l < layers && !status; l++)
+    for (int l = 0; l < layers && !status; l++) {
         status = upload_layer(e, w, l, scratch);
+        bert_weights_release_all(w);
+    }
     if (!status && e->has_pooler) {
         pack_transposed(w->pooler_w, h, h, e->hp, scratch);
         bert_weights_release(w, w->pooler_w, (size_t)h * h);
