@@ -287,6 +287,47 @@ Test(bert_model, round_trip_f32_f16_with_and_without_prefix)
     }
 }
 
+static int in_file(const bert_weights *w, const float *data, size_t count)
+{
+    uintptr_t at = (uintptr_t)data, base = (uintptr_t)w->mapping;
+    return w->mapping && at >= base && at + count * sizeof *data <= base + w->mapping_size;
+}
+
+/* Where each array lives: in the mapped file for F32 data (st_save keeps it 4-byte aligned),
+ * in a copy of its own for F16. */
+static void assert_in_file(const bert_model *m, int expected)
+{
+    for (int i = 0; i < bert_tensor_count(&m->weights); i++) {
+        bert_tensor t;
+        bert_tensor_at(&m->config, &m->weights, i, &t);
+        size_t n = (size_t)t.shape[0] * (size_t)(t.ndim == 2 ? t.shape[1] : 1);
+        cr_assert_eq(in_file(&m->weights, t.data, n), expected, "%s", t.name);
+    }
+}
+
+/* The loader keeps no host copy of an F32 model, and pages it releases read back the same. */
+Test(bert_model, f32_read_in_place_and_released)
+{
+    for (int f16 = 0; f16 < 2; f16++) {
+        bert_config c;
+        bert_weights w;
+        save_small(&c, &w, f16, NULL);
+        char err[512] = "";
+        bert_model m;
+        cr_assert_eq(bert_model_load(tmpdir, &m, err, sizeof err), 0, "%s", err);
+        assert_in_file(&m, !f16);
+        for (int i = 0; i < bert_tensor_count(&m.weights); i++) {
+            bert_tensor t;
+            bert_tensor_at(&m.config, &m.weights, i, &t);
+            bert_weights_release(&m.weights, t.data, (size_t)t.shape[0]);
+        }
+        bert_weights_release_all(&m.weights);
+        assert_model(&m, &c, &w, f16 ? TO_F16 : EXACT);
+        bert_model_free(&m);
+        bert_weights_free(&w);
+    }
+}
+
 Test(bert_model, bf16)
 {
     bert_config c;

@@ -208,3 +208,27 @@ Test(env, creation_values_taken_at_creation)
     cr_assert_eq(ctx->env.lost_after_passes, -1, "the fault hook is off when unset");
     test_context_done(ctx);
 }
+
+/* Staged copies larger than the staging buffer's bound (16 MiB, src/vk/vk_memory.c) go in
+ * pieces, at offsets that are no multiple of it, and the buffer stays within the bound. */
+Test(env, staged_copies_in_bounded_pieces)
+{
+    clean_environment();
+    setenv("VKBERT_FORCE_STAGING", "1", 1);
+    vkbert_context *ctx = test_context(0);
+    size_t n = (size_t)10 << 20, skip = 1001; /* 40 MiB of floats, the first `skip` left out */
+    float *data = malloc(n * sizeof *data), *got = test_poisoned(n);
+    for (size_t i = 0; i < n; i++)
+        data[i] = (float)(i % 65521); /* exact in fp32; a misplaced piece shows */
+    vkb_buffer buffer = {0};
+    TEST_OK(vkb_buffer_create(ctx, n * sizeof *data, &buffer));
+    TEST_OK(vkb_buffer_upload(ctx, &buffer, skip * 4, data + skip, (n - skip) * 4));
+    TEST_OK(vkb_buffer_download(ctx, &buffer, skip * 4, got + skip, (n - skip) * 4));
+    cr_assert_leq(ctx->staging.size, (VkDeviceSize)16 << 20, "staging of %llu bytes",
+                  (unsigned long long)ctx->staging.size);
+    for (size_t i = skip; i < n; i++)
+        cr_assert_eq(got[i], (float)(i % 65521), "element %zu: %g", i, got[i]);
+    vkb_buffer_destroy(ctx, &buffer);
+    free(data), free(got);
+    test_context_done(ctx);
+}

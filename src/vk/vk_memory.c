@@ -9,6 +9,9 @@
 #include <string.h>
 
 #define BLOCK_BYTES ((VkDeviceSize)64 << 20)
+/* The staging buffer never grows past this: larger copies go through it in pieces, so that a
+ * model's upload costs one bounded host-visible buffer, not one as large as its largest tensor. */
+#define STAGING_BYTES ((VkDeviceSize)16 << 20)
 
 void *vkb_table_room(void *table, uint32_t *capacity, uint32_t count, size_t item)
 {
@@ -339,6 +342,11 @@ static vkbert_status staged_copy(vkbert_context *ctx, VkBuffer src, VkDeviceSize
     return vkb_submit_wait(ctx, cmd);
 }
 
+static VkDeviceSize staging_piece(VkDeviceSize size)
+{
+    return size < STAGING_BYTES ? size : STAGING_BYTES;
+}
+
 vkbert_status vkb_buffer_upload(vkbert_context *ctx, vkb_buffer *dst, VkDeviceSize offset,
                                 const void *src, VkDeviceSize size)
 {
@@ -346,10 +354,13 @@ vkbert_status vkb_buffer_upload(vkbert_context *ctx, vkb_buffer *dst, VkDeviceSi
         memcpy(dst->mapped + offset, src, size);
         return VKBERT_OK;
     }
-    vkbert_status status = ensure_staging(ctx, size);
-    if (status) return status;
-    memcpy(ctx->staging.mapped, src, size);
-    return staged_copy(ctx, ctx->staging.buffer, 0, dst->buffer, offset, size);
+    vkbert_status status = ensure_staging(ctx, staging_piece(size));
+    for (VkDeviceSize done = 0; done < size && !status; done += STAGING_BYTES) {
+        VkDeviceSize n = staging_piece(size - done);
+        memcpy(ctx->staging.mapped, (const uint8_t *)src + done, n);
+        status = staged_copy(ctx, ctx->staging.buffer, 0, dst->buffer, offset + done, n);
+    }
+    return status;
 }
 
 vkbert_status vkb_buffer_download(vkbert_context *ctx, const vkb_buffer *src, VkDeviceSize offset,
@@ -359,9 +370,11 @@ vkbert_status vkb_buffer_download(vkbert_context *ctx, const vkb_buffer *src, Vk
         memcpy(dst, src->mapped + offset, size);
         return VKBERT_OK;
     }
-    vkbert_status status = ensure_staging(ctx, size);
-    if (status) return status;
-    status = staged_copy(ctx, src->buffer, offset, ctx->staging.buffer, 0, size);
-    if (!status) memcpy(dst, ctx->staging.mapped, size);
+    vkbert_status status = ensure_staging(ctx, staging_piece(size));
+    for (VkDeviceSize done = 0; done < size && !status; done += STAGING_BYTES) {
+        VkDeviceSize n = staging_piece(size - done);
+        status = staged_copy(ctx, src->buffer, offset + done, ctx->staging.buffer, 0, n);
+        if (!status) memcpy((uint8_t *)dst + done, ctx->staging.mapped, n);
+    }
     return status;
 }
