@@ -6,6 +6,7 @@
 #include "support.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct pool_case {
     uint32_t batch, seq, hidden, modes;
@@ -268,6 +269,63 @@ Test(pool, ragged_bad_offsets_are_clamped)
                    VKB_POOL_WEIGHTED_MEAN | VKB_POOL_LAST_TOKEN;
     int32_t offsets[] = {-5, 3, 1, 40, INT32_MAX, INT32_MIN, 10, 45};
     check_ragged(ctx, pool, (pool_case){7, 0, 12, all}, offsets, 41, 11);
+    vkDestroyDescriptorPool(ctx->device, pool, NULL);
+    test_context_done(ctx);
+}
+
+/* Issue 13: an unpadded batch pools exactly as its right-padded copy does. Same sums in the
+ * same order (padding adds +0.0) and exact integer counts, so the rows match bit for bit. */
+Test(pool, ragged_equals_padded)
+{
+    vkbert_context *ctx = test_context(0);
+    VkDescriptorPool pool = test_pool(ctx);
+    uint32_t batch = 11, hidden = 29, ld = pad4(hidden), out_ld = pad4(6 * hidden), seq = 0;
+    uint32_t modes = VKB_POOL_CLS | VKB_POOL_MAX | VKB_POOL_MEAN | VKB_POOL_MEAN_SQRT_LEN |
+                     VKB_POOL_WEIGHTED_MEAN | VKB_POOL_LAST_TOKEN;
+    int32_t offsets[12] = {0};
+    ref_rng rng = {21};
+    for (uint32_t b = 0; b < batch; b++) {
+        offsets[b + 1] = offsets[b] + 1 + (int32_t)ref_uniform(&rng, 0, 57);
+        seq = (uint32_t)(offsets[b + 1] - offsets[b]) > seq
+                  ? (uint32_t)(offsets[b + 1] - offsets[b])
+                  : seq;
+    }
+    uint32_t tokens = (uint32_t)offsets[batch], sp = pad4(seq);
+    float *h = malloc((size_t)tokens * ld * 4), *ones = malloc(tokens * 4);
+    float *ph = test_poisoned((size_t)batch * seq * ld), *pm = calloc((size_t)batch * sp, 4);
+    ref_fill(&rng, h, (size_t)tokens * ld, -2, 2);
+    for (uint32_t r = 0; r < tokens; r++)
+        ones[r] = 1.0f;
+    for (uint32_t b = 0; b < batch; b++)
+        for (uint32_t s = 0; s < (uint32_t)(offsets[b + 1] - offsets[b]); s++) {
+            memcpy(ph + ((size_t)b * seq + s) * ld, h + (size_t)(offsets[b] + s) * ld, ld * 4);
+            pm[b * sp + s] = 1.0f;
+        }
+    vkb_buffer bh = test_buffer(ctx, h, (size_t)tokens * ld), bm = test_buffer(ctx, ones, tokens);
+    vkb_buffer bph = test_buffer(ctx, ph, (size_t)batch * seq * ld);
+    vkb_buffer bpm = test_buffer(ctx, pm, (size_t)batch * sp), boff;
+    float *got[2] = {test_poisoned((size_t)batch * out_ld), test_poisoned((size_t)batch * out_ld)};
+    vkb_buffer bo[2] = {test_buffer(ctx, got[0], (size_t)batch * out_ld),
+                        test_buffer(ctx, got[1], (size_t)batch * out_ld)};
+    TEST_OK(vkb_buffer_create(ctx, sizeof offsets, &boff));
+    TEST_OK(vkb_buffer_upload(ctx, &boff, 0, offsets, sizeof offsets));
+    vkb_pool_ragged_desc rd = {batch, tokens, hidden, ld, modes, out_ld};
+    vkb_pool_desc pd = {batch, seq, hidden, ld, sp, modes, out_ld};
+    vkb_dispatch dispatch[2] = {0};
+    TEST_OK(vkb_op_pool_ragged(ctx, pool, &rd, vkb_whole(&bh), vkb_whole(&bm), vkb_whole(&boff),
+                               vkb_whole(&bo[0]), &dispatch[0]));
+    TEST_OK(vkb_op_pool(ctx, pool, &pd, vkb_whole(&bph), vkb_whole(&bpm), vkb_whole(&bo[1]),
+                        &dispatch[1]));
+    test_run(ctx, dispatch, 2);
+    for (int k = 0; k < 2; k++)
+        test_buffer_read(ctx, &bo[k], got[k], (size_t)batch * out_ld);
+    for (size_t i = 0; i < (size_t)batch * out_ld; i++)
+        cr_assert(got[0][i] == got[1][i], "element %zu: ragged %g, padded %g", i, got[0][i],
+                  got[1][i]);
+    vkb_buffer *all[] = {&bh, &bm, &bph, &bpm, &boff, &bo[0], &bo[1]};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        vkb_buffer_destroy(ctx, all[i]);
+    free(h), free(ones), free(ph), free(pm), free(got[0]), free(got[1]);
     vkDestroyDescriptorPool(ctx->device, pool, NULL);
     test_context_done(ctx);
 }
