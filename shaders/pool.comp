@@ -17,6 +17,12 @@
 // Pooling zeroes attention_mask[:, :prompt_length], so that one recorded pass serves every
 // prompt. Not reproduced: with max and cls both on, Pooling's cls is a view that max's -1e9
 // overwrites where token 0 is masked.
+// RAGGED: unpadded batches (issue 13). hidden is packed [T][ld] (seq_len holds T), sequence b
+// in rows [offsets[b], offsets[b+1]) (int32 [B+1], flash-attention's cu_seqlens), the mask
+// packed [T] the same way; position s counts from the sequence's first row, as the padded
+// path's does with right padding, so weightedmean's weights are the same. Offsets are clamped
+// to [0, T] here (the host may never have seen them), so none reads past the rows. An empty
+// sequence has no row 0 for cls: its whole output row is zero.
 #extension GL_GOOGLE_include_directive : require
 layout(local_size_x_id = 0) in; // a power of two
 #include "common.glsl"
@@ -25,6 +31,9 @@ layout(local_size_x_id = 0) in; // a power of two
 layout(std430, binding = 0) readonly buffer Hidden { float hidden[]; };
 layout(std430, binding = 1) readonly buffer Mask { float mask[]; };
 layout(std430, binding = 2) writeonly buffer Out { float out_rows[]; };
+#ifdef RAGGED
+layout(std430, binding = 3) readonly buffer Offsets { int offsets[]; };
+#endif
 
 layout(push_constant) uniform Push {
     uint batch, seq_len, H, ld, mask_ld, modes, out_ld;
@@ -33,15 +42,39 @@ layout(push_constant) uniform Push {
 const uint CLS = 1u, MAX = 2u, MEAN = 4u, MEAN_SQRT_LEN = 8u, WEIGHTED_MEAN = 16u,
            LAST_TOKEN = 32u;
 
-// Where token s of sequence b lives: the one place that knows the batch is padded.
-uint token_at(uint b, uint s, uint j)
+// Sequence b's first row and its length, and where its token s's mask lives: the one place
+// that knows whether the batch is padded.
+#ifdef RAGGED
+uvec2 span(uint b)
 {
-    return (b * p.seq_len + s) * p.ld + j;
+    uint first = min(uint(max(offsets[b], 0)), p.seq_len);
+    return uvec2(first, clamp(uint(max(offsets[b + 1u], 0)), first, p.seq_len) - first);
 }
 
-bool kept(uint b, uint s)
+uint mask_at(uint b, uint first, uint s)
 {
-    return mask[b * p.mask_ld + s] != 0.0;
+    return first + s;
+}
+#else
+uvec2 span(uint b)
+{
+    return uvec2(b * p.seq_len, p.seq_len);
+}
+
+uint mask_at(uint b, uint first, uint s)
+{
+    return b * p.mask_ld + s;
+}
+#endif
+
+uint token_at(uint first, uint s, uint j)
+{
+    return (first + s) * p.ld + j;
+}
+
+bool kept(uint b, uint first, uint s)
+{
+    return mask[mask_at(b, first, s)] != 0.0;
 }
 
 // Column j of mode `bit`'s block, which follows the blocks of the lower bits set.
@@ -55,11 +88,12 @@ void main()
 {
     uint b = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
     if (b >= p.batch) return; // uniform over the workgroup
-    uint t = gl_LocalInvocationID.x, n = gl_WorkGroupSize.x, S = p.seq_len;
+    uvec2 seq = span(b);
+    uint first = seq.x, t = gl_LocalInvocationID.x, n = gl_WorkGroupSize.x, S = seq.y;
 
     float count = 0.0, weights = 0.0, last = 0.0; // last: the last kept position + 1
     for (uint s = t; s < S; s += n)
-        if (kept(b, s)) {
+        if (kept(b, first, s)) {
             count += 1.0;
             weights += float(s + 1u);
             last = float(s + 1u);
@@ -69,22 +103,23 @@ void main()
     last = reduce(last, true);
 
     bool scan = (p.modes & (MAX | MEAN | MEAN_SQRT_LEN | WEIGHTED_MEAN)) != 0u;
-    for (uint j = t; j < p.H; j += n) {
+    uint filled = S > 0u ? uint(bitCount(p.modes)) * p.H : 0u;
+    for (uint j = t; j < p.H && S > 0u; j += n) {
         float top = NEG_INF, sum = 0.0, weighted = 0.0;
         for (uint s = 0u; scan && s < S; s++) {
-            bool keep = kept(b, s);
-            float x = hidden[token_at(b, s, j)];
+            bool keep = kept(b, first, s);
+            float x = hidden[token_at(first, s, j)];
             top = max(top, keep ? x : -1e9);
             sum += keep ? x : 0.0;
             weighted += keep ? float(s + 1u) * x : 0.0;
         }
-        put(b, CLS, j, hidden[token_at(b, 0u, j)]);
+        put(b, CLS, j, hidden[token_at(first, 0u, j)]);
         put(b, MAX, j, top);
         put(b, MEAN, j, sum / max(count, 1e-9));
         put(b, MEAN_SQRT_LEN, j, sum / sqrt(max(count, 1e-9)));
         put(b, WEIGHTED_MEAN, j, weighted / max(weights, 1e-9));
-        put(b, LAST_TOKEN, j, last > 0.0 ? hidden[token_at(b, uint(last) - 1u, j)] : 0.0);
+        put(b, LAST_TOKEN, j, last > 0.0 ? hidden[token_at(first, uint(last) - 1u, j)] : 0.0);
     }
-    for (uint j = uint(bitCount(p.modes)) * p.H + t; j < p.out_ld; j += n)
+    for (uint j = filled + t; j < p.out_ld; j += n)
         out_rows[b * p.out_ld + j] = 0.0;
 }

@@ -3,6 +3,7 @@
  * and the JSON the tool writes. */
 #define _POSIX_C_SOURCE 200809L
 
+#include "bench_stats.h"
 #include "support.h"
 
 #include <cjson/cJSON.h>
@@ -146,6 +147,30 @@ Test(bench, memory_counters_follow_tensors)
     test_context_done(ctx);
 }
 
+/* ---- the tool's statistics (tools/vkbert/bench_stats.c) ---- */
+
+Test(bench, spread_is_median_min_max)
+{
+    double odd[] = {3.0, 1.0, 2.0}, even[] = {4.0, 1.0, 3.0, 2.0}, one[] = {7.0};
+    bench_spread s = bench_spread_of(odd, 3);
+    cr_assert(s.median == 2.0 && s.min == 1.0 && s.max == 3.0, "%g %g %g", s.median, s.min, s.max);
+    s = bench_spread_of(even, 4);
+    cr_assert(s.median == 2.5 && s.min == 1.0 && s.max == 4.0, "%g %g %g", s.median, s.min, s.max);
+    s = bench_spread_of(one, 1);
+    cr_assert(s.median == 7.0 && s.min == 7.0 && s.max == 7.0);
+}
+
+Test(bench, fraction_takes_the_higher_adjacent_ceiling)
+{
+    /* A dip (40) between two higher measurements, then two that failed (0). */
+    const double ceilings[] = {50.0, 80.0, 40.0, 0.0, 0.0};
+    cr_assert_float_eq(bench_ceiling(ceilings, 0), 80.0, 1e-12);
+    cr_assert_float_eq(bench_fraction(ceilings, 0, 40.0), 40.0 / 80.0, 1e-12);
+    cr_assert_float_eq(bench_fraction(ceilings, 1, 40.0), 40.0 / 80.0, 1e-12);
+    cr_assert_float_eq(bench_fraction(ceilings, 2, 20.0), 20.0 / 40.0, 1e-12, "one unmeasured");
+    cr_assert_eq(bench_fraction(ceilings, 3, 20.0), 0.0, "neither measured");
+}
+
 /* ---- the command line: `$VKBERT_CLI bench ...` ---- */
 
 typedef test_cli_result run_result;
@@ -286,5 +311,107 @@ Test(bench, cli_unknown_case_lists_the_cases)
         "encoder-base-b8-s128",   "encoder-minilm-b32-s128"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         cr_assert(strstr(r.err, names[i]), "stderr lacks %s:\n%s", names[i], r.err);
+    rmdir(dir);
+}
+
+Test(bench, cli_repeat_out_of_range)
+{
+    char dir[] = "/tmp/vkbert_bench_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    const char *values[] = {"0", "-1", "101", "99999999999999999999", "2x", ""};
+    for (size_t i = 0; i < sizeof values / sizeof *values; i++) {
+        const char *args[] = {"bench", "--quick", "--repeat", values[i], NULL};
+        run_result r;
+        run_cli(dir, args, &r);
+        cr_assert_eq(r.code, 2, "--repeat '%s': exit %d; stderr:\n%s", values[i], r.code, r.err);
+        cr_assert(strstr(r.err, "--repeat"), "--repeat '%s': stderr:\n%s", values[i], r.err);
+        cr_assert_null(strstr(r.out, "device: "), "--repeat '%s' ran:\n%s", values[i], r.out);
+    }
+    rmdir(dir);
+}
+
+static double number_at(const cJSON *array, int i)
+{
+    cJSON *item = cJSON_GetArrayItem(array, i);
+    cr_assert(cJSON_IsNumber(item), "item %d is not a number", i);
+    return item->valuedouble;
+}
+
+/* The median of two or three numbers, derived here rather than taken from the tool. */
+static double median_of(const double *v, int n)
+{
+    if (n == 2) return 0.5 * (v[0] + v[1]);
+    double lo = fmin(v[0], fmin(v[1], v[2])), hi = fmax(v[0], fmax(v[1], v[2]));
+    return v[0] + v[1] + v[2] - lo - hi;
+}
+
+/* `name` is the median of `samples`, and spread.name is their [min, max]. */
+static void expect_summary(const cJSON *c, const char *name, const double *samples, int n)
+{
+    double median = median_of(samples, n), lo = samples[0], hi = samples[0];
+    for (int i = 1; i < n; i++)
+        lo = fmin(lo, samples[i]), hi = fmax(hi, samples[i]);
+    cr_assert_float_eq(field(c, name)->valuedouble, median, 1e-9 * median, "%s", name);
+    cJSON *pair = field(field(c, "spread"), name);
+    cr_assert_eq(cJSON_GetArraySize(pair), 2, "spread.%s", name);
+    cr_assert_float_eq(number_at(pair, 0), lo, 1e-9 * lo, "spread.%s min", name);
+    cr_assert_float_eq(number_at(pair, 1), hi, 1e-9 * hi, "spread.%s max", name);
+}
+
+/* Each repeat's fraction is its GFLOP/s over the higher of the FMA peaks measured just before
+ * and after it (its slot and the next), and the case reports their median and spread. */
+static void expect_repeats(const cJSON *c, const cJSON *fma, int repeat)
+{
+    cJSON *repeats = field(c, "repeats");
+    cr_assert_eq(cJSON_GetArraySize(repeats), repeat);
+    double gflops[3], fractions[3], ms[3];
+    for (int i = 0; i < repeat; i++) {
+        cJSON *r = cJSON_GetArrayItem(repeats, i);
+        int slot = (int)field(r, "slot")->valuedouble;
+        cr_assert_eq(slot, i, "one case per repeat: slot %d in repeat %d", slot, i);
+        double ceiling = fmax(number_at(fma, slot), number_at(fma, slot + 1));
+        gflops[i] = field(r, "gflops")->valuedouble;
+        ms[i] = field(r, "median_ms")->valuedouble;
+        fractions[i] = field(r, "peak_fraction")->valuedouble;
+        cr_assert_float_eq(fractions[i], gflops[i] / ceiling, 1e-9, "repeat %d", i);
+    }
+    expect_summary(c, "gflops", gflops, repeat);
+    expect_summary(c, "median_ms", ms, repeat);
+    expect_summary(c, "peak_fraction", fractions, repeat);
+}
+
+Test(bench, cli_repeat_reports_medians_and_spreads)
+{
+    char dir[] = "/tmp/vkbert_bench_XXXXXX", json[64];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(json, sizeof json, "%s/bench.json", dir);
+    const char *args[] = {"bench",  "--quick", "--repeat", "3", "--case", "matmul-1024x768x768",
+                          "--json", json,      NULL};
+    run_result r;
+    run_cli(dir, args, &r);
+    cr_assert_eq(r.code, 0, "exit %d; stderr:\n%s", r.code, r.err);
+    cr_assert(strstr(r.out, "of 3 repeats"), "stdout:\n%s", r.out);
+    cJSON *root = read_json(json);
+    cr_assert_eq(field(root, "repeat")->valuedouble, 3);
+    /* One measurement before the case and one after each repeat. */
+    cJSON *fma = field(field(root, "peaks"), "fma_gflops");
+    cJSON *copy = field(field(root, "peaks"), "copy_gbs");
+    cr_assert_eq(cJSON_GetArraySize(fma), 4);
+    cr_assert_eq(cJSON_GetArraySize(copy), 4);
+    double sum = 0.0, lo = INFINITY, hi = 0.0;
+    for (int i = 0; i < 4; i++) {
+        double p = number_at(fma, i);
+        sum += p, lo = fmin(lo, p), hi = fmax(hi, p);
+    }
+    double median = 0.5 * (sum - lo - hi); /* of four: the mean of the middle two */
+    cr_assert_float_eq(field(root, "peak_gflops")->valuedouble, median, 1e-9 * median);
+    cJSON *pair = field(field(root, "spread"), "peak_gflops");
+    cr_assert_float_eq(number_at(pair, 0), lo, 1e-9 * lo);
+    cr_assert_float_eq(number_at(pair, 1), hi, 1e-9 * hi);
+    cJSON *c = cJSON_GetArrayItem(field(root, "cases"), 0);
+    expect_measured_case(c, 0);
+    expect_repeats(c, fma, 3);
+    cJSON_Delete(root);
+    unlink(json);
     rmdir(dir);
 }

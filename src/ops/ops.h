@@ -134,6 +134,19 @@ typedef struct vkb_pool_desc {
 vkbert_status vkb_op_pool(vkbert_context *ctx, VkDescriptorPool pool, const vkb_pool_desc *d,
                           vkb_view hidden, vkb_view mask, vkb_view out, vkb_dispatch *dispatch);
 
+/* vkb_op_pool over an unpadded batch: hidden packed [tokens][ld], sequence b in its rows
+ * [offsets[b], offsets[b+1]) (int32 [batch+1], cu_seqlens), the mask packed [tokens] the same
+ * way, out [batch][out_ld]. A sequence's positions count from its first row (weightedmean's
+ * weights); an empty sequence's output row is zero. Offsets are clamped to [0, tokens] on the
+ * device, so bad ones read no row past the rest. */
+typedef struct vkb_pool_ragged_desc {
+    uint32_t batch, tokens, hidden, ld, modes, out_ld;
+} vkb_pool_ragged_desc;
+
+vkbert_status vkb_op_pool_ragged(vkbert_context *ctx, VkDescriptorPool pool,
+                                 const vkb_pool_ragged_desc *d, vkb_view hidden, vkb_view mask,
+                                 vkb_view offsets, vkb_view out, vkb_dispatch *dispatch);
+
 /* out = x / max(||x||_2, 1e-12) over rows [rows][ld] of `width` (torch's F.normalize, as
  * sentence-transformers' Normalize); in place when `in` and `out` are the same range. The
  * padding up to ld is written as zero. */

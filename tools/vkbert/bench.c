@@ -1,37 +1,32 @@
 /* vkbert bench: the device's measured ceilings, then fixed matmul and attention cases timed
  * by the library's benchmarks, optionally against OpenBLAS on the host, printed and written
  * as JSON. Each case runs in a context of its own, so the device memory it reports is its
- * own and a failure in one case leaves nothing behind for the next. */
+ * own and a failure in one case leaves nothing behind for the next. The ceilings are measured
+ * again between cases, in a context kept open for them, so that each fraction of peak is
+ * taken against what the device did just before and just after the case. */
+#include "bench_case.h"
+#include "bench_stats.h"
 #include "cli.h"
 #include "vkbert_bench.h"
-#include "reference.h"
 
 #include <cjson/cJSON.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef VKBERT_HAVE_OPENBLAS
-#include <cblas.h>
-#endif
-
 static const char usage[] =
     "usage: vkbert bench [--device N] [--case NAME]... [--precision fp32|fp16] [--json FILE]\n"
-    "                    [--quick] [--cpu]\n"
+    "                    [--quick] [--cpu] [--repeat N]\n"
     "\n"
     "Measures the device's FMA and copy peaks, then times each case (all by default; --case\n"
     "may repeat): GPU time from timestamps (median and min of 10 runs, 3 with --quick, after\n"
     "a warm-up), wall time from submit to fence, GFLOP/s, the fraction of the FMA peak,\n"
-    "device memory, the kernel configuration and each kernel's time. --cpu also times the\n"
-    "case with OpenBLAS on the host. --json writes the results to FILE.\n";
-
-typedef struct bench_case {
-    const char *name;
-    int m, n, k;                      /* a matmul when m > 0 */
-    int batch, seq_len, embed, heads; /* else an attention layer */
-    int layers, intermediate;         /* or, with layers > 0, a whole encoder */
-} bench_case;
+    "device memory, the kernel configuration and each kernel's time. The peaks are measured\n"
+    "again after each case; a case's fraction is taken against the higher of the FMA peaks\n"
+    "measured just before and just after it. --repeat N (1 to 100, default 1) runs the whole\n"
+    "set N times, interleaved, and reports each figure's median over the N and its spread\n"
+    "(min..max). --cpu also times the case with OpenBLAS on the host. --json writes the\n"
+    "results to FILE.\n";
 
 static const bench_case cases[] = {
     {"matmul-1024x768x768", 1024, 768, 768, 0, 0, 0, 0, 0, 0},
@@ -56,15 +51,27 @@ static const bench_case cases[] = {
 
 typedef struct bench_args {
     const char *device, *precision, *json;
-    int quick, cpu, runs;
+    int quick, cpu, runs, repeat;
     int selected[CASE_COUNT];
 } bench_args;
 
+/* One case in one repeat. */
 typedef struct case_outcome {
     char skipped[1280]; /* why it did not run (status and message); empty when it ran */
     vkbert_bench_result r;
     double cpu_ms; /* 0 without --cpu */
+    int slot;      /* it ran between the peaks measured in slots `slot` and `slot + 1` */
 } case_outcome;
+
+/* The whole run: the peaks in the order they were measured (0 where one failed), one more
+ * than the cases run, and each case's outcomes, repeat by repeat. */
+typedef struct bench_run {
+    bench_args a;
+    vkbert_context *peaks_ctx;
+    double *fma, *copy;
+    int slots;
+    case_outcome *outcomes; /* [CASE_COUNT][repeat] */
+} bench_run;
 
 /* ---- options ---- */
 
@@ -112,6 +119,7 @@ static int parse_args(int argc, char **argv, bench_args *a)
 {
     memset(a, 0, sizeof *a);
     a->precision = "fp32";
+    a->repeat = 1;
     int code = take_cases(&argc, argv, a);
     const cli_option options[] = {
         {"device", CLI_STRING, &a->device, 0, 0, 0},
@@ -119,6 +127,7 @@ static int parse_args(int argc, char **argv, bench_args *a)
         {"json", CLI_STRING, &a->json, 0, 0, 0},
         {"quick", CLI_FLAG, &a->quick, 0, 0, 0},
         {"cpu", CLI_FLAG, &a->cpu, 0, 0, 0},
+        {"repeat", CLI_INT, &a->repeat, 0, 1, BENCH_MAX_REPEAT},
     };
     if (code == CLI_CONTINUE)
         code = cli_parse(usage, argc, argv, options, (int)(sizeof options / sizeof *options));
@@ -155,139 +164,21 @@ static void print_device(const vkbert_device_info *d)
     fflush(stdout);
 }
 
-/* Peaks that cannot be measured are reported and left 0; the cases still run. */
-static void measure_peaks(vkbert_context *ctx, vkbert_peaks *peaks)
+/* Measures the peaks into the next slot. One that cannot be measured is reported and left 0;
+ * the cases still run. */
+static void measure_peaks(bench_run *b)
 {
+    vkbert_peaks peaks = VKBERT_PEAKS_INIT;
+    int slot = b->slots++;
     fprintf(stderr, "vkbert bench: measuring the FMA and copy peaks\n");
-    if (vkbert_measure_peaks(ctx, peaks)) {
-        printf("peaks: skipped: %s\n", vkbert_last_error(ctx));
-        memset(peaks, 0, sizeof *peaks);
-    } else {
-        printf("peaks: %.1f GFLOP/s fp32 FMA, %.1f GB/s copy (read + write)\n", peaks->fma_gflops,
-               peaks->copy_gbs);
+    if (vkbert_measure_peaks(b->peaks_ctx, &peaks)) {
+        fprintf(stderr, "vkbert bench: peaks not measured: %s\n", vkbert_last_error(b->peaks_ctx));
+        return;
     }
-    fflush(stdout);
+    b->fma[slot] = peaks.fma_gflops, b->copy[slot] = peaks.copy_gbs;
+    fprintf(stderr, "vkbert bench: peaks %.1f GFLOP/s, %.1f GB/s\n", peaks.fma_gflops,
+            peaks.copy_gbs);
 }
-
-/* ---- the CPU comparison ---- */
-
-#ifdef VKBERT_HAVE_OPENBLAS
-static int compare_doubles(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
-/* y[rows][n] = x[rows][k] * w[n][k]^T + b: the bias rows first, then sgemm adds (beta 1). */
-static void cpu_linear(const float *x, int rows, int n, int k, const float *w, const float *b,
-                       float *y)
-{
-    for (int r = 0; r < rows; r++)
-        memcpy(y + (size_t)r * n, b, (size_t)n * sizeof *b);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n, k, 1.0f, x, k, w, k, 1.0f, y, n);
-}
-
-static void cpu_softmax_rows(float *s, int rows, int cols)
-{
-    for (int i = 0; i < rows; i++, s += cols) {
-        float max = s[0], sum = 0.0f;
-        for (int j = 1; j < cols; j++)
-            max = s[j] > max ? s[j] : max;
-        for (int j = 0; j < cols; j++)
-            sum += s[j] = expf(s[j] - max);
-        for (int j = 0; j < cols; j++)
-            s[j] /= sum;
-    }
-}
-
-/* Host buffers of one case: x, the weights (w: [4][E][E] then [4][E] biases, or the matmul's
- * W [N][K] and bias), the activations and one head's scores. */
-typedef struct cpu_data {
-    float *x, *w, *q, *k, *v, *o, *y, *scores;
-} cpu_data;
-
-/* Heads are read in place from the [B*S][E] rows (lda E), and P*V is written straight into
- * its columns of o: no head split or merge. */
-static void cpu_attention(const bench_case *c, cpu_data *d)
-{
-    int e = c->embed, rows = c->batch * c->seq_len, s = c->seq_len, hd = e / c->heads;
-    size_t ee = (size_t)e * e;
-    const float *bias = d->w + 4 * ee;
-    float *proj[3] = {d->q, d->k, d->v};
-    for (int z = 0; z < 3; z++)
-        cpu_linear(d->x, rows, e, e, d->w + z * ee, bias + z * e, proj[z]);
-    float scale = 1.0f / sqrtf((float)hd);
-    for (int b = 0; b < c->batch; b++)
-        for (int h = 0; h < c->heads; h++) {
-            size_t at = (size_t)b * s * e + (size_t)h * hd;
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s, s, hd, scale, d->q + at, e,
-                        d->k + at, e, 0.0f, d->scores, s);
-            cpu_softmax_rows(d->scores, s, s);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s, hd, s, 1.0f, d->scores, s,
-                        d->v + at, e, 0.0f, d->o + at, e);
-        }
-    cpu_linear(d->o, rows, e, e, d->w + 3 * ee, bias + 3 * e, d->y);
-}
-
-static void cpu_run(const bench_case *c, cpu_data *d)
-{
-    if (c->m)
-        cpu_linear(d->x, c->m, c->n, c->k, d->w, d->w + (size_t)c->n * c->k, d->y);
-    else
-        cpu_attention(c, d);
-}
-
-static int cpu_alloc(const bench_case *c, cpu_data *d)
-{
-    size_t x, w, act, scores = 1;
-    if (c->m) {
-        x = (size_t)c->m * c->k, w = (size_t)c->n * (c->k + 1), act = (size_t)c->m * c->n;
-    } else {
-        size_t e = (size_t)c->embed, s = (size_t)c->seq_len;
-        x = act = (size_t)c->batch * s * e, w = 4 * e * (e + 1), scores = s * s;
-    }
-    float **all[] = {&d->x, &d->w, &d->q, &d->k, &d->v, &d->o, &d->y, &d->scores};
-    size_t sizes[] = {x, w, act, act, act, act, act, scores};
-    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
-        if (!(*all[i] = calloc(sizes[i], sizeof(float)))) return -1;
-    ref_rng rng = {0x5eed};
-    double bound = 1.0 / sqrt(c->m ? c->k : c->embed); /* like nn.Linear's initialisation */
-    ref_fill(&rng, d->x, x, -1.0, 1.0);
-    ref_fill(&rng, d->w, w, -bound, bound);
-    return 0;
-}
-
-#define CPU_MAX_RUNS 16
-
-/* Median host time of `runs` passes after a warm-up; 0 when out of memory. */
-static double cpu_time(const bench_case *c, int runs)
-{
-    cpu_data d = {0};
-    double median = 0.0, times[CPU_MAX_RUNS];
-    runs = runs < CPU_MAX_RUNS ? runs : CPU_MAX_RUNS;
-    if (!cpu_alloc(c, &d)) {
-        cpu_run(c, &d);
-        for (int i = 0; i < runs; i++) {
-            double start = plat_now_ms();
-            cpu_run(c, &d);
-            times[i] = plat_now_ms() - start;
-        }
-        qsort(times, (size_t)runs, sizeof *times, compare_doubles);
-        median = runs % 2 ? times[runs / 2] : 0.5 * (times[runs / 2 - 1] + times[runs / 2]);
-    }
-    float *all[] = {d.x, d.w, d.q, d.k, d.v, d.o, d.y, d.scores};
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-        free(all[i]);
-    return median;
-}
-#else
-static double cpu_time(const bench_case *c, int runs)
-{
-    (void)c, (void)runs;
-    return 0.0;
-}
-#endif
-
 /* ---- the cases ---- */
 
 /* Runs one case in a fresh context. Returns the exit code of closing it (validation). */
@@ -319,7 +210,7 @@ static int run_case(const bench_args *a, const bench_case *c, case_outcome *out)
                  vkbert_last_error(ctx));
     int code = cli_close(ctx, 0); /* before the CPU run, so the device is idle */
     /* The OpenBLAS comparison covers matmuls and single layers, not whole encoders. */
-    if (!status && a->cpu && !c->layers) out->cpu_ms = cpu_time(c, a->runs);
+    if (!status && a->cpu && !c->layers) out->cpu_ms = bench_cpu_time(c, a->runs);
     return code;
 }
 
@@ -328,27 +219,108 @@ static double gflops(const vkbert_bench_result *r)
     return r->flops / (r->gpu_median_ms * 1e6);
 }
 
-static void print_case(const bench_args *a, const bench_case *c, const case_outcome *o,
-                       const vkbert_peaks *peaks)
+/* ---- each figure over the repeats ---- */
+
+/* The figures summarised over the repeats, by their JSON names. */
+enum {
+    FIG_GPU_MEDIAN,
+    FIG_GPU_MIN,
+    FIG_WALL,
+    FIG_GFLOPS,
+    FIG_FRACTION,
+    FIG_CEILING,
+    FIG_CPU,
+    FIG_RATIO,
+    FIG_COUNT
+};
+static const char *const figure_names[FIG_COUNT] = {
+    "median_ms",     "min_ms",         "wall_median_ms", "gflops",
+    "peak_fraction", "ceiling_gflops", "cpu_median_ms",  "gpu_cpu_ratio"};
+
+typedef struct case_summary {
+    const case_outcome *first; /* memory, config and kernel names: the same in every repeat */
+    const char *skipped;       /* the first repeat's reason when any did not run, else NULL */
+    bench_spread figure[FIG_COUNT];
+    bench_spread kernel[VKBERT_BENCH_MAX_KERNELS];
+} case_summary;
+
+static double figure_of(const bench_run *b, const case_outcome *o, int figure)
 {
     const vkbert_bench_result *r = &o->r;
-    printf("\n%s (%s)\n", c->name, a->precision);
-    if (o->skipped[0]) {
-        printf("  skipped: %s\n", o->skipped);
+    double values[FIG_COUNT] = {r->gpu_median_ms,
+                                r->gpu_min_ms,
+                                r->wall_median_ms,
+                                gflops(r),
+                                bench_fraction(b->fma, o->slot, gflops(r)),
+                                bench_ceiling(b->fma, o->slot),
+                                o->cpu_ms,
+                                o->cpu_ms / r->gpu_median_ms};
+    return values[figure];
+}
+
+static case_summary summarize(const bench_run *b, size_t index)
+{
+    const case_outcome *o = &b->outcomes[index * (size_t)b->a.repeat];
+    case_summary s = {.first = o};
+    for (int i = b->a.repeat - 1; i >= 0; i--)
+        s.skipped = o[i].skipped[0] ? o[i].skipped : s.skipped;
+    if (s.skipped) return s;
+    double samples[BENCH_MAX_REPEAT];
+    for (int f = 0; f < FIG_COUNT; f++) {
+        for (int i = 0; i < b->a.repeat; i++)
+            samples[i] = figure_of(b, &o[i], f);
+        s.figure[f] = bench_spread_of(samples, b->a.repeat);
+    }
+    for (uint32_t k = 0; k < o->r.kernel_count; k++) {
+        for (int i = 0; i < b->a.repeat; i++)
+            samples[i] = o[i].r.kernels[k].milliseconds;
+        s.kernel[k] = bench_spread_of(samples, b->a.repeat);
+    }
+    return s;
+}
+
+/* ---- the table ---- */
+
+/* "12.3", and over several repeats "12.3 (11.9..12.8)", between two texts. */
+static void print_spread(const char *before, bench_spread s, int digits, int repeat,
+                         const char *after)
+{
+    printf("%s%.*f", before, digits, s.median);
+    if (repeat > 1) printf(" (%.*f..%.*f)", digits, s.min, digits, s.max);
+    fputs(after, stdout);
+}
+
+static void print_case(const bench_run *b, const bench_case *c, const case_summary *s)
+{
+    const vkbert_bench_result *r = &s->first->r;
+    const bench_spread *f = s->figure;
+    int n = b->a.repeat;
+    printf("\n%s (%s)", c->name, b->a.precision);
+    if (n > 1) printf(", median (min..max) of %d repeats", n);
+    printf("\n");
+    if (s->skipped) {
+        printf("  skipped: %s\n", s->skipped);
         return;
     }
-    printf("  gpu      %.3f ms median, %.3f ms min; wall %.3f ms median\n", r->gpu_median_ms,
-           r->gpu_min_ms, r->wall_median_ms);
-    printf("  speed    %.1f GFLOP/s", gflops(r));
-    if (peaks->fma_gflops > 0) printf(", %.2f of the FMA peak", gflops(r) / peaks->fma_gflops);
+    print_spread("  gpu      ", f[FIG_GPU_MEDIAN], 3, n, " ms median, ");
+    print_spread("", f[FIG_GPU_MIN], 3, n, " ms min; wall ");
+    print_spread("", f[FIG_WALL], 3, n, " ms median\n");
+    print_spread("  speed    ", f[FIG_GFLOPS], 1, n, " GFLOP/s");
+    if (f[FIG_CEILING].min > 0) {
+        print_spread(", ", f[FIG_FRACTION], 2, n, " of the FMA peak (the higher of those before ");
+        print_spread("and after it: ", f[FIG_CEILING], 1, n, " GFLOP/s)");
+    }
     printf("\n  memory   %.1f MiB of device memory\n",
            (double)r->device_memory_bytes / (1024.0 * 1024.0));
     printf("  config   %s\n", r->config);
-    for (uint32_t i = 0; i < r->kernel_count; i++)
-        printf("  kernel   %-16s %.3f ms\n", r->kernels[i].name, r->kernels[i].milliseconds);
-    if (o->cpu_ms > 0)
-        printf("  cpu      %.3f ms (OpenBLAS); the GPU is %.2fx as fast\n", o->cpu_ms,
-               o->cpu_ms / r->gpu_median_ms);
+    for (uint32_t i = 0; i < r->kernel_count; i++) {
+        printf("  kernel   %-16s", r->kernels[i].name);
+        print_spread(" ", s->kernel[i], 3, n, " ms\n");
+    }
+    if (f[FIG_CPU].min > 0) {
+        print_spread("  cpu      ", f[FIG_CPU], 3, n, " ms (OpenBLAS); the GPU is ");
+        print_spread("", f[FIG_RATIO], 2, n, "x as fast\n");
+    }
     fflush(stdout);
 }
 
@@ -376,35 +348,69 @@ static void add_number(cJSON *object, const char *name, double value, int measur
         cJSON_AddNullToObject(object, name);
 }
 
-static cJSON *json_case(const bench_args *a, const bench_case *c, const case_outcome *o,
-                        const vkbert_peaks *peaks)
+/* The median as `name` in `object`, and [min, max] as `name` in `spread`; null where it was
+ * not measured. */
+static void add_spread(cJSON *object, cJSON *spread, const char *name, bench_spread s, int measured)
 {
-    const vkbert_bench_result *r = &o->r;
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "name", c->name);
-    cJSON_AddStringToObject(j, "precision", a->precision);
-    if (o->skipped[0]) {
-        cJSON_AddStringToObject(j, "skipped", o->skipped);
-        return j;
+    add_number(object, name, s.median, measured);
+    if (!measured) return;
+    double pair[2] = {s.min, s.max};
+    cJSON_AddItemToObject(spread, name, cJSON_CreateDoubleArray(pair, 2));
+}
+
+/* Each repeat's slot among the peaks and its figures, so that a reader can check the ceiling
+ * each fraction was taken against. */
+static cJSON *json_repeats(const bench_run *b, const case_outcome *o)
+{
+    cJSON *list = cJSON_CreateArray();
+    for (int i = 0; i < b->a.repeat; i++) {
+        cJSON *r = cJSON_CreateObject();
+        cJSON_AddNumberToObject(r, "slot", o[i].slot);
+        cJSON_AddNumberToObject(r, "median_ms", o[i].r.gpu_median_ms);
+        cJSON_AddNumberToObject(r, "gflops", figure_of(b, &o[i], FIG_GFLOPS));
+        add_number(r, "peak_fraction", figure_of(b, &o[i], FIG_FRACTION),
+                   figure_of(b, &o[i], FIG_CEILING) > 0);
+        cJSON_AddItemToArray(list, r);
     }
-    cJSON_AddNumberToObject(j, "median_ms", r->gpu_median_ms);
-    cJSON_AddNumberToObject(j, "min_ms", r->gpu_min_ms);
-    cJSON_AddNumberToObject(j, "wall_median_ms", r->wall_median_ms);
-    cJSON_AddNumberToObject(j, "gflops", gflops(r));
-    add_number(j, "peak_fraction", gflops(r) / peaks->fma_gflops, peaks->fma_gflops > 0);
-    cJSON_AddNumberToObject(j, "device_memory_bytes", (double)r->device_memory_bytes);
-    cJSON_AddStringToObject(j, "config", r->config);
-    cJSON *kernels = cJSON_AddArrayToObject(j, "kernels");
-    for (uint32_t i = 0; i < r->kernel_count; i++) {
-        cJSON *k = cJSON_CreateObject();
-        cJSON_AddStringToObject(k, "name", r->kernels[i].name);
-        cJSON_AddNumberToObject(k, "median_ms", r->kernels[i].milliseconds);
+    return list;
+}
+
+static cJSON *json_kernels(const case_summary *s)
+{
+    cJSON *kernels = cJSON_CreateArray();
+    for (uint32_t i = 0; i < s->first->r.kernel_count; i++) {
+        cJSON *k = cJSON_CreateObject(), *spread = cJSON_CreateObject();
+        cJSON_AddStringToObject(k, "name", s->first->r.kernels[i].name);
+        add_spread(k, spread, "median_ms", s->kernel[i], 1);
+        cJSON_AddItemToObject(k, "spread", spread);
         cJSON_AddItemToArray(kernels, k);
     }
-    if (a->cpu) {
-        add_number(j, "cpu_median_ms", o->cpu_ms, o->cpu_ms > 0);
-        add_number(j, "gpu_cpu_ratio", o->cpu_ms / r->gpu_median_ms, o->cpu_ms > 0);
+    return kernels;
+}
+
+static cJSON *json_case(const bench_run *b, const bench_case *c, const case_summary *s)
+{
+    const vkbert_bench_result *r = &s->first->r;
+    cJSON *j = cJSON_CreateObject(), *spread = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "name", c->name);
+    cJSON_AddStringToObject(j, "precision", b->a.precision);
+    if (s->skipped) {
+        cJSON_AddStringToObject(j, "skipped", s->skipped);
+        cJSON_Delete(spread);
+        return j;
     }
+    for (int f = 0; f < FIG_COUNT; f++) {
+        int measured = f == FIG_FRACTION || f == FIG_CEILING ? s->figure[FIG_CEILING].min > 0
+                       : f == FIG_CPU || f == FIG_RATIO      ? s->figure[FIG_CPU].min > 0
+                                                             : 1;
+        if (b->a.cpu || (f != FIG_CPU && f != FIG_RATIO))
+            add_spread(j, spread, figure_names[f], s->figure[f], measured);
+    }
+    cJSON_AddNumberToObject(j, "device_memory_bytes", (double)r->device_memory_bytes);
+    cJSON_AddStringToObject(j, "config", r->config);
+    cJSON_AddItemToObject(j, "kernels", json_kernels(s));
+    cJSON_AddItemToObject(j, "spread", spread);
+    cJSON_AddItemToObject(j, "repeats", json_repeats(b, s->first));
     return j;
 }
 
@@ -418,55 +424,111 @@ static cJSON *json_startup(const cli_startup *s)
     return startup;
 }
 
-static int write_json(FILE *file, const bench_args *a, const vkbert_device_info *device,
-                      const vkbert_peaks *peaks, const cli_startup *startup,
-                      const case_outcome *outcomes)
+/* The peaks' median and spread over the slots where they were measured; median 0 where none
+ * was. */
+static bench_spread peaks_spread(const bench_run *b, const double *peaks)
+{
+    double samples[BENCH_MAX_REPEAT * CASE_COUNT + 1];
+    int n = 0;
+    for (int i = 0; i < b->slots; i++)
+        if (peaks[i] > 0) samples[n++] = peaks[i];
+    return n ? bench_spread_of(samples, n) : (bench_spread){0, 0, 0};
+}
+
+/* Every measurement in order, null where one failed. */
+static cJSON *json_slots(const bench_run *b, const double *peaks)
+{
+    cJSON *list = cJSON_CreateArray();
+    for (int i = 0; i < b->slots; i++)
+        cJSON_AddItemToArray(list,
+                             peaks[i] > 0 ? cJSON_CreateNumber(peaks[i]) : cJSON_CreateNull());
+    return list;
+}
+
+static cJSON *json_peaks(const bench_run *b, cJSON *root)
+{
+    bench_spread fma = peaks_spread(b, b->fma), copy = peaks_spread(b, b->copy);
+    cJSON *spread = cJSON_CreateObject(), *slots = cJSON_CreateObject();
+    add_spread(root, spread, "peak_gflops", fma, fma.median > 0);
+    add_spread(root, spread, "bandwidth_gbs", copy, copy.median > 0);
+    cJSON_AddItemToObject(slots, "fma_gflops", json_slots(b, b->fma));
+    cJSON_AddItemToObject(slots, "copy_gbs", json_slots(b, b->copy));
+    cJSON_AddItemToObject(root, "peaks", slots);
+    return spread;
+}
+
+static int write_json(FILE *file, const bench_run *b, const vkbert_device_info *device,
+                      const cli_startup *startup)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddItemToObject(root, "device", json_device(device));
-    add_number(root, "peak_gflops", peaks->fma_gflops, peaks->fma_gflops > 0);
-    add_number(root, "bandwidth_gbs", peaks->copy_gbs, peaks->copy_gbs > 0);
+    cJSON_AddNumberToObject(root, "repeat", b->a.repeat);
+    cJSON *spread = json_peaks(b, root);
+    cJSON_AddItemToObject(root, "spread", spread);
     cJSON_AddItemToObject(root, "startup", json_startup(startup));
     cJSON *list = cJSON_AddArrayToObject(root, "cases");
-    for (size_t i = 0; i < CASE_COUNT; i++)
-        if (a->selected[i])
-            cJSON_AddItemToArray(list, json_case(a, &cases[i], &outcomes[i], peaks));
+    for (size_t i = 0; i < CASE_COUNT; i++) {
+        if (!b->a.selected[i]) continue;
+        case_summary s = summarize(b, i);
+        cJSON_AddItemToArray(list, json_case(b, &cases[i], &s));
+    }
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     int failed = !text || fputs(text, file) < 0 || fputc('\n', file) < 0;
     free(text);
     failed |= fclose(file) != 0;
-    return failed ? cli_error("cannot write %s", a->json) : 0;
+    return failed ? cli_error("cannot write %s", b->a.json) : 0;
 }
 
 /* ---- the command ---- */
 
-/* The cases in table order; returns non-zero when a context's validation failed. */
-static int run_cases(const bench_args *a, const vkbert_peaks *peaks, case_outcome *outcomes)
+/* Every repeat of the cases in table order, the peaks measured after each; a case is printed
+ * once its last repeat has run. Returns non-zero when a context's validation failed. */
+static int run_cases(bench_run *b)
 {
-    int code = 0, total = 0, done = 0;
+    int code = 0, total = 0, done = 0, n = b->a.repeat;
     for (size_t i = 0; i < CASE_COUNT; i++)
-        total += a->selected[i];
-    for (size_t i = 0; i < CASE_COUNT; i++) {
-        if (!a->selected[i]) continue;
-        fprintf(stderr, "vkbert bench: [%d/%d] %s\n", ++done, total, cases[i].name);
-        int closed = run_case(a, &cases[i], &outcomes[i]);
-        code = code ? code : closed;
-        print_case(a, &cases[i], &outcomes[i], peaks);
-    }
+        total += b->a.selected[i] * n;
+    for (int rep = 0; rep < n; rep++)
+        for (size_t i = 0; i < CASE_COUNT; i++) {
+            if (!b->a.selected[i]) continue;
+            case_outcome *o = &b->outcomes[i * (size_t)n + (size_t)rep];
+            fprintf(stderr, "vkbert bench: [%d/%d] %s\n", ++done, total, cases[i].name);
+            o->slot = b->slots - 1;
+            int closed = run_case(&b->a, &cases[i], o);
+            code = code ? code : closed;
+            measure_peaks(b);
+            if (rep < n - 1) continue;
+            case_summary s = summarize(b, i);
+            print_case(b, &cases[i], &s);
+        }
     return code;
 }
 
-/* Opens the device once for its description and peaks; failing here is the one failure that
- * ends the command. */
-static int device_and_peaks(const bench_args *a, vkbert_device_info *info, vkbert_peaks *peaks)
+static void print_peaks(const bench_run *b)
 {
-    vkbert_context *ctx = NULL;
-    if (open_context(a, &ctx)) return cli_api_error(NULL, "cannot create a Vulkan context");
-    vkbert_context_device(ctx, info);
+    bench_spread fma = peaks_spread(b, b->fma), copy = peaks_spread(b, b->copy);
+    if (fma.median <= 0 || copy.median <= 0) {
+        printf("\npeaks: not measured\n");
+        return;
+    }
+    printf("\npeaks, median (min..max) of %d measurements, one before the cases and one after "
+           "each:\n",
+           b->slots);
+    print_spread("  ", fma, 1, 2, " GFLOP/s fp32 FMA\n");
+    print_spread("  ", copy, 1, 2, " GB/s copy (read + write)\n");
+}
+
+/* Opens the device for its description and the peaks, kept open for the peaks measured between
+ * the cases; failing here is the one failure that ends the command. */
+static int device_and_peaks(bench_run *b, vkbert_device_info *info)
+{
+    if (open_context(&b->a, &b->peaks_ctx))
+        return cli_api_error(NULL, "cannot create a Vulkan context");
+    vkbert_context_device(b->peaks_ctx, info);
     print_device(info);
-    measure_peaks(ctx, peaks);
-    return cli_close(ctx, 0);
+    measure_peaks(b);
+    return 0;
 }
 
 static void report_startup(const bench_args *a, cli_startup *s)
@@ -481,27 +543,42 @@ static void report_startup(const bench_args *a, cli_startup *s)
            s->cold_context_ms, s->cold_pipelines_ms, s->warm_context_ms, s->warm_pipelines_ms);
 }
 
+static int bench_alloc(bench_run *b)
+{
+    size_t slots = CASE_COUNT * (size_t)b->a.repeat + 1;
+    b->fma = calloc(slots, sizeof *b->fma);
+    b->copy = calloc(slots, sizeof *b->copy);
+    b->outcomes = calloc(CASE_COUNT * (size_t)b->a.repeat, sizeof *b->outcomes);
+    return b->fma && b->copy && b->outcomes ? 0 : cli_error("out of host memory");
+}
+
+static int bench_free(bench_run *b, int code)
+{
+    int closed = b->peaks_ctx ? cli_close(b->peaks_ctx, 0) : 0;
+    free(b->fma);
+    free(b->copy);
+    free(b->outcomes);
+    return code ? code : closed;
+}
+
 int cli_bench(int argc, char **argv)
 {
-    bench_args args;
-    int code = parse_args(argc, argv, &args);
+    bench_run b = {0};
+    int code = parse_args(argc, argv, &b.a);
     if (code != CLI_CONTINUE) return code;
-    code = 0;
     FILE *json = NULL; /* opened first, so a bad path fails before the long run */
-    if (args.json && !(json = fopen(args.json, "w")))
-        return cli_error("cannot open %s for writing", args.json);
+    if (b.a.json && !(json = fopen(b.a.json, "w")))
+        return cli_error("cannot open %s for writing", b.a.json);
     vkbert_device_info info = VKBERT_DEVICE_INFO_INIT;
-    vkbert_peaks peaks = VKBERT_PEAKS_INIT;
-    case_outcome *outcomes = calloc(CASE_COUNT, sizeof *outcomes);
-    if (!outcomes) code = cli_error("out of host memory");
     cli_startup startup;
-    if (!code) code = device_and_peaks(&args, &info, &peaks);
-    if (!code) report_startup(&args, &startup);
-    if (!code) code = run_cases(&args, &peaks, outcomes);
+    code = bench_alloc(&b);
+    if (!code) code = device_and_peaks(&b, &info);
+    if (!code) report_startup(&b.a, &startup);
+    if (!code) code = run_cases(&b);
+    if (!code) print_peaks(&b);
     if (json && !code)
-        code = write_json(json, &args, &info, &peaks, &startup, outcomes);
+        code = write_json(json, &b, &info, &startup);
     else if (json)
         fclose(json);
-    free(outcomes);
-    return code;
+    return bench_free(&b, code);
 }
