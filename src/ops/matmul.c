@@ -12,6 +12,7 @@ typedef struct matmul_push {
     uint32_t m, n, k;
     uint32_t lda4, ldb4, ldc4;
     uint32_t batch_a4, batch_b4, batch_c4, batch_bias4;
+    uint32_t b_scale4; /* declared by shaders/matmul.comp only; unused elsewhere */
 } matmul_push;
 
 /* The compiled register tiles of the simd family (CMakeLists.txt); the largest that fits.
@@ -72,6 +73,21 @@ static bool aligned4(uint64_t x)
     return x % 4 == 0;
 }
 
+/* Q8_0 B (vkb_matmul_desc.b_q8) has only shaders/matmul.comp's [K,N] path so far
+ * (NOTES-13-int8.md): the other families' tiles are kept, their geometry recomputed for it. */
+static vkbert_status q8_tiles(vkbert_context *ctx, const vkb_matmul_desc *d, vkb_matmul_tiles *t)
+{
+    if (d->b_trans || d->b_half || d->batch != 1)
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "matmul: an int8 B must be [K,N], not fp16, with a batch of 1");
+    if (d->b_scales % 16 || d->b_scales / 16 > UINT32_MAX)
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "matmul: int8 B's scales must start at a multiple of 16 bytes");
+    t->bk = 0;
+    t->bm = t->wg_y * t->tm, t->bn = 4 * t->wg_x * t->tn4;
+    return VKBERT_OK;
+}
+
 vkbert_status vkb_op_matmul(vkbert_context *ctx, VkDescriptorPool pool, const vkb_matmul_desc *d,
                             vkb_view a, vkb_view b, const vkb_view *bias, vkb_view c,
                             vkb_dispatch *out)
@@ -87,8 +103,10 @@ vkbert_status vkb_op_matmul(vkbert_context *ctx, VkDescriptorPool pool, const vk
         return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT, "matmul: batch stride too large");
     vkb_matmul_tiles t =
         vkb_tune_matmul_batched(ctx, d->m, d->n, d->k, d->batch, texel_count(ctx, a, d->a_half),
-                                texel_count(ctx, b, d->b_half));
-    bool simd = t.family == VKB_FAMILY_SIMD;
+                                d->b_q8 ? UINT64_MAX : texel_count(ctx, b, d->b_half));
+    vkbert_status status = d->b_q8 ? q8_tiles(ctx, d, &t) : VKBERT_OK;
+    if (status) return status;
+    bool simd = t.family == VKB_FAMILY_SIMD && !d->b_q8;
     uint32_t lanes = 0;
     const vkb_spirv *shader = simd   ? simd_shader(ctx, &t, &lanes)
                               : t.bk ? &vkb_shader_matmul_gpu
@@ -96,10 +114,10 @@ vkbert_status vkb_op_matmul(vkbert_context *ctx, VkDescriptorPool pool, const vk
     /* Ids 0-5 and 7 (the activation, shaders/epilogue.glsl) are common to the three shaders;
      * 6, the slice depth, is matmul_gpu.comp's and has no effect elsewhere. 8-10: C, A and B
      * in fp16, packed pairs of halves; the simd family reads A and B through fp16 texel views
-     * instead, so it ignores 9 and 10. */
+     * instead, so it ignores 9 and 10. 11: B in Q8_0, matmul.comp's only. */
     uint32_t spec[] = {t.wg_x, t.wg_y,        t.tm,      t.tn4,     d->b_trans, bias != NULL,
-                       t.bk,   d->activation, d->c_half, d->a_half, d->b_half};
-    uint32_t spec_count = 11;
+                       t.bk,   d->activation, d->c_half, d->a_half, d->b_half,  d->b_q8};
+    uint32_t spec_count = 12;
     /* Without a bias, binding 2 still needs a storage buffer: C, never read. */
     vkb_view views[4] = {a, b, bias ? *bias : c, c};
     if (d->a_half) views[0].format = VK_FORMAT_R16G16B16A16_SFLOAT;
@@ -116,10 +134,11 @@ vkbert_status vkb_op_matmul(vkbert_context *ctx, VkDescriptorPool pool, const vk
                         (uint32_t)(d->batch_a / 4),
                         (uint32_t)(d->batch_b / 4),
                         (uint32_t)(d->batch_c / 4),
-                        (uint32_t)(d->batch_bias / 4)};
+                        (uint32_t)(d->batch_bias / 4),
+                        (uint32_t)(d->b_scales / 16)};
     vkb_kernel kernel = {shader, simd ? texel : NULL, spec, spec_count, views, 4,
                          &push,  sizeof push,         lanes};
-    vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, out);
+    status = vkb_dispatch_prepare(ctx, pool, &kernel, out);
     if (status) return status;
     /* Every kernel computes a block of bm rows x bn columns per workgroup. */
     out->groups[0] = (d->n + t.bn - 1) / t.bn;
