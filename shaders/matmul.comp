@@ -18,15 +18,14 @@ layout(constant_id = 4) const bool B_TRANS = false;
 layout(constant_id = 5) const bool HAS_BIAS = false;
 layout(constant_id = 9) const bool A_HALF = false; // A stored as fp16 (packed pairs)
 layout(constant_id = 10) const bool B_HALF = false; // B (the weights) too: no 16-bit storage
-// B as Q8_0 (NOTES-13-int8.md): [K,N] bytes, 4 columns a uint, then [K/32,N] fp32 scales at
-// vec4 p.b_scale4 of the same binding. Only with B_TRANS false and a batch of 1.
+// B as Q8_0 in blocks of 4 columns x 32 k (q8_io.glsl). Only with B_TRANS false, batch 1.
 layout(constant_id = 11) const bool B_Q8 = false;
 
 layout(std430, binding = 0) readonly buffer ABuffer { vec4 a[]; };
 layout(std430, binding = 0) readonly buffer AHalfBuffer { uvec2 a_half[]; };
 layout(std430, binding = 1) readonly buffer BBuffer { vec4 b[]; };
 layout(std430, binding = 1) readonly buffer BHalfBuffer { uvec2 b_half[]; };
-layout(std430, binding = 1) readonly buffer BQ8Buffer { uint b_q8[]; };
+layout(std430, binding = 1) readonly buffer BQ8Buffer { uvec4 b_q8[]; };
 #define A(i) (A_HALF ? unpack_half4(a_half[i]) : a[i])
 #define B(i) (B_HALF ? unpack_half4(b_half[i]) : b[i])
 
@@ -34,7 +33,6 @@ layout(push_constant) uniform Push {
     uint M, N, K;
     uint lda4, ldb4, ldc4;
     uint batch_a4, batch_b4, batch_c4, batch_bias4;
-    uint b_scale4; // B_Q8 only; the other matmul shaders do not declare it
 } p;
 #include "epilogue.glsl"
 #include "q8_io.glsl"
@@ -49,12 +47,13 @@ vec4 load_a(uint i, uint k4, uint valid)
     return valid >= 4 ? v : mix(vec4(0), v, lessThan(uvec4(0, 1, 2, 3), uvec4(valid)));
 }
 
-// B's vec4 of 4 columns at row k; `row` is that row's vec4 index (or uint index, for Q8).
-// Version 1 of Q8: one scale multiply per element; per block of 32 k is the next step.
+// B's vec4 of 4 columns at row k; `row` is that row's vec4 index (unused for Q8, whose
+// blocks have their own order). Version 1 of Q8: a scale multiply per element.
 vec4 load_b_kn(uint row, uint k, uint c4)
 {
-    if (B_Q8) return unpack_q8x4(b_q8[row + c4]) * b[p.b_scale4 + (k / 32) * p.ldb4 + c4];
-    return B(row + c4);
+    if (!B_Q8) return B(row + c4);
+    uint block = q8_block(c4, k / 32, p.K);
+    return unpack_q8x4(b_q8[block + 1 + (k % 32) / 4][k % 4]) * uintBitsToFloat(b_q8[block]);
 }
 
 // B is [K,N]: for each of the 4 (or `valid`) k of this chunk, a vec4 of 4 columns.

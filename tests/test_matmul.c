@@ -46,34 +46,33 @@ static vkb_buffer operand_buffer(vkbert_context *ctx, float *data, size_t n, boo
     return half ? test_half_buffer(ctx, data, n) : test_buffer(ctx, data, n);
 }
 
-/* B [k][ldb] as Q8_0 (NOTES-13-int8.md): int8 [32 * blocks][ldb], then fp32 scales
- * [blocks][ldb] at *scales_at bytes. Columns past n hold 127 times a NaN scale. b's columns
- * become their dequantized values. */
-static vkb_buffer q8_buffer(vkbert_context *ctx, float *b, uint32_t k, uint32_t n, uint32_t ldb,
-                            uint64_t *scales_at)
+/* B [k][ldb] as Q8_0 in blocks of 4 columns x 32 k (shaders/q8_io.glsl, written here from
+ * its description): per block the 4 scales, then 4 k per 16 bytes, a column a byte. Columns
+ * past n hold 127 times a NaN scale. b's columns become their dequantized values. */
+static vkb_buffer q8_buffer(vkbert_context *ctx, float *b, uint32_t k, uint32_t n, uint32_t ldb)
 {
-    uint64_t blocks = q8_blocks(k), rows = blocks * Q8_BLOCK;
-    *scales_at = rows * ldb; /* ldb is a multiple of 4, so this one is of 128 */
-    size_t words = (size_t)(*scales_at / 4 + blocks * ldb);
-    float *packed = malloc(words * 4), *column = malloc(k * 4), *back = malloc(k * 4);
-    int8_t *quants = (int8_t *)packed, *q = malloc(rows);
-    float *scales = packed + *scales_at / 4, *s = malloc(blocks * 4);
-    memset(quants, 127, *scales_at);
-    for (size_t i = 0; i < blocks * ldb; i++)
-        scales[i] = NAN;
-    for (uint32_t j = 0; j < n; j++) {
-        for (uint32_t kk = 0; kk < k; kk++)
+    size_t blocks = q8_blocks(k), rows = blocks * Q8_BLOCK, words = ldb / 4 * blocks * 36;
+    uint32_t *packed = malloc(words * 4);
+    float *column = malloc(k * 4), *back = malloc(k * 4), *s = malloc(blocks * 4);
+    int8_t *q = malloc(rows);
+    memset(packed, 127, words * 4);
+    for (uint32_t j = 0; j < ldb; j++) {
+        uint32_t *group = packed + (size_t)(j / 4) * blocks * 36;
+        for (uint32_t kk = 0; kk < k && j < n; kk++)
             column[kk] = b[(size_t)kk * ldb + j];
-        cr_assert(q8_quantize_row(column, k, q, s));
+        if (j < n) cr_assert(q8_quantize_row(column, k, q, s));
+        for (size_t blk = 0; blk < blocks; blk++) {
+            float scale = j < n ? s[blk] : NAN;
+            memcpy(group + blk * 36 + j % 4, &scale, 4);
+            for (size_t r = 0; r < Q8_BLOCK && j < n; r++)
+                ((int8_t *)(group + blk * 36 + 4 + r))[j % 4] = q[blk * Q8_BLOCK + r];
+        }
+        if (j >= n) continue;
         q8_dequantize_row(q, s, k, back);
-        for (uint64_t r = 0; r < rows; r++)
-            quants[r * ldb + j] = q[r];
-        for (uint64_t blk = 0; blk < blocks; blk++)
-            scales[blk * ldb + j] = s[blk];
         for (uint32_t kk = 0; kk < k; kk++)
             b[(size_t)kk * ldb + j] = back[kk];
     }
-    vkb_buffer buffer = test_buffer(ctx, packed, words);
+    vkb_buffer buffer = test_buffer(ctx, (float *)packed, words);
     free(packed), free(column), free(back), free(q), free(s);
     return buffer;
 }
@@ -102,10 +101,8 @@ static void check(vkbert_context *ctx, mm_case c, uint64_t seed)
         for (uint32_t col = b_cols; col < ldb; col++)
             b[r * ldb + col] = NAN;
 
-    uint64_t scales_at = 0;
     vkb_buffer ba = operand_buffer(ctx, a, na, half_act);
-    vkb_buffer bb =
-        q8_b ? q8_buffer(ctx, b, c.k, c.n, ldb, &scales_at) : operand_buffer(ctx, b, nb, half_b);
+    vkb_buffer bb = q8_b ? q8_buffer(ctx, b, c.k, c.n, ldb) : operand_buffer(ctx, b, nb, half_b);
     vkb_buffer bbias = test_buffer(ctx, bias, nbias), bc = operand_buffer(ctx, got, nc, half_act);
     VkDescriptorPool pool = test_pool(ctx);
     vkb_matmul_desc d = {c.m,
@@ -124,8 +121,7 @@ static void check(vkbert_context *ctx, mm_case c, uint64_t seed)
                          half_act,
                          half_act,
                          activation,
-                         q8_b,
-                         scales_at};
+                         q8_b};
     vkb_dispatch dispatch = {0};
     vkb_view bias_view = vkb_whole(&bbias);
     TEST_OK(vkb_op_matmul(ctx, pool, &d, vkb_whole(&ba), vkb_whole(&bb), c.bias ? &bias_view : NULL,
@@ -224,7 +220,7 @@ Test(matmul, q8_weights_refused_where_unsupported)
     vkb_matmul_desc bad[] = {
         {.m = 4, .n = 4, .k = 4, .batch = 1, .lda = 4, .ldb = 4, .ldc = 4, .b_trans = true},
         {.m = 4, .n = 4, .k = 4, .batch = 2, .lda = 4, .ldb = 4, .ldc = 4},
-        {.m = 4, .n = 4, .k = 4, .batch = 1, .lda = 4, .ldb = 4, .ldc = 4, .b_scales = 8},
+        {.m = 4, .n = 4, .k = 4, .batch = 1, .lda = 4, .ldb = 4, .ldc = 4, .b_half = true},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         vkb_dispatch dispatch = {0};
