@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int cmp(const void *a, const void *b)
 {
@@ -18,6 +19,9 @@ int main(int argc, char **argv)
     uint32_t m = argc > 1 ? atoi(argv[1]) : 1024, n = argc > 2 ? atoi(argv[2]) : 768;
     uint32_t k = argc > 3 ? atoi(argv[3]) : 768;
     int trans = argc > 4 ? atoi(argv[4]) : 0;
+    /* "q8": B as Q8_0 blocks (shaders/q8_io.glsl), its size only: like the other operands, it
+     * holds whatever the allocation held. */
+    bool q8 = argc > 5 && !strcmp(argv[5], "q8");
     vkbert_context *ctx;
     vkbert_context_options opt = {.struct_size = sizeof(vkbert_context_options), .timestamps = 1};
     if (vkbert_context_create(&opt, &ctx))
@@ -25,13 +29,22 @@ int main(int argc, char **argv)
     uint32_t lda = vkb_pitch(k), ldb = trans ? vkb_pitch(k) : vkb_pitch(n), ldc = vkb_pitch(n);
     vkb_buffer a, b, bias, c;
     vkb_buffer_create(ctx, (uint64_t)m * lda * 4, &a);
-    vkb_buffer_create(ctx, (uint64_t)(trans ? n : k) * ldb * 4, &b);
+    uint64_t b_bytes =
+        q8 ? (uint64_t)ldb / 4 * ((k + 31) / 32) * 144 : (uint64_t)(trans ? n : k) * ldb * 4;
+    vkb_buffer_create(ctx, b_bytes, &b);
     vkb_buffer_create(ctx, ldc * 4, &bias);
     vkb_buffer_create(ctx, (uint64_t)m * ldc * 4, &c);
     VkDescriptorPool pool;
     vkb_descriptor_pool(ctx, 4, &pool);
-    vkb_matmul_desc d = {
-        .m = m, .n = n, .k = k, .batch = 1, .lda = lda, .ldb = ldb, .ldc = ldc, .b_trans = trans};
+    vkb_matmul_desc d = {.m = m,
+                         .n = n,
+                         .k = k,
+                         .batch = 1,
+                         .lda = lda,
+                         .ldb = ldb,
+                         .ldc = ldc,
+                         .b_trans = trans,
+                         .b_q8 = q8};
     vkb_dispatch dispatch = {0};
     vkb_view bv = vkb_whole(&bias);
     if (vkb_op_matmul(ctx, pool, &d, vkb_whole(&a), vkb_whole(&b), &bv, vkb_whole(&c), &dispatch))
@@ -59,9 +72,10 @@ int main(int argc, char **argv)
     }
     qsort(times, 15, sizeof *times, cmp);
     vkb_matmul_tiles t = vkb_tune_matmul(ctx, m, n, k, 0, 0);
-    printf("%s M %u N %u K %u trans %d tiles wg %ux%u tm %u tn4 %u: median %.3f ms, %.1f GFLOP/s\n",
-           vkb_family_name(t.family), m, n, k, trans, t.wg_x, t.wg_y, t.tm, t.tn4, times[7],
-           2.0 * m * n * k / (times[7] * 1e6));
+    printf(
+        "%s%s M %u N %u K %u trans %d tiles wg %ux%u tm %u tn4 %u: median %.3f ms, %.1f GFLOP/s\n",
+        vkb_family_name(t.family), q8 ? " q8" : "", m, n, k, trans, t.wg_x, t.wg_y, t.tm, t.tn4,
+        times[7], 2.0 * m * n * k / (times[7] * 1e6));
     vkDestroyQueryPool(ctx->device, q, NULL);
     vkDestroyDescriptorPool(ctx->device, pool, NULL);
     vkb_buffer_destroy(ctx, &a), vkb_buffer_destroy(ctx, &b), vkb_buffer_destroy(ctx, &bias),

@@ -18,11 +18,14 @@ layout(constant_id = 4) const bool B_TRANS = false;
 layout(constant_id = 5) const bool HAS_BIAS = false;
 layout(constant_id = 9) const bool A_HALF = false; // A stored as fp16 (packed pairs)
 layout(constant_id = 10) const bool B_HALF = false; // B (the weights) too: no 16-bit storage
+// B as Q8_0 in blocks of 4 columns x 32 k (q8_io.glsl). Only with B_TRANS false, batch 1.
+layout(constant_id = 11) const bool B_Q8 = false;
 
 layout(std430, binding = 0) readonly buffer ABuffer { vec4 a[]; };
 layout(std430, binding = 0) readonly buffer AHalfBuffer { uvec2 a_half[]; };
 layout(std430, binding = 1) readonly buffer BBuffer { vec4 b[]; };
 layout(std430, binding = 1) readonly buffer BHalfBuffer { uvec2 b_half[]; };
+layout(std430, binding = 1) readonly buffer BQ8Buffer { uvec4 b_q8[]; };
 #define A(i) (A_HALF ? unpack_half4(a_half[i]) : a[i])
 #define B(i) (B_HALF ? unpack_half4(b_half[i]) : b[i])
 
@@ -32,6 +35,7 @@ layout(push_constant) uniform Push {
     uint batch_a4, batch_b4, batch_c4, batch_bias4;
 } p;
 #include "epilogue.glsl"
+#include "q8_io.glsl"
 
 vec4 acc[TM][TN4];
 uint a_row[TM]; // vec4 index of each owned row's start, clamped into range
@@ -43,15 +47,24 @@ vec4 load_a(uint i, uint k4, uint valid)
     return valid >= 4 ? v : mix(vec4(0), v, lessThan(uvec4(0, 1, 2, 3), uvec4(valid)));
 }
 
+// B's vec4 of 4 columns at row k; `row` is that row's vec4 index (unused for Q8, whose
+// blocks have their own order). Version 1 of Q8: a scale multiply per element.
+vec4 load_b_kn(uint row, uint k, uint c4)
+{
+    if (!B_Q8) return B(row + c4);
+    uint block = q8_block(c4, k / 32, p.K);
+    return unpack_q8x4(b_q8[block + 1 + (k % 32) / 4][k % 4]) * uintBitsToFloat(b_q8[block]);
+}
+
 // B is [K,N]: for each of the 4 (or `valid`) k of this chunk, a vec4 of 4 columns.
 void step_kn(uint k4, uint valid, uint b_base)
 {
     vec4 av[TM];
     for (uint i = 0; i < TM; i++) av[i] = load_a(i, k4, valid);
     for (uint kk = 0; kk < valid; kk++) {
-        uint row = b_base + (k4 * 4 + kk) * p.ldb4;
+        uint k = k4 * 4 + kk, row = b_base + k * p.ldb4;
         for (uint j = 0; j < TN4; j++) {
-            vec4 bv = B(row + col4[j]);
+            vec4 bv = load_b_kn(row, k, col4[j]);
             for (uint i = 0; i < TM; i++) acc[i][j] += av[i][kk] * bv;
         }
     }

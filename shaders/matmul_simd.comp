@@ -29,7 +29,11 @@ layout(constant_id = 4) const bool B_TRANS = false;
 layout(constant_id = 5) const bool HAS_BIAS = false;
 
 layout(binding = 0) uniform samplerBuffer a_texels;
+#ifdef B_Q8
+layout(binding = 1) uniform usamplerBuffer b_texels; // Q8_0 blocks (q8_io.glsl), B_TRANS false
+#else
 layout(binding = 1) uniform samplerBuffer b_texels; // fp16 A or B: an fp16 texel view
+#endif
 
 layout(push_constant) uniform Push {
     uint M, N, K;
@@ -37,27 +41,51 @@ layout(push_constant) uniform Push {
     uint batch_a4, batch_b4, batch_c4, batch_bias4;
 } p;
 #include "epilogue.glsl"
+#include "q8_io.glsl"
+
+#ifdef B_Q8
+// One chunk of 4 k of B [K,N] in Q8_0: a fetch of the 4 k x 4 columns and one of the scales.
+#define STEP_KN(k4, valid)                                                                     \
+    [[unroll]] for (uint j = 0; j < TN4; j++) {                                                \
+        int block = int(q8_block(uint(col[j]), k4 / 8, p.K));                                  \
+        uvec4 qv = texelFetch(b_texels, block + 1 + int(k4 % 8));                              \
+        vec4 sv = uintBitsToFloat(texelFetch(b_texels, block));                                \
+        [[unroll]] for (uint kk = 0; kk < 4; kk++) {                                           \
+            if (kk < valid) {                                                                  \
+                vec4 bv = unpack_q8x4(qv[kk]) * sv;                                            \
+                [[unroll]] for (uint i = 0; i < TM; i++) acc[i][j] = fma(vec4(av[i][kk]), bv, acc[i][j]); \
+            }                                                                                  \
+        }                                                                                      \
+    }
+// Host code refuses B^T in Q8_0: the layout runs along K for 4 columns.
+#define STEP_NK(k4, valid)
+#else
+#define STEP_NK(k4, valid)                                                                     \
+    bvec4 keep_b = lessThan(uvec4(0, 1, 2, 3), uvec4(valid));                                  \
+    [[unroll]] for (uint j = 0; j < TN4; j++)                                                  \
+        [[unroll]] for (uint cc = 0; cc < 4; cc++) {                                           \
+            int n = int(min(uint(col[j]) * 4 + cc, p.N - 1));                                  \
+            vec4 bv = mix(vec4(0), texelFetch(b_texels, b_base + n * ldb + int(k4)), keep_b);  \
+            [[unroll]] for (uint i = 0; i < TM; i++) acc[i][j][cc] += dot(av[i], bv);          \
+        }
+#define STEP_KN(k4, valid)                                                                     \
+    int row = b_base + int(k4 * 4) * ldb;                                                      \
+    [[unroll]] for (uint kk = 0; kk < 4; kk++) {                                               \
+        if (kk < valid) {                                                                      \
+            [[unroll]] for (uint j = 0; j < TN4; j++) {                                        \
+                vec4 bv = texelFetch(b_texels, row + int(kk) * ldb + col[j]);                  \
+                [[unroll]] for (uint i = 0; i < TM; i++) acc[i][j] = fma(vec4(av[i][kk]), bv, acc[i][j]); \
+            }                                                                                  \
+        }                                                                                      \
+    }
+#endif
 
 // One chunk of 4 k (`valid` of them real): av[] holds A's 4 values per row.
 #define STEP(k4, valid)                                                                        \
     if (!B_TRANS) {                                                                            \
-        int row = b_base + int(k4 * 4) * ldb;                                                  \
-        [[unroll]] for (uint kk = 0; kk < 4; kk++) {                                           \
-            if (kk < valid) {                                                                  \
-                [[unroll]] for (uint j = 0; j < TN4; j++) {                                    \
-                    vec4 bv = texelFetch(b_texels, row + int(kk) * ldb + col[j]);              \
-                    [[unroll]] for (uint i = 0; i < TM; i++) acc[i][j] = fma(vec4(av[i][kk]), bv, acc[i][j]); \
-                }                                                                              \
-            }                                                                                  \
-        }                                                                                      \
+        STEP_KN(k4, valid)                                                                     \
     } else {                                                                                   \
-        bvec4 keep_b = lessThan(uvec4(0, 1, 2, 3), uvec4(valid));                              \
-        [[unroll]] for (uint j = 0; j < TN4; j++)                                              \
-            [[unroll]] for (uint cc = 0; cc < 4; cc++) {                                       \
-                int n = int(min(uint(col[j]) * 4 + cc, p.N - 1));                              \
-                vec4 bv = mix(vec4(0), texelFetch(b_texels, b_base + n * ldb + int(k4)), keep_b); \
-                [[unroll]] for (uint i = 0; i < TM; i++) acc[i][j][cc] += dot(av[i], bv);      \
-            }                                                                                  \
+        STEP_NK(k4, valid)                                                                     \
     }
 
 // The vec4 index of a row of A in this batch entry, rows past M clamped to the last.

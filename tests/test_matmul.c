@@ -3,6 +3,7 @@
  * family's shared-memory tiles one by one, its choice from the device limits and its fallback
  * (shaders/matmul.comp), and are skipped under the simd family. */
 #include "io/half.h"
+#include "io/q8.h"
 #include "support.h"
 #include "tune.h"
 
@@ -22,6 +23,9 @@ static uint32_t pad4(uint32_t x)
 /* When set, B is stored as fp16: the reference uses the same rounded values. half_act: A
  * and C in fp16, as VKBERT_PRECISION_FP16's activations. */
 static bool half_b, half_act;
+/* When set, B ([K,N], a batch of 1) is stored as Q8_0, quantized along K for each column; the
+ * reference uses the dequantized values, so the check is of the kernel, not of int8's error. */
+static bool q8_b;
 /* The epilogue's activation (shaders/epilogue.glsl), in double for the reference. */
 static uint32_t activation;
 /* What the latest check ran: its shader's name and its pipeline (alive with the context). */
@@ -40,6 +44,37 @@ static double activate(double x)
 static vkb_buffer operand_buffer(vkbert_context *ctx, float *data, size_t n, bool half)
 {
     return half ? test_half_buffer(ctx, data, n) : test_buffer(ctx, data, n);
+}
+
+/* B [k][ldb] as Q8_0 in blocks of 4 columns x 32 k (shaders/q8_io.glsl, written here from
+ * its description): per block the 4 scales, then 4 k per 16 bytes, a column a byte. Columns
+ * past n hold 127 times a NaN scale. b's columns become their dequantized values. */
+static vkb_buffer q8_buffer(vkbert_context *ctx, float *b, uint32_t k, uint32_t n, uint32_t ldb)
+{
+    size_t blocks = q8_blocks(k), rows = blocks * Q8_BLOCK, words = ldb / 4 * blocks * 36;
+    uint32_t *packed = malloc(words * 4);
+    float *column = malloc(k * 4), *back = malloc(k * 4), *s = malloc(blocks * 4);
+    int8_t *q = malloc(rows);
+    memset(packed, 127, words * 4);
+    for (uint32_t j = 0; j < ldb; j++) {
+        uint32_t *group = packed + (size_t)(j / 4) * blocks * 36;
+        for (uint32_t kk = 0; kk < k && j < n; kk++)
+            column[kk] = b[(size_t)kk * ldb + j];
+        if (j < n) cr_assert(q8_quantize_row(column, k, q, s));
+        for (size_t blk = 0; blk < blocks; blk++) {
+            float scale = j < n ? s[blk] : NAN;
+            memcpy(group + blk * 36 + j % 4, &scale, 4);
+            for (size_t r = 0; r < Q8_BLOCK && j < n; r++)
+                ((int8_t *)(group + blk * 36 + 4 + r))[j % 4] = q[blk * Q8_BLOCK + r];
+        }
+        if (j >= n) continue;
+        q8_dequantize_row(q, s, k, back);
+        for (uint32_t kk = 0; kk < k; kk++)
+            b[(size_t)kk * ldb + j] = back[kk];
+    }
+    vkb_buffer buffer = test_buffer(ctx, (float *)packed, words);
+    free(packed), free(column), free(back), free(q), free(s);
+    return buffer;
 }
 
 static void check(vkbert_context *ctx, mm_case c, uint64_t seed)
@@ -66,7 +101,8 @@ static void check(vkbert_context *ctx, mm_case c, uint64_t seed)
         for (uint32_t col = b_cols; col < ldb; col++)
             b[r * ldb + col] = NAN;
 
-    vkb_buffer ba = operand_buffer(ctx, a, na, half_act), bb = operand_buffer(ctx, b, nb, half_b);
+    vkb_buffer ba = operand_buffer(ctx, a, na, half_act);
+    vkb_buffer bb = q8_b ? q8_buffer(ctx, b, c.k, c.n, ldb) : operand_buffer(ctx, b, nb, half_b);
     vkb_buffer bbias = test_buffer(ctx, bias, nbias), bc = operand_buffer(ctx, got, nc, half_act);
     VkDescriptorPool pool = test_pool(ctx);
     vkb_matmul_desc d = {c.m,
@@ -84,7 +120,8 @@ static void check(vkbert_context *ctx, mm_case c, uint64_t seed)
                          half_b,
                          half_act,
                          half_act,
-                         activation};
+                         activation,
+                         q8_b};
     vkb_dispatch dispatch = {0};
     vkb_view bias_view = vkb_whole(&bbias);
     TEST_OK(vkb_op_matmul(ctx, pool, &d, vkb_whole(&ba), vkb_whole(&bb), c.bias ? &bias_view : NULL,
@@ -157,6 +194,43 @@ Test(matmul, fp16_activations)
     check(ctx, (mm_case){1, 1, 1, 1, false, true}, 41);
     check(ctx, (mm_case){129, 77, 35, 3, false, true}, 42);
     check(ctx, (mm_case){33, 19, 17, 2, true, false}, 43);
+    test_context_done(ctx);
+}
+
+/* K not a multiple of 32 (a short last block), N and M not multiples of any tile. */
+Test(matmul, q8_weights)
+{
+    vkbert_context *ctx = test_context(0);
+    q8_b = true;
+    check(ctx, (mm_case){1, 1, 1, 1, false, true}, 51);
+    check(ctx, (mm_case){129, 77, 35, 1, false, true}, 52);
+    check(ctx, (mm_case){64, 80, 130, 1, false, false}, 53);
+    check(ctx, (mm_case){33, 19, 768, 1, false, true}, 54);
+    half_act = true; /* and fp16 activations */
+    check(ctx, (mm_case){70, 130, 66, 1, false, true}, 55);
+    test_context_done(ctx);
+}
+
+Test(matmul, q8_weights_refused_where_unsupported)
+{
+    vkbert_context *ctx = test_context(0);
+    vkb_buffer buffer = test_buffer(ctx, (float[64]){0}, 64);
+    VkDescriptorPool pool = test_pool(ctx);
+    vkb_view v = vkb_whole(&buffer);
+    vkb_matmul_desc bad[] = {
+        {.m = 4, .n = 4, .k = 4, .batch = 1, .lda = 4, .ldb = 4, .ldc = 4, .b_trans = true},
+        {.m = 4, .n = 4, .k = 4, .batch = 2, .lda = 4, .ldb = 4, .ldc = 4},
+        {.m = 4, .n = 4, .k = 4, .batch = 1, .lda = 4, .ldb = 4, .ldc = 4, .b_half = true},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        vkb_dispatch dispatch = {0};
+        bad[i].b_q8 = true;
+        cr_assert_eq(vkb_op_matmul(ctx, pool, &bad[i], v, v, NULL, v, &dispatch),
+                     VKBERT_ERROR_INVALID_ARGUMENT, "case %zu", i);
+        cr_assert(strstr(vkbert_last_error(ctx), "int8"), "%s", vkbert_last_error(ctx));
+    }
+    vkDestroyDescriptorPool(ctx->device, pool, NULL);
+    vkb_buffer_destroy(ctx, &buffer);
     test_context_done(ctx);
 }
 

@@ -16,20 +16,25 @@ typedef struct matmul_push {
 
 /* The compiled register tiles of the simd family (CMakeLists.txt); the largest that fits.
  * `shared`: the variant whose subgroups of 8 lanes share A's rows by shuffles (NULL where
- * none is compiled). */
+ * none is compiled); `q8`: the one reading B in Q8_0 blocks. */
+#define SIMD_TILE(tm, tn4, shared)                                                                 \
+    {                                                                                              \
+        tm, tn4, &vkb_shader_matmul_simd_##tm##x##tn4, shared,                                     \
+            &vkb_shader_matmul_simd_q8_##tm##x##tn4                                                \
+    }
 static const struct {
     uint32_t tm, tn4;
-    const vkb_spirv *shader, *shared;
+    const vkb_spirv *shader, *shared, *q8;
 } simd_tiles[] = {
-    {16, 4, &vkb_shader_matmul_simd_16x4, &vkb_shader_matmul_simd_sg8_16x4},
-    {16, 3, &vkb_shader_matmul_simd_16x3, &vkb_shader_matmul_simd_sg8_16x3},
-    {16, 2, &vkb_shader_matmul_simd_16x2, &vkb_shader_matmul_simd_sg8_16x2},
-    {8, 4, &vkb_shader_matmul_simd_8x4, &vkb_shader_matmul_simd_sg8_8x4},
-    {8, 3, &vkb_shader_matmul_simd_8x3, &vkb_shader_matmul_simd_sg8_8x3},
-    {8, 2, &vkb_shader_matmul_simd_8x2, &vkb_shader_matmul_simd_sg8_8x2},
-    {8, 1, &vkb_shader_matmul_simd_8x1, &vkb_shader_matmul_simd_sg8_8x1},
-    {4, 2, &vkb_shader_matmul_simd_4x2, NULL},
-    {4, 1, &vkb_shader_matmul_simd_4x1, NULL},
+    SIMD_TILE(16, 4, &vkb_shader_matmul_simd_sg8_16x4),
+    SIMD_TILE(16, 3, &vkb_shader_matmul_simd_sg8_16x3),
+    SIMD_TILE(16, 2, &vkb_shader_matmul_simd_sg8_16x2),
+    SIMD_TILE(8, 4, &vkb_shader_matmul_simd_sg8_8x4),
+    SIMD_TILE(8, 3, &vkb_shader_matmul_simd_sg8_8x3),
+    SIMD_TILE(8, 2, &vkb_shader_matmul_simd_sg8_8x2),
+    SIMD_TILE(8, 1, &vkb_shader_matmul_simd_sg8_8x1),
+    SIMD_TILE(4, 2, NULL),
+    SIMD_TILE(4, 1, NULL),
 };
 
 /* The lanes of a subgroup sharing A's rows: SUBGROUP_A of the sg8 variants (CMakeLists.txt). */
@@ -47,15 +52,17 @@ static bool can_share_rows(const vkbert_context *ctx, const vkb_matmul_tiles *t)
 
 /* tune.c snaps to this same list; snapping again here keeps a stale request safe. `lanes`:
  * the subgroup size the shader needs, 0 for any. */
-static const vkb_spirv *simd_shader(const vkbert_context *ctx, vkb_matmul_tiles *t, uint32_t *lanes)
+static const vkb_spirv *simd_shader(const vkbert_context *ctx, vkb_matmul_tiles *t, bool q8,
+                                    uint32_t *lanes)
 {
     size_t n = sizeof simd_tiles / sizeof *simd_tiles, i = 0;
     while (i + 1 < n && (simd_tiles[i].tm > t->tm || simd_tiles[i].tn4 > t->tn4))
         i++;
     t->tm = simd_tiles[i].tm, t->tn4 = simd_tiles[i].tn4;
     t->bm = t->wg_y * t->tm, t->bn = 4 * t->wg_x * t->tn4;
-    bool shared = simd_tiles[i].shared && can_share_rows(ctx, t);
+    bool shared = !q8 && simd_tiles[i].shared && can_share_rows(ctx, t);
     *lanes = shared ? SHARING_LANES : 0;
+    if (q8) return simd_tiles[i].q8;
     return shared ? simd_tiles[i].shared : simd_tiles[i].shader;
 }
 
@@ -70,6 +77,19 @@ static uint64_t texel_count(const vkbert_context *ctx, vkb_view v, bool half)
 static bool aligned4(uint64_t x)
 {
     return x % 4 == 0;
+}
+
+/* Q8_0 B (vkb_matmul_desc.b_q8) has [K,N] paths only, and none in the gpu family's shared
+ * tiles yet (NOTES-13-int8.md): there its fallback runs, with the tiles' geometry recomputed. */
+static vkbert_status q8_tiles(vkbert_context *ctx, const vkb_matmul_desc *d, vkb_matmul_tiles *t)
+{
+    if (d->b_trans || d->b_half || d->batch != 1)
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "matmul: an int8 B must be [K,N], not fp16, with a batch of 1");
+    if (t->family == VKB_FAMILY_SIMD) return VKBERT_OK;
+    t->bk = 0;
+    t->bm = t->wg_y * t->tm, t->bn = 4 * t->wg_x * t->tn4;
+    return VKBERT_OK;
 }
 
 vkbert_status vkb_op_matmul(vkbert_context *ctx, VkDescriptorPool pool, const vkb_matmul_desc *d,
@@ -88,22 +108,25 @@ vkbert_status vkb_op_matmul(vkbert_context *ctx, VkDescriptorPool pool, const vk
     vkb_matmul_tiles t =
         vkb_tune_matmul_batched(ctx, d->m, d->n, d->k, d->batch, texel_count(ctx, a, d->a_half),
                                 texel_count(ctx, b, d->b_half));
+    vkbert_status status = d->b_q8 ? q8_tiles(ctx, d, &t) : VKBERT_OK;
+    if (status) return status;
     bool simd = t.family == VKB_FAMILY_SIMD;
     uint32_t lanes = 0;
-    const vkb_spirv *shader = simd   ? simd_shader(ctx, &t, &lanes)
+    const vkb_spirv *shader = simd   ? simd_shader(ctx, &t, d->b_q8, &lanes)
                               : t.bk ? &vkb_shader_matmul_gpu
                                      : &vkb_shader_matmul;
     /* Ids 0-5 and 7 (the activation, shaders/epilogue.glsl) are common to the three shaders;
      * 6, the slice depth, is matmul_gpu.comp's and has no effect elsewhere. 8-10: C, A and B
      * in fp16, packed pairs of halves; the simd family reads A and B through fp16 texel views
-     * instead, so it ignores 9 and 10. */
+     * instead, so it ignores 9 and 10. 11: B in Q8_0, matmul.comp's only. */
     uint32_t spec[] = {t.wg_x, t.wg_y,        t.tm,      t.tn4,     d->b_trans, bias != NULL,
-                       t.bk,   d->activation, d->c_half, d->a_half, d->b_half};
-    uint32_t spec_count = 11;
+                       t.bk,   d->activation, d->c_half, d->a_half, d->b_half,  d->b_q8};
+    uint32_t spec_count = 12;
     /* Without a bias, binding 2 still needs a storage buffer: C, never read. */
     vkb_view views[4] = {a, b, bias ? *bias : c, c};
     if (d->a_half) views[0].format = VK_FORMAT_R16G16B16A16_SFLOAT;
     if (d->b_half) views[1].format = VK_FORMAT_R16G16B16A16_SFLOAT;
+    if (d->b_q8) views[1].format = VK_FORMAT_R32G32B32A32_UINT;
     static const VkDescriptorType texel[4] = {
         VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
         VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER};
@@ -119,7 +142,7 @@ vkbert_status vkb_op_matmul(vkbert_context *ctx, VkDescriptorPool pool, const vk
                         (uint32_t)(d->batch_bias / 4)};
     vkb_kernel kernel = {shader, simd ? texel : NULL, spec, spec_count, views, 4,
                          &push,  sizeof push,         lanes};
-    vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, out);
+    status = vkb_dispatch_prepare(ctx, pool, &kernel, out);
     if (status) return status;
     /* Every kernel computes a block of bm rows x bn columns per workgroup. */
     out->groups[0] = (d->n + t.bn - 1) / t.bn;

@@ -15,6 +15,10 @@ typedef struct vkb_matmul_desc {
     bool b_half;         /* B stored as fp16, packed pairs of halves; pitches still in elements */
     bool a_half, c_half; /* A read, C written as fp16 (VKBERT_PRECISION_FP16's activations) */
     uint32_t activation; /* applied after the bias: VKB_ACTIVATION_* */
+    /* B as Q8_0 (src/io/q8.h) in blocks of 4 columns x 32 k (shaders/q8_io.glsl): ldb / 4
+     * column groups of ceil(K / 32) blocks of 144 bytes. Needs a batch of 1 and b_trans false;
+     * the gpu family runs its fallback, shaders/matmul.comp, for it. */
+    bool b_q8;
 } vkb_matmul_desc;
 
 /* Never renumbered: the shaders' specialization constant (shaders/epilogue.glsl). */
