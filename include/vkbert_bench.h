@@ -53,11 +53,18 @@ typedef struct vkbert_bench_encoder_shape {
     uint32_t struct_size; /* VKBERT_BENCH_ENCODER_SHAPE_INIT */
     int layers, hidden, heads, intermediate, vocab;
     int batch, seq_len;
+    /* Mixed lengths (lengths NULL: batch sequences of seq_len tokens): `texts` sequences of
+     * lengths[i] tokens (1..seq_len), run in this order in batches of `batch`, each padded to
+     * its longest, or packed without padding when `ragged`. The GPU and wall times are of the
+     * whole set; the flops count real tokens only. */
+    const int *lengths;
+    int texts, ragged;
 } vkbert_bench_encoder_shape;
 #define VKBERT_BENCH_ENCODER_SHAPE_INIT VKBERT_STRUCT_INIT_(vkbert_bench_encoder_shape)
 
 /* Times a whole encoder with random weights on random ids (GPU time of the recorded pass,
- * wall time of the host call); FP16 stores its dense weights as fp16. */
+ * wall time of the host call; with mixed lengths, sentence embeddings through mean pooling);
+ * FP16 stores its dense weights as fp16. */
 VKBERT_API vkbert_status vkbert_bench_encoder(vkbert_context *ctx,
                                               const vkbert_bench_encoder_shape *shape,
                                               vkbert_precision precision, int runs,

@@ -102,7 +102,7 @@ vkbert_status vkbert_encoder_embed_submit(vkbert_encoder *encoder, int batch, in
                                           float *embeddings, vkbert_job **job)
 {
     CHECK_HANDLE(encoder, BAD_HANDLE);
-    encoder_call c = {.in = {batch, seq_len, input_ids, token_type_ids, attention_mask, 0},
+    encoder_call c = {.in = {batch, seq_len, input_ids, token_type_ids, attention_mask, 0, NULL},
                       .kind = OUT_SENTENCES,
                       .out = embeddings,
                       .normalize = normalize};
@@ -115,7 +115,7 @@ vkbert_status vkbert_encoder_forward_submit(vkbert_encoder *encoder, int batch, 
                                             float *pooled, vkbert_job **job)
 {
     CHECK_HANDLE(encoder, BAD_HANDLE);
-    encoder_call c = {.in = {batch, seq_len, input_ids, token_type_ids, attention_mask, 0},
+    encoder_call c = {.in = {batch, seq_len, input_ids, token_type_ids, attention_mask, 0, NULL},
                       .kind = OUT_HIDDEN,
                       .out = hidden,
                       .pooled = pooled};

@@ -5,6 +5,7 @@
  * the device did) of several runs after a warm-up, so that pipeline creation, first-touch page
  * faults and cold caches stay out of the numbers. */
 #include "api.h"
+#include "bench_texts.h"
 #include "bench_timer.h"
 #include "io/bert_model.h"
 #include "nn/attention.h"
@@ -410,6 +411,7 @@ static vkbert_status encoder_checked(vkbert_context *ctx,
                      .layer_norm_eps = 1e-12,
                      .hidden_act = "gelu"};
     bert_weights w;
+    if (shape->lengths && (status = vkb_bench_mixed_check(ctx, shape))) return status;
     if (shape->batch < 1 || shape->seq_len < 1 || bert_weights_random(&c, 77, &w))
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "bad encoder shape or out of memory");
     vkbert_encoder *e = NULL;
@@ -418,18 +420,27 @@ static vkbert_status encoder_checked(vkbert_context *ctx,
     status = gpu && wall ? vkb_encoder_new(ctx, &c, &w, precision, &e)
                          : vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     bert_weights_free(&w);
-    if (!status) status = encoder_runs(ctx, e, shape->batch, shape->seq_len, runs, gpu, wall);
+    if (!status)
+        status = shape->lengths
+                     ? vkb_bench_mixed_runs(ctx, e, shape, runs, gpu, wall)
+                     : encoder_runs(ctx, e, shape->batch, shape->seq_len, runs, gpu, wall);
     if (!status) {
         fill_times(result, gpu, wall, (uint32_t)runs);
         double b = shape->batch, s = shape->seq_len, h = shape->hidden;
-        result->flops = shape->layers * (8.0 * b * s * h * h + 4.0 * b * s * s * h +
-                                         4.0 * b * s * h * shape->intermediate);
+        result->flops = shape->lengths
+                            ? vkb_bench_mixed_flops(shape)
+                            : shape->layers * (8.0 * b * s * h * h + 4.0 * b * s * s * h +
+                                               4.0 * b * s * h * shape->intermediate);
         result->kernel_count = 1;
         result->kernels[0] = (vkbert_timing){"encoder", result->gpu_median_ms};
         result->device_memory_bytes = ctx->allocated_bytes;
-        snprintf(result->config, sizeof result->config, "%s, %d layers, %s kernels",
-                 e->half ? "fp16 weights and attention activations" : "fp32", shape->layers,
-                 vkb_family_name(vkb_tune_family(ctx)));
+        int n = snprintf(result->config, sizeof result->config, "%s, %d layers, %s kernels",
+                         e->half ? "fp16 weights and attention activations" : "fp32", shape->layers,
+                         vkb_family_name(vkb_tune_family(ctx)));
+        if (shape->lengths)
+            snprintf(result->config + n, sizeof result->config - (size_t)n,
+                     ", %d texts in batches of %d, %s", shape->texts, shape->batch,
+                     shape->ragged ? "packed" : "padded");
     }
     vkb_encoder_free(e);
     free(gpu);

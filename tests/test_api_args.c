@@ -184,7 +184,8 @@ Test(api_args, encoder_and_bench_calls)
     EXPECT(ctx, vkbert_bench_attention(ctx, 1, 8, 30, 4, VKBERT_PRECISION_FP32, 1, &r), BAD);
     EXPECT(ctx, vkbert_bench_attention(ctx, 0, 8, 32, 4, VKBERT_PRECISION_FP32, 1, &r), BAD);
     EXPECT(ctx, vkbert_bench_encoder(ctx, NULL, VKBERT_PRECISION_FP32, 1, &r), BAD);
-    vkbert_bench_encoder_shape bad = {sizeof(vkbert_bench_encoder_shape), 2, 30, 4, 64, 100, 1, 8};
+    vkbert_bench_encoder_shape bad = {
+        sizeof(vkbert_bench_encoder_shape), 2, 30, 4, 64, 100, 1, 8, NULL, 0, 0};
     EXPECT(ctx, vkbert_bench_encoder(ctx, &bad, VKBERT_PRECISION_FP32, 1, &r), BAD);
     test_context_done(ctx);
 }

@@ -3,6 +3,7 @@
  * and the JSON the tool writes. */
 #define _POSIX_C_SOURCE 200809L
 
+#include "bench_mixed.h"
 #include "bench_stats.h"
 #include "support.h"
 
@@ -57,7 +58,7 @@ Test(bench, encoder_small)
     vkbert_context *ctx = test_context(1);
     vkbert_bench_result r = VKBERT_BENCH_RESULT_INIT;
     vkbert_bench_encoder_shape shape = {
-        sizeof(vkbert_bench_encoder_shape), 2, 32, 4, 48, 40, 2, 16};
+        sizeof(vkbert_bench_encoder_shape), 2, 32, 4, 48, 40, 2, 16, NULL, 0, 0};
     TEST_OK(vkbert_bench_encoder(ctx, &shape, VKBERT_PRECISION_FP32, 2, &r));
     expect_times(&r);
     double b = 2, s = 16, h = 32;
@@ -72,7 +73,7 @@ Test(bench, encoder_small_fp16)
     vkbert_context *ctx = test_context(1);
     vkbert_bench_result r = VKBERT_BENCH_RESULT_INIT;
     vkbert_bench_encoder_shape shape = {
-        sizeof(vkbert_bench_encoder_shape), 2, 32, 4, 48, 40, 2, 16};
+        sizeof(vkbert_bench_encoder_shape), 2, 32, 4, 48, 40, 2, 16, NULL, 0, 0};
     TEST_OK(vkbert_bench_encoder(ctx, &shape, VKBERT_PRECISION_FP16, 2, &r));
     expect_times(&r);
     cr_assert(strstr(r.config, "fp16"), "%s", r.config);
@@ -169,6 +170,95 @@ Test(bench, fraction_takes_the_higher_adjacent_ceiling)
     cr_assert_float_eq(bench_fraction(ceilings, 1, 40.0), 40.0 / 80.0, 1e-12);
     cr_assert_float_eq(bench_fraction(ceilings, 2, 20.0), 20.0 / 40.0, 1e-12, "one unmeasured");
     cr_assert_eq(bench_fraction(ceilings, 3, 20.0), 0.0, "neither measured");
+}
+
+/* ---- the mixed-length texts (tools/vkbert/bench_mixed.c) ---- */
+
+static int compare_ints(const void *a, const void *b)
+{
+    return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
+}
+
+Test(bench, mixed_lengths_have_their_median)
+{
+    int lengths[BENCH_MIXED_TEXTS];
+    bench_mixed_lengths(lengths, BENCH_MIXED_TEXTS);
+    qsort(lengths, BENCH_MIXED_TEXTS, sizeof *lengths, compare_ints);
+    double median = 0.5 * (lengths[127] + lengths[128]);
+    /* The sample median of 256 log-normal draws: its log has standard error
+     * sqrt(pi/2) * sigma / sqrt(256) = 0.063 at sigma 0.8; three of them either side. */
+    cr_assert(median >= 32 * exp(-0.19) && median <= 32 * exp(0.19), "median %g", median);
+    /* sigma 0.8: about 15.9% of the draws lie below exp(-sigma) * 32 = 14.4 tokens. */
+    int below = 0;
+    for (int i = 0; i < BENCH_MIXED_TEXTS; i++)
+        below += lengths[i] < 14.4;
+    cr_assert(below >= 0.159 * 256 - 3 * 5.85 && below <= 0.159 * 256 + 3 * 5.85, "%d", below);
+}
+
+Test(bench, mixed_lengths_are_clipped_and_fixed)
+{
+    enum { N = 4096 };
+    static int a[N], b[N];
+    bench_mixed_lengths(a, N);
+    bench_mixed_lengths(b, N);
+    cr_assert(!memcmp(a, b, sizeof a), "two calls differ");
+    int low = 0, high = 0;
+    for (int i = 0; i < N; i++) {
+        cr_assert(a[i] >= BENCH_MIXED_MIN && a[i] <= BENCH_MIXED_MAX, "a[%d] = %d", i, a[i]);
+        low += a[i] == BENCH_MIXED_MIN, high += a[i] == BENCH_MIXED_MAX;
+    }
+    /* P(x < 3.5) = 0.28% and P(x > 256) = 0.47%: about 11 and 19 of 4096 reach the clips. */
+    cr_assert(low > 0 && high > 0, "%d at the low clip, %d at the high", low, high);
+    /* The first texts do not depend on how many are asked for. */
+    int first[BENCH_MIXED_TEXTS];
+    bench_mixed_lengths(first, BENCH_MIXED_TEXTS);
+    cr_assert(!memcmp(first, a, sizeof first));
+}
+
+Test(bench, mixed_sort_is_longest_first)
+{
+    int lengths[BENCH_MIXED_TEXTS], sorted[BENCH_MIXED_TEXTS];
+    bench_mixed_lengths(lengths, BENCH_MIXED_TEXTS);
+    memcpy(sorted, lengths, sizeof sorted);
+    bench_mixed_sort(sorted, BENCH_MIXED_TEXTS);
+    for (int i = 1; i < BENCH_MIXED_TEXTS; i++)
+        cr_assert_geq(sorted[i - 1], sorted[i], "at %d", i);
+    qsort(lengths, BENCH_MIXED_TEXTS, sizeof *lengths, compare_ints);
+    for (int i = 0; i < BENCH_MIXED_TEXTS; i++)
+        cr_assert_eq(sorted[i], lengths[BENCH_MIXED_TEXTS - 1 - i], "the same lengths");
+    long sum = 0;
+    for (int i = 0; i < BENCH_MIXED_TEXTS; i++)
+        sum += lengths[i];
+    cr_assert_eq(bench_mixed_tokens(sorted, BENCH_MIXED_TEXTS), sum);
+}
+
+/* Texts of lengths 1, 7, 3, 16, 2 in batches of 2: the flops of their real tokens only. */
+static void expect_mixed(int ragged)
+{
+    vkbert_context *ctx = test_context(1);
+    vkbert_bench_result r = VKBERT_BENCH_RESULT_INIT;
+    const int lengths[] = {1, 7, 3, 16, 2};
+    vkbert_bench_encoder_shape shape = {
+        sizeof(vkbert_bench_encoder_shape), 2, 32, 4, 48, 40, 2, 16, lengths, 5, ragged};
+    TEST_OK(vkbert_bench_encoder(ctx, &shape, VKBERT_PRECISION_FP32, 2, &r));
+    expect_times(&r);
+    double flops = 0, h = 32;
+    for (int i = 0; i < 5; i++)
+        flops += 2 * (8 * lengths[i] * h * h + 4.0 * lengths[i] * lengths[i] * h +
+                      4 * lengths[i] * h * 48);
+    cr_assert_float_eq(r.flops, flops, 1e-6);
+    cr_assert(strstr(r.config, ragged ? "packed" : "padded"), "%s", r.config);
+    int bad[] = {1, 17, 3, 16, 2};
+    shape.lengths = bad;
+    cr_assert_eq(vkbert_bench_encoder(ctx, &shape, VKBERT_PRECISION_FP32, 2, &r),
+                 VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(vkbert_last_error(ctx), "lengths[1]"), "%s", vkbert_last_error(ctx));
+    test_context_done(ctx);
+}
+
+Test(bench, encoder_mixed_padded)
+{
+    expect_mixed(0);
 }
 
 /* ---- the command line: `$VKBERT_CLI bench ...` ---- */

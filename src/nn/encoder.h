@@ -85,6 +85,10 @@ typedef struct encoder_batch {
     /* [B] or NULL (none): the first prompt_tokens[b] tokens of row b are left out of pooling,
      * so that inputs with different prompts share one pass. */
     const int *prompt_tokens;
+    /* [B+1] or NULL (padded): packed sequences (encoder_ragged.c), sequence b in rows
+     * offsets[b]..offsets[b+1] of ids and types [offsets[B]]; seq_len is then the longest
+     * sequence and mask is NULL. */
+    const int32_t *offsets;
 } encoder_batch;
 
 typedef enum output_kind { OUT_HIDDEN, OUT_SENTENCES, OUT_LOGITS, OUT_TENSORS } output_kind;

@@ -79,6 +79,8 @@ static vkbert_status read_gpu_time(vkbert_encoder *e, encoder_plan *p)
 
 vkbert_status encoder_check_batch(vkbert_encoder *e, const encoder_batch *in)
 {
+    if (in->offsets)
+        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "packed batches are not built yet");
     if (in->batch < 1 || in->seq_len < 1 || !in->ids)
         return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
                         "batch and seq_len must be positive and input_ids non-NULL");
@@ -212,7 +214,7 @@ vkbert_status vkb_encoder_forward_host(vkbert_encoder *e, int batch, int seq_len
     if (!hidden) return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "hidden is NULL");
     if (pooled && !e->has_pooler)
         return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "the model has no pooler");
-    encoder_call c = {.in = {batch, seq_len, input_ids, token_type_ids, attention_mask, NULL},
+    encoder_call c = {.in = {batch, seq_len, input_ids, token_type_ids, attention_mask, NULL, NULL},
                       .kind = OUT_HIDDEN,
                       .out = hidden,
                       .pooled = pooled,
@@ -259,6 +261,6 @@ vkbert_status vkb_encoder_embed_host(vkbert_encoder *e, int batch, int seq_len,
                                      const int32_t *attention_mask, int normalize,
                                      float *embeddings)
 {
-    encoder_batch in = {batch, seq_len, input_ids, token_type_ids, attention_mask, NULL};
+    encoder_batch in = {batch, seq_len, input_ids, token_type_ids, attention_mask, NULL, NULL};
     return sentences(e, &in, normalize, embeddings, true);
 }

@@ -40,7 +40,7 @@ static vkbert_status check_inputs(vkbert_encoder *e, const encoder_io *io, encod
                         "%d tokens",
                         (long long)ids->shape[0], (long long)ids->shape[1],
                         e->config.max_position_embeddings);
-    *shape = (encoder_batch){(int)ids->shape[0], (int)ids->shape[1], NULL, NULL, NULL, 0};
+    *shape = (encoder_batch){(int)ids->shape[0], (int)ids->shape[1], NULL, NULL, NULL, 0, NULL};
     vkbert_status status = check_tensor(e, ids, "input_ids", VKBERT_DTYPE_INT32, 2, ids->shape);
     if (!status && io->types)
         status = check_tensor(e, io->types, "token_type_ids", VKBERT_DTYPE_INT32, 2, ids->shape);

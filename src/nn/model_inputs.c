@@ -180,7 +180,7 @@ vkbert_status vkb_model_run(vkbert_model *m, const model_run *run, const vkbert_
         status = vkb_fail(m->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     if (!status) {
         fill_batch(m, in, order, n, seq, ids, types, mask, prompts);
-        encoder_batch batch = {n, seq, ids, types, mask, prompts};
+        encoder_batch batch = {n, seq, ids, types, mask, prompts, NULL};
         status = run->kind == RUN_SENTENCES
                      ? vkb_encoder_sentences(m->encoder, &batch, run->normalize, rows)
                      : vkb_encoder_logits(m->encoder, &batch, rows);

@@ -5,6 +5,7 @@
  * again between cases, in a context kept open for them, so that each fraction of peak is
  * taken against what the device did just before and just after the case. */
 #include "bench_case.h"
+#include "bench_mixed.h"
 #include "bench_stats.h"
 #include "cli.h"
 #include "vkbert_bench.h"
@@ -29,22 +30,30 @@ static const char usage[] =
     "results to FILE.\n";
 
 static const bench_case cases[] = {
-    {"matmul-1024x768x768", 1024, 768, 768, 0, 0, 0, 0, 0, 0},
-    {"matmul-1024x3072x768", 1024, 3072, 768, 0, 0, 0, 0, 0, 0},
-    {"matmul-1024x768x3072", 1024, 768, 3072, 0, 0, 0, 0, 0, 0},
-    {"attention-base-b1-s128", 0, 0, 0, 1, 128, 768, 12, 0, 0},
-    {"attention-base-b8-s128", 0, 0, 0, 8, 128, 768, 12, 0, 0},
-    {"attention-base-b32-s128", 0, 0, 0, 32, 128, 768, 12, 0, 0},
-    {"attention-base-b1-s512", 0, 0, 0, 1, 512, 768, 12, 0, 0},
-    {"attention-minilm-b8-s128", 0, 0, 0, 8, 128, 384, 12, 0, 0},
-    {"attention-base-b1-s4096", 0, 0, 0, 1, 4096, 768, 12, 0, 0},
+    {"matmul-1024x768x768", 1024, 768, 768, 0, 0, 0, 0, 0, 0, 0},
+    {"matmul-1024x3072x768", 1024, 3072, 768, 0, 0, 0, 0, 0, 0, 0},
+    {"matmul-1024x768x3072", 1024, 768, 3072, 0, 0, 0, 0, 0, 0, 0},
+    {"attention-base-b1-s128", 0, 0, 0, 1, 128, 768, 12, 0, 0, 0},
+    {"attention-base-b8-s128", 0, 0, 0, 8, 128, 768, 12, 0, 0, 0},
+    {"attention-base-b32-s128", 0, 0, 0, 32, 128, 768, 12, 0, 0, 0},
+    {"attention-base-b1-s512", 0, 0, 0, 1, 512, 768, 12, 0, 0, 0},
+    {"attention-minilm-b8-s128", 0, 0, 0, 8, 128, 384, 12, 0, 0, 0},
+    {"attention-base-b1-s4096", 0, 0, 0, 1, 4096, 768, 12, 0, 0, 0},
     /* BERT-base (12 layers) and MiniLM-L6 (6 layers, E 384), random weights, 30522 words */
-    {"encoder-base-b1-s128", 0, 0, 0, 1, 128, 768, 12, 12, 3072},
-    {"encoder-base-b8-s128", 0, 0, 0, 8, 128, 768, 12, 12, 3072},
-    {"encoder-base-b32-s128", 0, 0, 0, 32, 128, 768, 12, 12, 3072},
-    {"encoder-minilm-b1-s128", 0, 0, 0, 1, 128, 384, 12, 6, 1536},
-    {"encoder-minilm-b8-s128", 0, 0, 0, 8, 128, 384, 12, 6, 1536},
-    {"encoder-minilm-b32-s128", 0, 0, 0, 32, 128, 384, 12, 6, 1536},
+    {"encoder-base-b1-s128", 0, 0, 0, 1, 128, 768, 12, 12, 3072, 0},
+    {"encoder-base-b8-s128", 0, 0, 0, 8, 128, 768, 12, 12, 3072, 0},
+    {"encoder-base-b32-s128", 0, 0, 0, 32, 128, 768, 12, 12, 3072, 0},
+    {"encoder-minilm-b1-s128", 0, 0, 0, 1, 128, 384, 12, 6, 1536, 0},
+    {"encoder-minilm-b8-s128", 0, 0, 0, 8, 128, 384, 12, 6, 1536, 0},
+    {"encoder-minilm-b32-s128", 0, 0, 0, 32, 128, 384, 12, 6, 1536, 0},
+    /* MiniLM-L6 over 256 texts of mixed lengths (bench_mixed.h), sentence embeddings in
+     * batches of 32: in arrival order, longest first (sentence-transformers), or packed */
+    {"encoder-minilm-mixed-padded", 0, 0, 0, BENCH_MIXED_BATCH, BENCH_MIXED_MAX, 384, 12, 6, 1536,
+     BENCH_MIXED_PADDED},
+    {"encoder-minilm-mixed-sorted", 0, 0, 0, BENCH_MIXED_BATCH, BENCH_MIXED_MAX, 384, 12, 6, 1536,
+     BENCH_MIXED_SORTED},
+    {"encoder-minilm-mixed-ragged", 0, 0, 0, BENCH_MIXED_BATCH, BENCH_MIXED_MAX, 384, 12, 6, 1536,
+     BENCH_MIXED_RAGGED},
 };
 
 #define CASE_COUNT (sizeof cases / sizeof *cases)
@@ -60,6 +69,7 @@ typedef struct case_outcome {
     char skipped[1280]; /* why it did not run (status and message); empty when it ran */
     vkbert_bench_result r;
     double cpu_ms; /* 0 without --cpu */
+    double tokens; /* the real tokens of a mixed case's set, else 0 */
     int slot;      /* it ran between the peaks measured in slots `slot` and `slot + 1` */
 } case_outcome;
 
@@ -199,7 +209,18 @@ static int run_case(const bench_args *a, const bench_case *c, case_outcome *out)
                                           c->intermediate,
                                           30522,
                                           c->batch,
-                                          c->seq_len};
+                                          c->seq_len,
+                                          NULL,
+                                          0,
+                                          0};
+    int lengths[BENCH_MIXED_TEXTS];
+    if (c->mixed) {
+        bench_mixed_lengths(lengths, BENCH_MIXED_TEXTS);
+        if (c->mixed == BENCH_MIXED_SORTED) bench_mixed_sort(lengths, BENCH_MIXED_TEXTS);
+        encoder.lengths = lengths, encoder.texts = BENCH_MIXED_TEXTS;
+        encoder.ragged = c->mixed == BENCH_MIXED_RAGGED;
+        out->tokens = (double)bench_mixed_tokens(lengths, BENCH_MIXED_TEXTS);
+    }
     vkbert_status status =
         c->m        ? vkbert_bench_matmul(ctx, c->m, c->n, c->k, precision, a->runs, &out->r)
         : c->layers ? vkbert_bench_encoder(ctx, &encoder, precision, a->runs, &out->r)
@@ -231,11 +252,12 @@ enum {
     FIG_CEILING,
     FIG_CPU,
     FIG_RATIO,
+    FIG_TOKENS,
     FIG_COUNT
 };
 static const char *const figure_names[FIG_COUNT] = {
-    "median_ms",     "min_ms",         "wall_median_ms", "gflops",
-    "peak_fraction", "ceiling_gflops", "cpu_median_ms",  "gpu_cpu_ratio"};
+    "median_ms",      "min_ms",        "wall_median_ms", "gflops",      "peak_fraction",
+    "ceiling_gflops", "cpu_median_ms", "gpu_cpu_ratio",  "tokens_per_s"};
 
 typedef struct case_summary {
     const case_outcome *first; /* memory, config and kernel names: the same in every repeat */
@@ -254,7 +276,8 @@ static double figure_of(const bench_run *b, const case_outcome *o, int figure)
                                 bench_fraction(b->fma, o->slot, gflops(r)),
                                 bench_ceiling(b->fma, o->slot),
                                 o->cpu_ms,
-                                o->cpu_ms / r->gpu_median_ms};
+                                o->cpu_ms / r->gpu_median_ms,
+                                o->tokens / (r->gpu_median_ms * 1e-3)};
     return values[figure];
 }
 
@@ -305,6 +328,7 @@ static void print_case(const bench_run *b, const bench_case *c, const case_summa
     print_spread("  gpu      ", f[FIG_GPU_MEDIAN], 3, n, " ms median, ");
     print_spread("", f[FIG_GPU_MIN], 3, n, " ms min; wall ");
     print_spread("", f[FIG_WALL], 3, n, " ms median\n");
+    if (f[FIG_TOKENS].min > 0) print_spread("  tokens   ", f[FIG_TOKENS], 0, n, " real tokens/s\n");
     print_spread("  speed    ", f[FIG_GFLOPS], 1, n, " GFLOP/s");
     if (f[FIG_CEILING].min > 0) {
         print_spread(", ", f[FIG_FRACTION], 2, n, " of the FMA peak (the higher of those before ");
@@ -403,6 +427,7 @@ static cJSON *json_case(const bench_run *b, const bench_case *c, const case_summ
         int measured = f == FIG_FRACTION || f == FIG_CEILING ? s->figure[FIG_CEILING].min > 0
                        : f == FIG_CPU || f == FIG_RATIO      ? s->figure[FIG_CPU].min > 0
                                                              : 1;
+        if (f == FIG_TOKENS && !c->mixed) continue;
         if (b->a.cpu || (f != FIG_CPU && f != FIG_RATIO))
             add_spread(j, spread, figure_names[f], s->figure[f], measured);
     }

@@ -8,7 +8,10 @@ typedef struct bench_case {
     int m, n, k;                      /* a matmul when m > 0 */
     int batch, seq_len, embed, heads; /* else an attention layer */
     int layers, intermediate;         /* or, with layers > 0, a whole encoder */
+    int mixed; /* an encoder over bench_mixed.h's texts: BENCH_MIXED_* (0: none) */
 } bench_case;
+
+enum { BENCH_MIXED_PADDED = 1, BENCH_MIXED_SORTED, BENCH_MIXED_RAGGED };
 
 /* Median host time of `runs` passes of a matmul or attention case with OpenBLAS, after a
  * warm-up; 0 when out of memory or without OpenBLAS. */

@@ -1,0 +1,61 @@
+/* The mixed-length texts' lengths (bench_mixed.h). */
+#include "bench_mixed.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/* The log-normal's sigma: with median 32, the 90th percentile is about 90 tokens and 1 text in
+ * 100 reaches the clip at 256, a spread like that of a search corpus's passages. */
+#define SIGMA 0.8
+#define SEED 0x5eed13u
+
+/* splitmix64 (Steele, Lea, Flood 2014): tiny, and the same sequence everywhere. */
+static uint64_t next_u64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in (0, 1): 53 random bits, never 0, so that log() stays finite. */
+static double uniform(uint64_t *state)
+{
+    return ((double)(next_u64(state) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+void bench_mixed_lengths(int *lengths, int count)
+{
+    uint64_t state = SEED;
+    const double two_pi = 6.283185307179586;
+    for (int i = 0; i < count; i++) {
+        /* Box-Muller's cosine half only; the draws in separate statements, since C leaves
+         * the order of calls within one expression open. */
+        double radius = sqrt(-2.0 * log(uniform(&state)));
+        double normal = radius * cos(two_pi * uniform(&state));
+        double length = round(BENCH_MIXED_MEDIAN * exp(SIGMA * normal));
+        lengths[i] = length < BENCH_MIXED_MIN   ? BENCH_MIXED_MIN
+                     : length > BENCH_MIXED_MAX ? BENCH_MIXED_MAX
+                                                : (int)length;
+    }
+}
+
+void bench_mixed_sort(int *lengths, int count)
+{
+    /* Insertion sort: stable, and 256 items. */
+    for (int i = 1; i < count; i++) {
+        int v = lengths[i], j = i;
+        for (; j > 0 && lengths[j - 1] < v; j--)
+            lengths[j] = lengths[j - 1];
+        lengths[j] = v;
+    }
+}
+
+long bench_mixed_tokens(const int *lengths, int count)
+{
+    long sum = 0;
+    for (int i = 0; i < count; i++)
+        sum += lengths[i];
+    return sum;
+}
