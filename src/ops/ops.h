@@ -88,7 +88,10 @@ vkbert_status vkb_op_layer_norm(vkbert_context *ctx, VkDescriptorPool pool,
  * ids [tokens], then a flag, int32. Ids the host never checked give defined results: an input
  * id outside [0, vocab) gets a row of zeros (from the dispatch of the chunk at row 0), a token
  * type outside [0, types) is read as 0, and each ORs its VKB_EMBEDDING_BAD_* bit into the
- * flag, which the caller zeroes before the first chunk's dispatch. */
+ * flag, which the caller zeroes before the first chunk's dispatch.
+ * Ragged (an unpadded batch, tokens packed): seq_len is ignored, and `ids` holds input ids
+ * [tokens], token type ids [tokens], each token's position [tokens], then the flag; a
+ * position outside [0, positions) is read as 0 and sets VKB_EMBEDDING_BAD_POSITION. */
 typedef struct vkb_embedding_desc {
     uint32_t tokens, seq_len, hidden, ld;
     uint64_t position_off, type_off, gamma_off, beta_off; /* within `tables` */
@@ -96,10 +99,12 @@ typedef struct vkb_embedding_desc {
     uint32_t vocab, types; /* the word table's rows, the token type table's */
     bool word_half;
     float eps;
+    bool ragged;
+    uint32_t positions; /* the position table's rows; read only when ragged */
 } vkb_embedding_desc;
 
-/* The embedding's flag bits (shaders/embedding.comp's BAD_ID and BAD_TYPE). */
-enum { VKB_EMBEDDING_BAD_ID = 1, VKB_EMBEDDING_BAD_TYPE = 2 };
+/* The embedding's flag bits (shaders/embedding.comp's BAD_*). */
+enum { VKB_EMBEDDING_BAD_ID = 1, VKB_EMBEDDING_BAD_TYPE = 2, VKB_EMBEDDING_BAD_POSITION = 4 };
 
 vkbert_status vkb_op_embedding(vkbert_context *ctx, VkDescriptorPool pool,
                                const vkb_embedding_desc *d, vkb_view word, vkb_view tables,
