@@ -21,6 +21,8 @@ typedef struct attention_binding {
 
 typedef struct attention_plan {
     uint32_t batch, seq_len;
+    bool ragged;        /* packed rows: `tokens` of them, batch and seq_len the most of each */
+    uint32_t tokens;    /* ragged */
     bool fused;         /* one fused attention kernel; else split, scores, softmax, merge */
     bool half;          /* fp16 precision on the fused path: qkv and merged hold fp16 */
     vkb_buffer qkv;     /* [3][B*S][H*Dp]: Q, K, V rows, each block 256-byte aligned */
@@ -115,8 +117,15 @@ vkb_dispatch *attention_sink_next(attention_sink *sink);
  * layers into their own command buffer (the encoder); free with attention_plan_free. */
 vkbert_status attention_scratch_new(vkbert_attention *layer, uint32_t batch, uint32_t seq_len,
                                     attention_plan **out);
+/* The same for packed sequences (encoder_ragged.c): `tokens` rows, at most `batch` sequences
+ * of at most `seq_len`; always fused, so the layer's head must fit VKB_FUSED_MAX_HEAD. */
+vkbert_status attention_scratch_ragged(vkbert_attention *layer, uint32_t batch, uint32_t seq_len,
+                                       uint32_t tokens, attention_plan **out);
+/* The rows of x and y: B*S, or a ragged scratch's tokens. */
+uint32_t attention_rows(const attention_plan *plan);
 /* Prepares the layer's dispatches (at most ATTENTION_DISPATCHES) into `sink`: y = attention(x)
- * using `scratch`'s buffers; `mask` NULL or a float mask laid out as bind->mask_stride says. */
+ * using `scratch`'s buffers; `mask` NULL or a float mask laid out as bind->mask_stride says
+ * (a ragged scratch: the int32 offsets [B+1] of its sequences, bind all zero). */
 vkbert_status attention_append(vkbert_attention *layer, attention_plan *scratch,
                                attention_sink *sink, vkb_view x, const vkb_view *mask,
                                const attention_binding *bind, vkb_view y);

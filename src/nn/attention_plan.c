@@ -41,9 +41,11 @@ static vkbert_status create_buffers(vkbert_attention *layer, attention_plan *pla
      * activations exist on the fused path only, so fp16 takes it wherever the head fits. */
     bool fits = layer->head_dim <= VKB_FUSED_MAX_HEAD;
     plan->half = layer->half && fits;
-    plan->fused = fits && (plan->half || vkb_tune_attention_fused(ctx, score_bytes(layer, plan)));
+    /* A ragged plan has no unfused path: its sequences have no common length. */
+    plan->fused = fits && (plan->ragged || plan->half ||
+                           vkb_tune_attention_fused(ctx, score_bytes(layer, plan)));
     uint32_t elem = plan->half ? 2 : 4;
-    uint64_t m = (uint64_t)plan->batch * plan->seq_len;
+    uint64_t m = attention_rows(plan);
     uint64_t rows_bytes = m * layer->heads_width * elem;
     plan->qkv_block = align256(rows_bytes);
     /* The fused kernel binds the rows with their slack (and again as the mask without one). */
@@ -86,13 +88,17 @@ void attention_plan_free(vkbert_attention *layer, attention_plan *plan)
     free(plan);
 }
 
-vkbert_status attention_scratch_new(vkbert_attention *layer, uint32_t batch, uint32_t seq_len,
-                                    attention_plan **out)
+uint32_t attention_rows(const attention_plan *plan)
+{
+    return plan->ragged ? plan->tokens : plan->batch * plan->seq_len;
+}
+
+static vkbert_status scratch_new(vkbert_attention *layer, const attention_plan *shape,
+                                 attention_plan **out)
 {
     attention_plan *plan = calloc(1, sizeof *plan);
     if (!plan) return vkb_fail(layer->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
-    plan->batch = batch;
-    plan->seq_len = seq_len;
+    *plan = *shape;
     vkbert_status status = create_buffers(layer, plan);
     if (status) {
         attention_plan_free(layer, plan);
@@ -100,6 +106,24 @@ vkbert_status attention_scratch_new(vkbert_attention *layer, uint32_t batch, uin
     }
     *out = plan;
     return VKBERT_OK;
+}
+
+vkbert_status attention_scratch_new(vkbert_attention *layer, uint32_t batch, uint32_t seq_len,
+                                    attention_plan **out)
+{
+    attention_plan shape = {.batch = batch, .seq_len = seq_len};
+    return scratch_new(layer, &shape, out);
+}
+
+vkbert_status attention_scratch_ragged(vkbert_attention *layer, uint32_t batch, uint32_t seq_len,
+                                       uint32_t tokens, attention_plan **out)
+{
+    if (layer->head_dim > VKB_FUSED_MAX_HEAD)
+        return vkb_fail(layer->ctx, VKBERT_ERROR_DEVICE_LIMIT,
+                        "internal: a ragged batch needs the fused attention (heads of %u)",
+                        layer->head_dim);
+    attention_plan shape = {.batch = batch, .seq_len = seq_len, .ragged = true, .tokens = tokens};
+    return scratch_new(layer, &shape, out);
 }
 
 vkbert_status attention_plan_get(vkbert_attention *layer, uint32_t batch, uint32_t seq_len,
@@ -172,7 +196,7 @@ static vkbert_status prepare_projections(vkbert_attention *layer, attention_plan
                                          attention_sink *sink, vkb_view x)
 {
     vkbert_context *ctx = layer->ctx;
-    uint32_t m = plan->batch * plan->seq_len, width = layer->heads_width;
+    uint32_t m = attention_rows(plan), width = layer->heads_width;
     uint32_t w_size = layer->half ? 2 : 4, elem = plan->half ? 2 : 4;
     uint64_t w_bytes = (uint64_t)layer->embed_dim * width * w_size;
     uint64_t out_bytes = (uint64_t)m * width * elem;
@@ -224,7 +248,7 @@ static vkbert_status prepare_fused(vkbert_attention *layer, attention_plan *plan
                         .q_off = 0,
                         .k_off = block_elems,
                         .v_off = 2 * block_elems,
-                        .has_mask = mask != NULL,
+                        .has_mask = mask && !plan->ragged,
                         .causal = bind->causal,
                         .dropout = bind->dropout,
                         .seed = bind->seed,
@@ -332,7 +356,7 @@ static vkbert_status prepare_unfused(vkbert_attention *layer, attention_plan *pl
 static vkbert_status prepare_output(vkbert_attention *layer, attention_plan *plan,
                                     attention_sink *sink, vkb_view y)
 {
-    uint32_t m = plan->batch * plan->seq_len, ep = layer->pitch;
+    uint32_t m = attention_rows(plan), ep = layer->pitch;
     vkb_dispatch *out = attention_sink_next(sink);
     if (!out) return sink_full(layer);
     out->name = "out_projection";

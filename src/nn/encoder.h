@@ -42,11 +42,21 @@ typedef struct encoder_head {
     uint64_t classifier_w_at, classifier_b_at;
 } encoder_head;
 
+/* A plan's shape: padded (batch, seq_len); or ragged, packed rows (encoder_ragged.c), where
+ * batch, seq_len and tokens are caps in buckets, so that calls of nearby sizes share a plan. */
+typedef struct encoder_shape {
+    bool ragged;
+    uint32_t batch, seq_len, tokens; /* tokens 0 when padded */
+} encoder_shape;
+
 typedef struct encoder_plan {
     uint32_t batch, seq_len;
-    vkb_buffer ids;                   /* int32: ids [B*S], token type ids [B*S], then a flag */
-    vkb_buffer mask;                  /* float [B][Sp]: 1 keep, 0 masked (key padding) */
-    vkb_buffer hidden;                /* [B*S][Hp], the layers' input and output */
+    bool ragged;        /* B*S below reads `tokens` (T), B and S the caps; no `mask` */
+    uint32_t tokens;    /* ragged: the rows */
+    vkb_buffer offsets; /* ragged: int32 [B+1], sequence b in rows [offsets[b], offsets[b+1]) */
+    vkb_buffer ids;    /* int32: ids [B*S], token type ids [B*S], (ragged: positions [T]), a flag */
+    vkb_buffer mask;   /* float [B][Sp]: 1 keep, 0 masked (key padding) */
+    vkb_buffer hidden; /* [B*S][Hp], the layers' input and output */
     vkb_buffer attn_y, h1, inter, o2; /* [B*S][Hp], [B*S][Hp], [B*S][Ip], [B*S][Hp] */
     vkb_buffer pooled;                /* [B][Hp] */
     vkb_buffer pool_mask;             /* float [B][Sp]: the tokens pooling sees (prompt excluded) */
@@ -241,6 +251,30 @@ void encoder_head_buffers_free(vkbert_encoder *encoder, encoder_plan *plan);
 /* encoder_plan.c */
 vkbert_status encoder_plan_new(vkbert_encoder *encoder, uint32_t batch, uint32_t seq_len,
                                encoder_plan **out);
+vkbert_status encoder_plan_make(vkbert_encoder *encoder, const encoder_shape *shape,
+                                encoder_plan **out);
+
+/* ---- packed batches (encoder_ragged.c) ---- */
+
+/* The rows of the plan's activations: B*S, or T when ragged. */
+uint32_t encoder_rows(const encoder_plan *plan);
+/* The plan shape a checked call needs. */
+encoder_shape encoder_shape_of(const encoder_batch *in);
+/* Whether the encoder runs packed batches: the fused attention holds its heads. */
+bool encoder_can_pack(const vkbert_encoder *encoder);
+/* Checks a packed batch (in->offsets set). */
+vkbert_status encoder_check_packed(vkbert_encoder *encoder, const encoder_batch *in);
+/* Uploads a packed batch's ids, types, positions, offsets and pooling mask. */
+vkbert_status encoder_upload_packed(vkbert_encoder *encoder, encoder_plan *plan,
+                                    const encoder_batch *in);
+/* Appends the gather of each sequence's first row into plan->o2 [B][Hp], the pooler's input. */
+vkbert_status encoder_prepare_cls(vkbert_encoder *encoder, encoder_plan *plan,
+                                  attention_sink *sink);
+/* A padded host call as a packed one, where that gives the same results (docs/issue-13/
+ * ragged.md): right padding, no hidden states asked for, the fused attention. Its arrays are
+ * in *storage (free it); false where the call stays padded. */
+bool encoder_pack_call(vkbert_encoder *encoder, const encoder_call *call, encoder_call *packed,
+                       int32_t **storage);
 void encoder_plan_free(vkbert_encoder *encoder, encoder_plan *plan);
 
 #endif

@@ -142,7 +142,8 @@ vkbert_status encoder_head_buffers(vkbert_encoder *e, encoder_plan *p)
 {
     const encoder_head *head = &e->head;
     uint64_t b = p->batch;
-    vkbert_status status = vkb_buffer_create(e->ctx, b * vkb_pitch(p->seq_len) * 4, &p->pool_mask);
+    uint64_t mask = p->ragged ? p->tokens : b * vkb_pitch(p->seq_len);
+    vkbert_status status = vkb_buffer_create(e->ctx, mask * 4, &p->pool_mask);
     for (int i = 0; i <= head->dense_count && !status; i++)
         status = vkb_buffer_create(e->ctx, b * vkb_pitch(stage_width(head, i)) * 4, &p->stage[i]);
     if (!status)
@@ -206,6 +207,14 @@ static vkbert_status prepare_pool(vkbert_encoder *e, encoder_plan *p, attention_
     vkb_dispatch *d;
     vkbert_status status = next(e, sink, "pooling", &d);
     if (status) return status;
+    if (p->ragged) {
+        vkb_pool_ragged_desc packed = {
+            p->batch, p->tokens,          (uint32_t)e->config.hidden_size,
+            e->hp,    e->head.pool_modes, vkb_pitch(e->head.pool_width)};
+        return vkb_op_pool_ragged(e->ctx, sink->pool, &packed, vkb_whole(&p->hidden),
+                                  vkb_whole(&p->pool_mask), vkb_whole(&p->offsets),
+                                  vkb_whole(&p->stage[0]), d);
+    }
     vkb_pool_desc desc = {.batch = p->batch,
                           .seq_len = p->seq_len,
                           .hidden = (uint32_t)e->config.hidden_size,

@@ -73,7 +73,9 @@ static void wait_finished(vkbert_job *job, bool unlock)
 
 static bool fits(const encoder_plan *p, const encoder_batch *in)
 {
-    return p && p->batch == (uint32_t)in->batch && p->seq_len == (uint32_t)in->seq_len;
+    encoder_shape s = encoder_shape_of(in);
+    return p && p->ragged == s.ragged && p->batch == s.batch && p->seq_len == s.seq_len &&
+           p->tokens == s.tokens;
 }
 
 /* A free slot: one with a plan of this shape, else one with a plan to replace (a synchronous
@@ -112,8 +114,8 @@ static vkbert_status take_slot(vkbert_encoder *e, const encoder_call *c, int *ou
         if (e->plan == slot->plan) e->plan = NULL;
         encoder_plan_free(e, slot->plan);
         slot->plan = NULL;
-        vkbert_status status =
-            encoder_plan_new(e, (uint32_t)c->in.batch, (uint32_t)c->in.seq_len, &slot->plan);
+        encoder_shape shape = encoder_shape_of(&c->in);
+        vkbert_status status = encoder_plan_make(e, &shape, &slot->plan);
         if (status) return status;
     }
     *out = i;

@@ -8,10 +8,12 @@
 static vkbert_status create_buffers(vkbert_encoder *e, encoder_plan *p)
 {
     vkbert_context *ctx = e->ctx;
-    uint64_t m = (uint64_t)p->batch * p->seq_len, rows = m * e->hp * 4;
+    uint64_t m = encoder_rows(p), rows = m * e->hp * 4;
     vkbert_status status = vkb_check_range(ctx, m * e->ip * 4, "the intermediate activations");
-    if (!status) status = vkb_buffer_create(ctx, (2 * m + 1) * 4, &p->ids);
-    if (!status)
+    if (!status) status = vkb_buffer_create(ctx, ((p->ragged ? 3 : 2) * m + 1) * 4, &p->ids);
+    if (!status && p->ragged)
+        status = vkb_buffer_create(ctx, ((uint64_t)p->batch + 1) * 4, &p->offsets);
+    if (!status && !p->ragged)
         status = vkb_buffer_create(ctx, (uint64_t)p->batch * vkb_pitch(p->seq_len) * 4, &p->mask);
     vkb_buffer *hp_rows[] = {&p->hidden, &p->attn_y, &p->h1, &p->o2};
     for (int i = 0; i < 4 && !status; i++)
@@ -19,7 +21,11 @@ static vkbert_status create_buffers(vkbert_encoder *e, encoder_plan *p)
     if (!status) status = vkb_buffer_create(ctx, m * e->ip * 4, &p->inter);
     if (!status) status = vkb_buffer_create(ctx, (uint64_t)p->batch * e->hp * 4, &p->pooled);
     if (!status) status = encoder_head_buffers(e, p);
-    if (!status) status = attention_scratch_new(e->attention[0], p->batch, p->seq_len, &p->scratch);
+    if (!status && p->ragged)
+        status =
+            attention_scratch_ragged(e->attention[0], p->batch, p->seq_len, p->tokens, &p->scratch);
+    else if (!status)
+        status = attention_scratch_new(e->attention[0], p->batch, p->seq_len, &p->scratch);
     return status;
 }
 
@@ -38,7 +44,7 @@ void encoder_plan_free(vkbert_encoder *e, encoder_plan *p)
     vkDestroyDescriptorPool(ctx->device, p->pool, NULL);
     if (p->scratch) attention_plan_free(e->attention[0], p->scratch);
     vkb_buffer *buffers[] = {&p->ids,   &p->mask, &p->hidden, &p->attn_y, &p->h1,
-                             &p->inter, &p->o2,   &p->pooled, &p->flag};
+                             &p->inter, &p->o2,   &p->pooled, &p->flag,   &p->offsets};
     for (size_t i = 0; i < sizeof buffers / sizeof *buffers; i++)
         vkb_buffer_destroy(ctx, buffers[i]);
     encoder_head_buffers_free(e, p);
@@ -66,7 +72,7 @@ static vkbert_status prepare_embedding(vkbert_encoder *e, encoder_plan *p, atten
         if (status) return status;
         d->name = "embeddings";
         uint32_t first = k * e->word_rows, rows = vocab - first;
-        vkb_embedding_desc desc = {.tokens = p->batch * p->seq_len,
+        vkb_embedding_desc desc = {.tokens = encoder_rows(p),
                                    .seq_len = p->seq_len,
                                    .hidden = (uint32_t)e->config.hidden_size,
                                    .ld = e->hp,
@@ -79,7 +85,9 @@ static vkbert_status prepare_embedding(vkbert_encoder *e, encoder_plan *p, atten
                                    .vocab = vocab,
                                    .types = (uint32_t)e->config.type_vocab_size,
                                    .word_half = e->half,
-                                   .eps = (float)e->config.layer_norm_eps};
+                                   .eps = (float)e->config.layer_norm_eps,
+                                   .ragged = p->ragged,
+                                   .positions = (uint32_t)e->config.max_position_embeddings};
         status =
             vkb_op_embedding(e->ctx, sink->pool, &desc, vkb_whole(&e->word[k]),
                              vkb_whole(&e->tables), vkb_whole(&p->ids), vkb_whole(&p->hidden), d);
@@ -95,7 +103,7 @@ static vkbert_status prepare_norm(vkbert_encoder *e, encoder_plan *p, attention_
     vkbert_status status = next(e, sink, &d);
     if (status) return status;
     d->name = name;
-    vkb_layer_norm_desc desc = {p->batch * p->seq_len, (uint32_t)e->config.hidden_size, e->hp,
+    vkb_layer_norm_desc desc = {encoder_rows(p), (uint32_t)e->config.hidden_size, e->hp,
                                 (float)e->config.layer_norm_eps};
     vkb_view r = vkb_whole(residual);
     return vkb_op_layer_norm(e->ctx, sink->pool, &desc, vkb_whole(x), &r,
@@ -120,15 +128,17 @@ static vkbert_status prepare_dense(vkbert_encoder *e, attention_sink *sink, vkb_
 
 static vkbert_status prepare_layer(vkbert_encoder *e, encoder_plan *p, attention_sink *sink, int l)
 {
-    uint32_t m = p->batch * p->seq_len, h = (uint32_t)e->config.hidden_size;
+    uint32_t m = encoder_rows(p), h = (uint32_t)e->config.hidden_size;
     uint32_t i = (uint32_t)e->config.intermediate_size;
     uint64_t params = (uint64_t)l * e->layer_params;
     uint64_t dense = (uint64_t)l * (e->inter_block + e->out_block);
     attention_binding bind;
     memset(&bind, 0, sizeof bind);
-    bind.mask_stride[0] = vkb_pitch(p->seq_len), bind.mask_stride[3] = 1; /* key padding */
-    bind.additive = 1; /* HuggingFace's (1 - mask) * float_min */
-    vkb_view mask = vkb_whole(&p->mask);
+    if (!p->ragged) {
+        bind.mask_stride[0] = vkb_pitch(p->seq_len), bind.mask_stride[3] = 1; /* key padding */
+        bind.additive = 1; /* HuggingFace's (1 - mask) * float_min */
+    }
+    vkb_view mask = vkb_whole(p->ragged ? &p->offsets : &p->mask); /* packed: sequences' keys */
     vkbert_status status =
         attention_append(e->attention[l], p->scratch, sink, vkb_whole(&p->hidden), &mask, &bind,
                          vkb_whole(&p->attn_y));
@@ -158,20 +168,22 @@ static vkbert_status prepare_layer(vkbert_encoder *e, encoder_plan *p, attention
 }
 
 /* pooled[b] = tanh(W_pool hidden[b, 0] + b_pool): the first token's row of each sequence is
- * read as A with a row pitch of a whole sequence. */
+ * read as A with a row pitch of a whole sequence; packed, the first rows are gathered first. */
 static vkbert_status prepare_pooler(vkbert_encoder *e, encoder_plan *p, attention_sink *sink)
 {
     int layers = e->config.num_hidden_layers;
     uint32_t h = (uint32_t)e->config.hidden_size;
+    vkbert_status status = p->ragged ? encoder_prepare_cls(e, p, sink) : VKBERT_OK;
+    if (status) return status;
     vkb_matmul_desc mm = {.m = p->batch,
                           .n = h,
                           .k = h,
                           .batch = 1,
-                          .lda = p->seq_len * e->hp,
+                          .lda = p->ragged ? e->hp : p->seq_len * e->hp,
                           .ldb = e->hp,
                           .ldc = e->hp,
                           .activation = VKB_ACTIVATION_TANH};
-    return prepare_dense(e, sink, &mm, vkb_whole(&p->hidden),
+    return prepare_dense(e, sink, &mm, vkb_whole(p->ragged ? &p->o2 : &p->hidden),
                          (uint64_t)layers * (e->inter_block + e->out_block),
                          (uint64_t)layers * e->layer_params, vkb_whole(&p->pooled), "pooler");
 }
@@ -272,7 +284,7 @@ void encoder_record_io(vkbert_encoder *e, encoder_plan *p, VkCommandBuffer cmd,
 static vkbert_status prepare_masks(vkbert_encoder *e, encoder_plan *p)
 {
     vkbert_status status = VKBERT_OK;
-    for (int f = 0; f < 2 && !status; f++) {
+    for (int f = 0; f < 2 && !status && !p->ragged; f++) {
         vkb_keep_mask_desc desc = {p->batch, p->seq_len, vkb_pitch(p->seq_len), f == 1};
         status = vkb_op_keep_mask(e->ctx, p->pool, &desc, vkb_whole(&p->mask),
                                   vkb_whole(&p->pool_mask), &p->mask_dispatch[f]);
@@ -284,9 +296,9 @@ static vkbert_status prepare_masks(vkbert_encoder *e, encoder_plan *p)
 static vkbert_status prepare_all(vkbert_encoder *e, encoder_plan *p)
 {
     uint32_t layers = (uint32_t)e->config.num_hidden_layers;
-    /* the embeddings' chunks, the layers, the pooler and the head */
+    /* the embeddings' chunks, the layers, the pooler (and its gather) and the head */
     p->capacity =
-        e->word_chunks + 1 + layers * (ATTENTION_DISPATCHES + 4) + encoder_head_dispatches(e);
+        e->word_chunks + 2 + layers * (ATTENTION_DISPATCHES + 4) + encoder_head_dispatches(e);
     p->dispatches = calloc(p->capacity, sizeof *p->dispatches);
     if (!p->dispatches) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     vkbert_status status = vkb_descriptor_pool(e->ctx, p->capacity + 2, &p->pool);
@@ -303,14 +315,28 @@ static vkbert_status prepare_all(vkbert_encoder *e, encoder_plan *p)
     return status ? status : record(e, p);
 }
 
-vkbert_status encoder_plan_new(vkbert_encoder *e, uint32_t batch, uint32_t seq_len,
-                               encoder_plan **out)
+/* The attention never writes a ragged plan's spare rows of O: zeros, so that the rows after it
+ * stay finite. */
+static vkbert_status zero_spare_rows(vkbert_encoder *e, encoder_plan *p)
+{
+    const vkb_buffer *o = &p->scratch->merged;
+    void *zeros = calloc(1, o->size);
+    if (!zeros) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    vkbert_status status = vkb_buffer_upload(e->ctx, &p->scratch->merged, 0, zeros, o->size);
+    free(zeros);
+    return status;
+}
+
+vkbert_status encoder_plan_make(vkbert_encoder *e, const encoder_shape *shape, encoder_plan **out)
 {
     encoder_plan *p = calloc(1, sizeof *p);
     if (!p) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
-    p->batch = batch;
-    p->seq_len = seq_len;
+    p->ragged = shape->ragged;
+    p->batch = shape->batch;
+    p->seq_len = shape->seq_len;
+    p->tokens = shape->tokens;
     vkbert_status status = create_buffers(e, p);
+    if (!status && p->ragged) status = zero_spare_rows(e, p);
     if (!status) status = prepare_all(e, p);
     if (status) {
         encoder_plan_free(e, p);
@@ -318,4 +344,11 @@ vkbert_status encoder_plan_new(vkbert_encoder *e, uint32_t batch, uint32_t seq_l
     }
     *out = p;
     return VKBERT_OK;
+}
+
+vkbert_status encoder_plan_new(vkbert_encoder *e, uint32_t batch, uint32_t seq_len,
+                               encoder_plan **out)
+{
+    encoder_shape shape = {false, batch, seq_len, 0};
+    return encoder_plan_make(e, &shape, out);
 }

@@ -79,8 +79,6 @@ static vkbert_status read_gpu_time(vkbert_encoder *e, encoder_plan *p)
 
 vkbert_status encoder_check_batch(vkbert_encoder *e, const encoder_batch *in)
 {
-    if (in->offsets)
-        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "packed batches are not built yet");
     if (in->batch < 1 || in->seq_len < 1 || !in->ids)
         return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
                         "batch and seq_len must be positive and input_ids non-NULL");
@@ -88,10 +86,13 @@ vkbert_status encoder_check_batch(vkbert_encoder *e, const encoder_batch *in)
         return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
                         "sequence of %d tokens is longer than max_position_embeddings %d",
                         in->seq_len, e->config.max_position_embeddings);
-    size_t n = (size_t)in->batch * (size_t)in->seq_len;
-    vkbert_status status = check_ids(e, in->ids, n, e->config.vocab_size, "input_ids");
+    size_t n = (size_t)in->batch * (size_t)in->seq_len, first = 0;
+    vkbert_status status = in->offsets ? encoder_check_packed(e, in) : VKBERT_OK;
+    if (status) return status;
+    if (in->offsets) first = (size_t)in->offsets[0], n = (size_t)in->offsets[in->batch] - first;
+    status = check_ids(e, in->ids + first, n, e->config.vocab_size, "input_ids");
     if (!status && in->types)
-        status = check_ids(e, in->types, n, e->config.type_vocab_size, "token_type_ids");
+        status = check_ids(e, in->types + first, n, e->config.type_vocab_size, "token_type_ids");
     return status;
 }
 
@@ -128,8 +129,9 @@ static vkbert_status record_tensors(vkbert_encoder *e, encoder_plan *p, const en
 vkbert_status encoder_prepare_call(vkbert_encoder *e, encoder_plan *p, const encoder_call *c,
                                    VkCommandBuffer *cmd)
 {
-    vkbert_status status =
-        c->kind == OUT_TENSORS ? record_tensors(e, p, &c->io) : upload_inputs(e, p, &c->in);
+    vkbert_status status = c->kind == OUT_TENSORS ? record_tensors(e, p, &c->io)
+                           : p->ragged            ? encoder_upload_packed(e, p, &c->in)
+                                                  : upload_inputs(e, p, &c->in);
     *cmd = c->kind == OUT_TENSORS ? p->tensor_cmd : p->cmd;
     return status;
 }
@@ -179,8 +181,10 @@ vkbert_status encoder_read_call(vkbert_encoder *e, encoder_plan *p, const encode
 /* The call for sequences [first, batch) of `c`. */
 static encoder_call call_part(const vkbert_encoder *e, const encoder_call *c, int first)
 {
-    size_t tokens = (size_t)first * (size_t)c->in.seq_len;
+    /* packed: the same ids, from the offsets of sequence `first` on */
+    size_t tokens = c->in.offsets ? 0 : (size_t)first * (size_t)c->in.seq_len;
     encoder_call part = *c;
+    part.in.offsets = c->in.offsets ? c->in.offsets + first : NULL;
     part.in.batch = c->in.batch - first;
     part.in.ids = c->in.ids + tokens;
     part.in.types = c->in.types ? c->in.types + tokens : NULL;
@@ -194,6 +198,13 @@ static encoder_call call_part(const vkbert_encoder *e, const encoder_call *c, in
 /* Sequences are independent: a batch over a device limit or the memory runs in halves. */
 static vkbert_status run_in_pieces(vkbert_encoder *e, const encoder_call *c)
 {
+    encoder_call packed;
+    int32_t *storage;
+    if (encoder_pack_call(e, c, &packed, &storage)) {
+        vkbert_status status = run_in_pieces(e, &packed);
+        free(storage);
+        return status;
+    }
     vkbert_status status = vkb_encoder_run_call(e, c);
     if (!status) return VKBERT_OK;
     if ((status != VKBERT_ERROR_DEVICE_LIMIT && status != VKBERT_ERROR_OUT_OF_MEMORY) ||

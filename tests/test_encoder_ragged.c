@@ -1,0 +1,271 @@
+/* The encoder on packed (ragged) batches: each sequence's pooled embeddings and classifier
+ * logits against the padded path's (relative L2 <= 1e-5, issue 13) and against the double
+ * BertModel reference run on that sequence alone; plans reused across calls of nearby sizes. */
+#include "io/bert_model.h"
+#include "nn/encoder.h"
+#include "reference_bert.h"
+#include "support.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SEQ 8
+#define LABELS 3
+#define MODES (VKB_POOL_CLS | VKB_POOL_MAX | VKB_POOL_MEAN)
+
+typedef struct fixture {
+    vkbert_context *ctx;
+    bert_config c;
+    bert_weights w;
+    vkbert_encoder *e;
+} fixture;
+
+/* D 5 (odd), an intermediate size no tile divides. */
+static void setup(fixture *f)
+{
+    f->ctx = test_context(0);
+    f->c = (bert_config){.hidden_size = 20,
+                         .num_hidden_layers = 2,
+                         .num_attention_heads = 4,
+                         .intermediate_size = 36,
+                         .max_position_embeddings = 64,
+                         .type_vocab_size = 2,
+                         .vocab_size = 50,
+                         .num_labels = LABELS,
+                         .layer_norm_eps = 1e-12};
+    strcpy(f->c.hidden_act, "gelu");
+    cr_assert_eq(bert_weights_random(&f->c, 13, &f->w), 0);
+    TEST_OK(vkb_encoder_new(f->ctx, &f->c, &f->w, VKBERT_PRECISION_FP32, &f->e));
+    encoder_head_spec head = {.pool_modes = MODES,
+                              .labels = LABELS,
+                              .classifier_w = f->w.classifier_w,
+                              .classifier_b = f->w.classifier_b};
+    TEST_OK(vkb_encoder_set_head(f->e, &head));
+}
+
+static void teardown(fixture *f)
+{
+    vkbert_encoder_destroy(f->e);
+    bert_weights_free(&f->w);
+    test_context_done(f->ctx);
+}
+
+/* With the context's message, which TEST_OK leaves out. */
+#define EXPECT_OK(f, call)                                                                         \
+    do {                                                                                           \
+        vkbert_status status_ = (call);                                                            \
+        cr_assert_eq(status_, VKBERT_OK, "%s: %s", #call, vkbert_last_error((f)->ctx));            \
+    } while (0)
+
+/* A batch of `n` sequences: packed ids and types with their offsets, and the same right-padded
+ * to the longest with a mask. */
+typedef struct batch {
+    int n, longest;
+    int32_t offsets[MAX_SEQ + 1];
+    int prompts[MAX_SEQ];
+    int32_t *ids, *types;                    /* packed [T] */
+    int32_t *pad_ids, *pad_types, *pad_mask; /* [n][longest] */
+} batch;
+
+static void make_batch(const fixture *f, const int *lengths, const int *prompts, int n,
+                       uint64_t seed, batch *b)
+{
+    ref_rng rng = {seed};
+    memset(b, 0, sizeof *b);
+    b->n = n;
+    for (int i = 0; i < n; i++) {
+        b->offsets[i + 1] = b->offsets[i] + lengths[i];
+        b->longest = lengths[i] > b->longest ? lengths[i] : b->longest;
+        b->prompts[i] = prompts ? prompts[i] : 0;
+    }
+    size_t t = (size_t)b->offsets[n], cells = (size_t)n * b->longest;
+    b->ids = malloc(t * 4), b->types = malloc(t * 4);
+    b->pad_ids = calloc(cells, 4), b->pad_types = calloc(cells, 4), b->pad_mask = calloc(cells, 4);
+    for (size_t i = 0; i < t; i++) {
+        b->ids[i] = (int32_t)ref_uniform(&rng, 0, f->c.vocab_size);
+        b->types[i] = (int32_t)ref_uniform(&rng, 0, 2);
+    }
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < lengths[i]; j++) {
+            size_t at = (size_t)i * b->longest + j;
+            b->pad_ids[at] = b->ids[b->offsets[i] + j];
+            b->pad_types[at] = b->types[b->offsets[i] + j];
+            b->pad_mask[at] = 1;
+        }
+}
+
+static void free_batch(batch *b)
+{
+    free(b->ids), free(b->types), free(b->pad_ids), free(b->pad_types), free(b->pad_mask);
+}
+
+static encoder_batch packed_input(const batch *b)
+{
+    return (encoder_batch){b->n, b->longest, b->ids, b->types, NULL, b->prompts, b->offsets};
+}
+
+static encoder_batch padded_input(const batch *b)
+{
+    return (encoder_batch){b->n,        b->longest, b->pad_ids, b->pad_types,
+                           b->pad_mask, b->prompts, NULL};
+}
+
+/* The padded path itself: vkb_encoder_run_call runs a call as given, never packed. */
+static void run_padded(fixture *f, const batch *b, output_kind kind, float *out)
+{
+    encoder_call c = {.in = padded_input(b), .kind = kind, .out = out};
+    EXPECT_OK(f, vkb_encoder_run_call(f->e, &c));
+}
+
+/* sentence-transformers' Pooling over one sequence's reference hidden states [len][H], the
+ * first `prompt` tokens left out of max and mean (include_prompt = false), cls its row 0. */
+static void ref_pool(const double *hidden, int len, int prompt, int h, double *out)
+{
+    for (int j = 0; j < h; j++) {
+        double most = -1e9, sum = 0;
+        for (int s = prompt; s < len; s++) {
+            double v = hidden[(size_t)s * h + j];
+            most = v > most ? v : most;
+            sum += v;
+        }
+        out[j] = hidden[j], out[h + j] = most, out[2 * h + j] = sum / (len - prompt);
+    }
+}
+
+/* Each sequence alone through the reference: its pooled embedding and its logits. */
+static void reference(const fixture *f, const batch *b, double *pooled, double *logits)
+{
+    int h = f->c.hidden_size;
+    double *hidden = malloc((size_t)b->longest * h * 8), *cls = malloc((size_t)h * 8);
+    for (int i = 0; i < b->n; i++) {
+        int len = b->offsets[i + 1] - b->offsets[i];
+        ref_bert(&f->c, &f->w, 1, len, b->ids + b->offsets[i], b->types + b->offsets[i], NULL,
+                 hidden, cls);
+        ref_pool(hidden, len, b->prompts[i], h, pooled + (size_t)i * 3 * h);
+        for (int l = 0; l < LABELS; l++) {
+            double z = f->w.classifier_b[l];
+            for (int j = 0; j < h; j++)
+                z += (double)f->w.classifier_w[l * h + j] * cls[j];
+            logits[i * LABELS + l] = z;
+        }
+    }
+    free(hidden), free(cls);
+}
+
+static double relative_l2(const float *got, const float *want, size_t n)
+{
+    double err = 0, norm = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)got[i] - want[i];
+        err += d * d, norm += (double)want[i] * want[i];
+    }
+    return norm > 0 ? sqrt(err / norm) : sqrt(err);
+}
+
+/* Per sequence: packed vs padded within 1e-5, packed vs the reference within 1e-4. */
+static void expect_rows(const float *packed, const float *padded, const double *want, int n,
+                        size_t width, const char *what)
+{
+    for (int i = 0; i < n; i++) {
+        const float *row = packed + (size_t)i * width;
+        double vs_padded = relative_l2(row, padded + (size_t)i * width, width);
+        ref_error e = ref_compare(row, want + (size_t)i * width, width);
+        cr_assert(vs_padded <= 1e-5, "%s of sequence %d: relative L2 %.3g against the padded", what,
+                  i, vs_padded);
+        cr_assert(e.relative_l2 <= 1e-4,
+                  "%s of sequence %d: relative L2 %.3g against the reference", what, i,
+                  e.relative_l2);
+    }
+}
+
+/* One batch three ways: packed as given, padded (run packed inside, as right padding allows)
+ * and the padded path itself; both outputs, checked per sequence. */
+static void check_batch(fixture *f, const int *lengths, const int *prompts, int n, uint64_t seed)
+{
+    batch b;
+    make_batch(f, lengths, prompts, n, seed, &b);
+    size_t width = 3 * (size_t)f->c.hidden_size;
+    float *packed = test_poisoned(n * width), *inside = test_poisoned(n * width);
+    float *padded = test_poisoned(n * width), *logits = test_poisoned(n * LABELS);
+    float *padded_logits = test_poisoned(n * LABELS);
+    double *want = malloc(n * width * 8), *want_logits = malloc(n * LABELS * 8);
+    reference(f, &b, want, want_logits);
+
+    encoder_batch in = packed_input(&b), pad = padded_input(&b);
+    EXPECT_OK(f, vkb_encoder_sentences(f->e, &in, 0, packed));
+    cr_assert(f->e->plan->ragged, "a packed batch runs on a ragged plan");
+    EXPECT_OK(f, vkb_encoder_sentences(f->e, &pad, 0, inside));
+    cr_assert(f->e->plan->ragged, "a right-padded batch runs packed inside");
+    run_padded(f, &b, OUT_SENTENCES, padded);
+    expect_rows(packed, padded, want, n, width, "embedding");
+    expect_rows(inside, padded, want, n, width, "embedding (padded API)");
+
+    EXPECT_OK(f, vkb_encoder_logits(f->e, &in, logits));
+    run_padded(f, &b, OUT_LOGITS, padded_logits);
+    expect_rows(logits, padded_logits, want_logits, n, LABELS, "logits");
+
+    free(packed), free(inside), free(padded), free(logits), free(padded_logits);
+    free(want), free(want_logits);
+    free_batch(&b);
+}
+
+Test(encoder_ragged, random_lengths_equal_padded_and_reference)
+{
+    fixture f;
+    setup(&f);
+    /* 1 and 2 tokens, lengths no tile divides; 7 sequences (a spare one in the cap of 8) and
+     * 61 tokens (3 spare rows in the cap of 64); prompts left out of pooling. */
+    const int lengths[] = {1, 2, 7, 13, 5, 30, 3}, prompts[] = {0, 0, 2, 5, 0, 1, 0};
+    check_batch(&f, lengths, prompts, 7, 3);
+    const int one[] = {1};
+    check_batch(&f, one, NULL, 1, 4);
+    const int long_ones[] = {64, 17, 63};
+    check_batch(&f, long_ones, NULL, 3, 5);
+    teardown(&f);
+}
+
+Test(encoder_ragged, plan_reused_across_lengths)
+{
+    fixture f;
+    setup(&f);
+    const int first[] = {1, 2, 7, 13, 5, 30, 3}, same_caps[] = {30, 2, 1, 13, 6, 2, 5};
+    check_batch(&f, first, NULL, 7, 6);
+    const encoder_plan *plan = f.e->plan;
+    /* 59 tokens in 7 sequences of at most 30: the same caps (64, 8, 32), the same plan. */
+    batch b;
+    make_batch(&f, same_caps, NULL, 7, 7, &b);
+    encoder_batch in = packed_input(&b);
+    float *out = test_poisoned(7 * 3 * 20);
+    EXPECT_OK(&f, vkb_encoder_sentences(f.e, &in, 0, out));
+    cr_assert_eq(f.e->plan, plan, "a plan of the same caps is reused");
+    free(out);
+    free_batch(&b);
+    check_batch(&f, same_caps, NULL, 7, 7);
+    /* Other caps, then the first ones again: each still right. */
+    const int fewer[] = {40, 3, 1}, more[] = {9, 9, 9, 9, 9, 9, 9, 9};
+    check_batch(&f, fewer, NULL, 3, 8);
+    check_batch(&f, more, NULL, 8, 9);
+    check_batch(&f, first, NULL, 7, 10);
+    teardown(&f);
+}
+
+Test(encoder_ragged, bad_packed_batches)
+{
+    fixture f;
+    setup(&f);
+    int32_t ids[4] = {1, 2, 3, 4}, offsets[3] = {0, 3, 3}, types[4] = {0, 1, 2, 0};
+    float out[2 * 60];
+    encoder_batch in = {2, 3, ids, NULL, NULL, NULL, offsets};
+    cr_assert_eq(vkb_encoder_sentences(f.e, &in, 0, out), VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(vkbert_last_error(f.ctx), "packed sequence 1 has 0 tokens"), "%s",
+              vkbert_last_error(f.ctx));
+    offsets[2] = 4, in.types = types;
+    cr_assert_eq(vkb_encoder_sentences(f.e, &in, 0, out), VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert(strstr(vkbert_last_error(f.ctx), "token_type_ids[2]"), "%s",
+              vkbert_last_error(f.ctx));
+    in.types = NULL, ids[3] = 50;
+    cr_assert_eq(vkb_encoder_sentences(f.e, &in, 0, out), VKBERT_ERROR_INVALID_ARGUMENT);
+    in.mask = ids;
+    cr_assert_eq(vkb_encoder_sentences(f.e, &in, 0, out), VKBERT_ERROR_INVALID_ARGUMENT);
+    teardown(&f);
+}
