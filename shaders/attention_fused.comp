@@ -20,6 +20,14 @@
 // The loops over a chunk and over a block of keys have bounds that are constant once
 // specialized, and no branch inside: on CPU-backed devices a branch turns every update into
 // a masked select, and a loop that does not unroll puts q and o in memory.
+//
+// RAGGED: unpadded batches (issue 13, docs/issue-13/ragged.md). The rows are packed [T, ld]
+// (S in the push constants holds T), sequence b in rows [offsets[b], offsets[b+1]) (int32
+// [B+1], flash-attention's cu_seqlens, in the mask's binding: a sequence's keys are exactly its
+// rows, so no mask is needed); span() gives the workgroup's first row and length in place of
+// b * S and S. The grid is sized for the longest sequence: a workgroup past its own sequence's
+// end returns at once. Offsets are clamped to [0, T] here (the host may never have seen them),
+// so no row past T is read or written.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 
@@ -64,7 +72,11 @@ layout(std430, binding = 0) readonly buffer Rows { vec4 rows[]; };
 layout(std430, binding = 0) readonly buffer RowsHalf { uvec2 rows_half[]; };
 #define ROW(i) (ROWS_HALF ? unpack_half4(rows_half[i]) : rows[i])
 #endif
+#ifdef RAGGED
+layout(std430, binding = 1) readonly buffer Offsets { int offsets[]; };
+#else
 layout(std430, binding = 1) readonly buffer Mask { float mask[]; };
+#endif
 layout(std430, binding = 2) writeonly buffer Out { vec4 out_rows[]; };
 layout(std430, binding = 2) writeonly buffer OutHalf { uvec2 out_half[]; };
 
@@ -85,12 +97,30 @@ layout(push_constant) uniform Push {
     uint seed_lo, seed_hi;
 } p;
 
+// The workgroup's sequence: its first row and its length (as shaders/pool.comp's span()).
+#ifdef RAGGED
+uvec2 span(uint b)
+{
+    uint first = min(uint(max(offsets[b], 0)), p.S);
+    return uvec2(first, clamp(uint(max(offsets[b + 1u], 0)), first, p.S) - first);
+}
+#else
+uvec2 span(uint b)
+{
+    return uvec2(b * p.S, p.S);
+}
+#endif
+
+uint S; // the sequence's length, span(b).y, set once at the start of main
+
 bool kept(uint b, uint h, uint i, uint j)
 {
-    bool keep = j < p.S;
+    bool keep = j < S;
     if ((p.flags & CAUSAL) != 0) keep = keep && j <= i;
+#ifndef RAGGED // the host sets no HAS_MASK with ragged rows
     if ((p.flags & HAS_MASK) != 0)
-        keep = keep && mask[b * p.mask_b + h * p.mask_h + i * p.mask_i + min(j, p.S - 1) * p.mask_j] != 0.0;
+        keep = keep && mask[b * p.mask_b + h * p.mask_h + i * p.mask_i + min(j, S - 1) * p.mask_j] != 0.0;
+#endif
     return keep;
 }
 
@@ -116,7 +146,7 @@ void load_query(uint q_at, uint cc, out vec4 q[CHUNK_MAX])
 void score_block(uint j0, uint q_at, uint k_row, inout vec4 q[CHUNK_MAX], out float scores[TK])
 {
     [[unroll]] for (uint t = 0; t < TK; t++) {
-        uint k_at = k_row + min(j0 + t, p.S - 1) * p.ld4;
+        uint k_at = k_row + min(j0 + t, S - 1) * p.ld4;
         vec4 acc = vec4(0);
         for (uint cc = 0; cc < SLICES; cc++) {
             if (SLICES > 1) load_query(q_at, cc, q);
@@ -137,10 +167,13 @@ void main()
     uint bh = gl_WorkGroupID.y, b = bh / p.H, h = bh % p.H;
     uint slice = gl_WorkGroupID.z * CHUNK4; // the first column (vec4) of this slice's output
     uint first = gl_WorkGroupID.x * gl_WorkGroupSize.x;
+    uvec2 seq = span(b);
+    S = seq.y;
+    if (first >= S) return; // only with RAGGED, a shorter sequence; uniform over the workgroup
     uint i = first + gl_LocalInvocationID.x;
-    uint qi = min(i, p.S - 1); // rows past S compute a copy of the last and write nothing
+    uint qi = min(i, S - 1); // rows past S compute a copy of the last and write nothing
     uint head4 = h * D4;
-    uint key_base = b * p.S;
+    uint key_base = seq.x;
     uint q_at = p.q_off4 + (key_base + qi) * p.ld4 + head4;
     uint k_row = p.k_off4 + key_base * p.ld4 + head4;
     uint v_row = p.v_off4 + key_base * p.ld4 + head4 + slice;
@@ -153,7 +186,7 @@ void main()
     // The same bound for the whole workgroup; causal rows need no key past the group's last,
     // except with the additive mask, where a row without keys averages all of them.
     bool skip_future = (p.flags & CAUSAL) != 0 && (p.flags & ADDITIVE) == 0;
-    uint end = skip_future ? min(p.S, first + gl_WorkGroupSize.x) : p.S;
+    uint end = skip_future ? min(S, first + gl_WorkGroupSize.x) : S;
     bool dropout = (p.flags & DROPOUT) != 0;
 
     for (uint j0 = 0; j0 < end; j0 += TK) {
@@ -162,7 +195,7 @@ void main()
         float block_max = NEG_INF;
         [[unroll]] for (uint t = 0; t < TK; t++) {
             bool keep = kept(b, h, qi, j0 + t);
-            s[t] = keep ? s[t] : j0 + t < p.S ? masked : NEG_INF;
+            s[t] = keep ? s[t] : j0 + t < S ? masked : NEG_INF;
             block_max = max(block_max, s[t]);
         }
         float new_max = max(run_max, block_max);
@@ -175,7 +208,7 @@ void main()
             float w = s[t] == NEG_INF ? 0.0 : exp(s[t] - new_max);
             run_sum += w; // the softmax denominator counts dropped weights too
             if (dropout) w *= dropout_factor(b, h, qi, j0 + t);
-            uint v_at = v_row + min(j0 + t, p.S - 1) * p.ld4;
+            uint v_at = v_row + min(j0 + t, S - 1) * p.ld4;
 #ifdef SUBGROUP_KV
             vec4 v_mine[CHUNK_MAX];
             LOAD_SHARED(v_mine, v_at)
@@ -186,7 +219,7 @@ void main()
         }
     }
 
-    if (i >= p.S) return;
+    if (i >= S) return;
     // A row with no key kept has run_sum 0: its output is the zero vector (ATTENTION.md).
     float inv = run_sum > 0.0 ? 1.0 / run_sum : 0.0;
     uint o_at = (key_base + i) * p.ld_out4 + head4 + slice;

@@ -1,4 +1,4 @@
-/* Host side of shaders/attention_fused.comp. */
+/* Host side of shaders/attention_fused.comp, padded and ragged. */
 #include "ops/ops.h"
 #include "shaders.h"
 #include "tune.h"
@@ -40,7 +40,7 @@ static bool can_share_rows(const vkbert_context *ctx, uint32_t workgroup)
 
 static fused_push make_push(const vkb_fused_desc *d)
 {
-    fused_push push = {.seq_len = d->seq_len,
+    fused_push push = {.seq_len = d->ragged ? d->tokens : d->seq_len, /* ragged: the clamp */
                        .heads = d->heads,
                        .ld4 = d->ld / 4,
                        .q_off4 = (uint32_t)(d->q_off / 4),
@@ -62,24 +62,41 @@ static fused_push make_push(const vkb_fused_desc *d)
     return push;
 }
 
-static const vkb_spirv *shader_for(vkbert_context *ctx, const vkb_fused_desc *d, vkb_view rows,
-                                   uint32_t workgroup)
+/* The ways of reading the rows (CMakeLists.txt's fused modules), padded and ragged. */
+enum { PLAIN, TEXEL, SHARED };
+static const vkb_spirv *const modules[2][3] = {
+    {&vkb_shader_attention_fused, &vkb_shader_attention_fused_texel,
+     &vkb_shader_attention_fused_shared},
+    {&vkb_shader_attention_fused_ragged, &vkb_shader_attention_fused_texel_ragged,
+     &vkb_shader_attention_fused_shared_ragged}};
+
+static int kind_for(vkbert_context *ctx, const vkb_fused_desc *d, vkb_view rows, uint32_t workgroup)
 {
     uint32_t elem = d->rows_half ? 2 : 4; /* bytes */
     bool texel = vkb_tune_family(ctx) == VKB_FAMILY_SIMD && (!d->rows_half || ctx->fp16_texels) &&
                  vkb_tune_texels_fit(ctx, 1, 3, rows.size / (4 * elem));
-    if (!texel) return &vkb_shader_attention_fused;
-    if (can_share_rows(ctx, workgroup)) return &vkb_shader_attention_fused_shared;
-    return &vkb_shader_attention_fused_texel;
+    if (!texel) return PLAIN;
+    return can_share_rows(ctx, workgroup) ? SHARED : TEXEL;
 }
 
-vkbert_status vkb_op_attention_fused(vkbert_context *ctx, VkDescriptorPool pool,
-                                     const vkb_fused_desc *d, vkb_view rows, vkb_view mask,
-                                     vkb_view out, vkb_dispatch *dispatch)
+/* A ragged batch: the offsets in the mask's place, and nothing that needs a mask's layout. */
+static vkbert_status check_ragged(vkbert_context *ctx, const vkb_fused_desc *d, vkb_view offsets)
 {
-    uint32_t d4 = (d->head_dim + 3) / 4, slices;
-    uint32_t chunk = chunk_for(d4, &slices);
-    uint32_t elem = d->rows_half ? 2 : 4; /* bytes */
+    if (d->has_mask || d->causal || d->additive || d->dropout > 0.0f)
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "fused attention: a ragged batch takes no mask, causal, additive or "
+                        "dropout (each sequence attends to all of its own rows)");
+    if (offsets.size < ((uint64_t)d->batch + 1) * 4)
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "fused attention: the offsets binding's %llu bytes hold no %u + 1 offsets",
+                        (unsigned long long)offsets.size, d->batch);
+    return VKBERT_OK;
+}
+
+static vkbert_status check_shape(vkbert_context *ctx, const vkb_fused_desc *d, vkb_view rows,
+                                 vkb_view mask, uint32_t slice_d4)
+{
+    uint32_t d4 = (d->head_dim + 3) / 4, elem = d->rows_half ? 2 : 4; /* bytes */
     if (d->head_dim > VKB_FUSED_MAX_HEAD)
         return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT,
                         "fused attention holds heads of up to %d; this one has %u",
@@ -88,13 +105,29 @@ vkbert_status vkb_op_attention_fused(vkbert_context *ctx, VkDescriptorPool pool,
         d->v_off / 4 > UINT32_MAX)
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
                         "fused attention: pitches and offsets must be multiples of 4 elements");
+    if (d->ragged) {
+        vkbert_status status = check_ragged(ctx, d, mask);
+        if (status) return status;
+    }
     /* The last slice's chunk may reach past the head (its q lanes zero there). */
-    uint32_t slack = 4 * (slices * chunk - d4);
-    if (rows.size < (d->v_off + (uint64_t)d->batch * d->seq_len * d->ld + slack) * elem)
+    uint32_t slack = 4 * (slice_d4 - d4);
+    uint64_t row_count = d->ragged ? d->tokens : (uint64_t)d->batch * d->seq_len;
+    if (rows.size < (d->v_off + row_count * d->ld + slack) * elem)
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
                         "fused attention: the rows need %u elements of slack at the end", slack);
+    return VKBERT_OK;
+}
+
+vkbert_status vkb_op_attention_fused(vkbert_context *ctx, VkDescriptorPool pool,
+                                     const vkb_fused_desc *d, vkb_view rows, vkb_view mask,
+                                     vkb_view out, vkb_dispatch *dispatch)
+{
+    uint32_t d4 = (d->head_dim + 3) / 4, slices;
+    uint32_t chunk = chunk_for(d4, &slices);
+    vkbert_status status = check_shape(ctx, d, rows, mask, slices * chunk);
+    if (status) return status;
     uint32_t size = vkb_tune_fused_workgroup(ctx, d->seq_len);
-    const vkb_spirv *shader = shader_for(ctx, d, rows, size);
+    int kind = kind_for(ctx, d, rows, size);
     fused_push push = make_push(d);
     vkb_view views[3] = {rows, mask, out};
     if (d->rows_half) views[0].format = VK_FORMAT_R16G16B16A16_SFLOAT;
@@ -102,11 +135,16 @@ vkbert_status vkb_op_attention_fused(vkbert_context *ctx, VkDescriptorPool pool,
     static const VkDescriptorType texel_types[3] = {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
                                                     VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                                     VK_DESCRIPTOR_TYPE_STORAGE_BUFFER};
-    bool texel = shader != &vkb_shader_attention_fused;
-    uint32_t lanes = shader == &vkb_shader_attention_fused_shared ? size : 0;
-    vkb_kernel kernel = {shader, texel ? texel_types : NULL, spec, 5, views, 3, &push, sizeof push,
-                         lanes};
-    vkbert_status status = vkb_dispatch_prepare(ctx, pool, &kernel, dispatch);
+    vkb_kernel kernel = {modules[d->ragged][kind],
+                         kind != PLAIN ? texel_types : NULL,
+                         spec,
+                         5,
+                         views,
+                         3,
+                         &push,
+                         sizeof push,
+                         kind == SHARED ? size : 0};
+    status = vkb_dispatch_prepare(ctx, pool, &kernel, dispatch);
     if (status) return status;
     dispatch->groups[0] = (d->seq_len + size - 1) / size;
     dispatch->groups[1] = d->batch * d->heads;

@@ -49,7 +49,14 @@ vkbert_status vkb_op_head_merge(vkbert_context *ctx, VkDescriptorPool pool, cons
 
 /* Fused attention over rows [B*S, ld] holding Q, K, V at q_off, k_off, v_off (elements,
  * heads with pitch dp, their padding zero, Q pre-scaled); writes O [B*S, ld_out]. The rows'
- * binding needs VKB_FUSED_SLACK elements past V, which may be read but add nothing. */
+ * binding needs VKB_FUSED_SLACK elements past V, which may be read but add nothing.
+ * Ragged (an unpadded batch): the rows are packed [tokens, ld], sequence b in rows
+ * [offsets[b], offsets[b+1]), and the `mask` view holds those offsets (int32 [batch+1],
+ * cu_seqlens); seq_len is the longest sequence's length, which sizes the grid (rows of a
+ * longer one are not computed). Each sequence attends to all of its rows: has_mask, causal,
+ * additive and dropout are refused. O rows that begin no sequence's row (past the last
+ * offset, or past tokens) are not written. Offsets are clamped to [0, tokens] on the
+ * device. */
 #define VKB_FUSED_SLACK 256
 #define VKB_FUSED_MAX_HEAD 256 /* the longest head the fused kernel takes (in slices of 64) */
 typedef struct vkb_fused_desc {
@@ -62,6 +69,8 @@ typedef struct vkb_fused_desc {
     uint64_t seed;
     bool additive;            /* as vkb_softmax_desc's */
     bool rows_half, out_half; /* Q, K, V read and O written as fp16 */
+    bool ragged;
+    uint32_t tokens; /* ragged: the packed rows */
 } vkb_fused_desc;
 
 vkbert_status vkb_op_attention_fused(vkbert_context *ctx, VkDescriptorPool pool,
