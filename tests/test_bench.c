@@ -261,6 +261,11 @@ Test(bench, encoder_mixed_padded)
     expect_mixed(0);
 }
 
+Test(bench, encoder_mixed_ragged)
+{
+    expect_mixed(1);
+}
+
 /* ---- the command line: `$VKBERT_CLI bench ...` ---- */
 
 typedef test_cli_result run_result;

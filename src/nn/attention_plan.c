@@ -249,6 +249,8 @@ static vkbert_status prepare_fused(vkbert_attention *layer, attention_plan *plan
                         .k_off = block_elems,
                         .v_off = 2 * block_elems,
                         .has_mask = mask && !plan->ragged,
+                        .ragged = plan->ragged,
+                        .tokens = plan->tokens,
                         .causal = bind->causal,
                         .dropout = bind->dropout,
                         .seed = bind->seed,

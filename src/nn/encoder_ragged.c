@@ -45,8 +45,7 @@ encoder_shape encoder_shape_of(const encoder_batch *in)
 
 bool encoder_can_pack(const vkbert_encoder *e)
 {
-    /* Off until the fused attention's ragged variant (branch i13-ragk) is merged. */
-    return false && e->attention[0]->head_dim <= VKB_FUSED_MAX_HEAD;
+    return e->attention[0]->head_dim <= VKB_FUSED_MAX_HEAD;
 }
 
 vkbert_status encoder_check_packed(vkbert_encoder *e, const encoder_batch *in)

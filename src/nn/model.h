@@ -83,8 +83,9 @@ typedef struct model_run {
     float *out;
 } model_run;
 
-/* Runs inputs[order[b]] for b < n (order NULL: inputs[b]) as one batch padded to the longest
- * (in halves where the device needs it) into row order[b] (or b) of run->out. */
+/* Runs inputs[order[b]] for b < n (order NULL: inputs[b]) as one batch, packed (or, where the
+ * encoder cannot, padded to the longest), in halves where the device needs it, into row
+ * order[b] (or b) of run->out. */
 vkbert_status vkb_model_run(vkbert_model *m, const model_run *run, const vkbert_model_input *inputs,
                             const int *order, int n);
 

@@ -1,6 +1,6 @@
 /* Tokenized inputs, the one path every model call takes: texts become inputs by a rule (the
- * prompt, truncation), and any inputs run as one padded batch through the encoder and its
- * head; the scores' activation is chosen here once. */
+ * prompt, truncation), and any inputs run as one batch through the encoder and its head,
+ * packed with no padding where the encoder can; the scores' activation is chosen here once. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "nn/model.h"
@@ -149,45 +149,56 @@ static const vkbert_model_input *input_at(const vkbert_model_input *in, const in
     return &in[order ? order[b] : b];
 }
 
-/* The batch's ids, token types, masks and prompt lengths, padded to the longest input. */
+/* The batch's ids, token types and prompt lengths: packed one input after another, their
+ * offsets in `offsets` (encoder_ragged.c), or, with `mask`, padded to the longest input. */
 static void fill_batch(const vkbert_model *m, const vkbert_model_input *in, const int *order, int n,
-                       int seq, int32_t *ids, int32_t *types, int32_t *mask, int *prompts)
+                       int seq, int32_t *ids, int32_t *types, int32_t *mask, int32_t *offsets,
+                       int *prompts)
 {
+    offsets[0] = 0;
     for (int b = 0; b < n; b++) {
         const vkbert_model_input *t = input_at(in, order, b);
-        for (int s = 0; s < seq; s++) {
-            size_t at = (size_t)b * seq + s;
+        int width = mask ? seq : t->count;
+        offsets[b + 1] = offsets[b] + width;
+        for (int s = 0; s < width; s++) {
+            size_t at = (size_t)offsets[b] + s;
             ids[at] = s < t->count ? t->ids[s] : tok_pad_id(m->tokenizer.tok);
             types[at] = s < t->count && t->type_ids ? t->type_ids[s] : 0;
-            mask[at] = s < t->count;
+            if (mask) mask[at] = s < t->count;
         }
         prompts[b] = t->prompt_tokens;
     }
 }
 
+/* Packed where the encoder can (no padding is ever built), else padded. */
 vkbert_status vkb_model_run(vkbert_model *m, const model_run *run, const vkbert_model_input *in,
                             const int *order, int n)
 {
     int seq = 0;
-    for (int b = 0; b < n; b++)
-        seq = input_at(in, order, b)->count > seq ? input_at(in, order, b)->count : seq;
-    size_t cells = (size_t)n * (size_t)seq, width = run->width;
-    int32_t *ids = malloc(cells * 4), *types = malloc(cells * 4), *mask = malloc(cells * 4);
+    size_t tokens = 0, width = run->width;
+    for (int b = 0; b < n; b++) {
+        int count = input_at(in, order, b)->count;
+        seq = count > seq ? count : seq, tokens += (size_t)count;
+    }
+    bool packed = encoder_can_pack(m->encoder);
+    size_t cells = packed ? tokens : (size_t)n * (size_t)seq;
+    int32_t *ids = malloc(cells * 4), *types = malloc(cells * 4);
+    int32_t *mask = packed ? NULL : malloc(cells * 4), *offsets = malloc(((size_t)n + 1) * 4);
     int *prompts = malloc((size_t)n * sizeof *prompts);
     float *rows = order ? malloc((size_t)n * width * sizeof *rows) : run->out;
     vkbert_status status = VKBERT_OK;
-    if (!ids || !types || !mask || !prompts || !rows)
+    if (!ids || !types || (!packed && !mask) || !offsets || !prompts || !rows)
         status = vkb_fail(m->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     if (!status) {
-        fill_batch(m, in, order, n, seq, ids, types, mask, prompts);
-        encoder_batch batch = {n, seq, ids, types, mask, prompts, NULL};
+        fill_batch(m, in, order, n, seq, ids, types, mask, offsets, prompts);
+        encoder_batch batch = {n, seq, ids, types, mask, prompts, packed ? offsets : NULL};
         status = run->kind == RUN_SENTENCES
                      ? vkb_encoder_sentences(m->encoder, &batch, run->normalize, rows)
                      : vkb_encoder_logits(m->encoder, &batch, rows);
     }
     for (int b = 0; order && !status && b < n; b++)
         memcpy(run->out + (size_t)order[b] * width, rows + (size_t)b * width, width * sizeof *rows);
-    free(ids), free(types), free(mask), free(prompts);
+    free(ids), free(types), free(mask), free(offsets), free(prompts);
     if (order) free(rows);
     return status;
 }
