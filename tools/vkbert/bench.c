@@ -15,7 +15,7 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: vkbert bench [--device N] [--case NAME]... [--precision fp32|fp16] [--json FILE]\n"
+    "usage: vkbert bench [--device N] [--case NAME]... [--precision fp32|fp16|int8] [--json FILE]\n"
     "                    [--quick] [--cpu] [--repeat N]\n"
     "\n"
     "Measures the device's FMA and copy peaks, then times each case (all by default; --case\n"

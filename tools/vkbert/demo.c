@@ -10,7 +10,7 @@
 
 static const char usage[] =
     "usage: vkbert demo [--device N] [--batch B] [--seq S] [--embed E] [--heads H]\n"
-    "                   [--iterations N] [--precision fp32|fp16]\n"
+    "                   [--iterations N] [--precision fp32|fp16|int8]\n"
     "\n"
     "Times the attention layer on random weights and input (defaults: batch 8, seq 128,\n"
     "embed 768, heads 12, 10 timed iterations after one warm-up), then checks the output\n"
