@@ -296,8 +296,7 @@ static vkbert_status attention_create(vkbert_context *ctx, int embed_dim, int nu
     vkbert_status status = STRUCT_IN(ctx, vkbert_attention_weights, out_bias, weights, &w);
     if (!status) status = STRUCT_IN(ctx, vkbert_attention_config, precision, config, &c);
     if (status) return status;
-    CHECK_ARG(ctx, c.precision == VKBERT_PRECISION_FP32 || c.precision == VKBERT_PRECISION_FP16,
-              "unknown precision");
+    CHECK_ARG(ctx, (unsigned)c.precision <= VKBERT_PRECISION_INT8, "unknown precision");
     uint32_t before = ctx->validation_count;
     status = vkb_attention_new(ctx, embed_dim, num_heads, &w, &c, out);
     return status ? status : vkb_check_validation(ctx, before);
@@ -405,8 +404,7 @@ static vkbert_status encoder_load(vkbert_context *ctx, const char *model_dir,
     if (STRUCT_IN(ctx, vkbert_encoder_config, precision, config, &c))
         return VKBERT_ERROR_INVALID_ARGUMENT;
     vkbert_precision precision = c.precision;
-    CHECK_ARG(ctx, precision == VKBERT_PRECISION_FP32 || precision == VKBERT_PRECISION_FP16,
-              "unknown precision");
+    CHECK_ARG(ctx, (unsigned)precision <= VKBERT_PRECISION_INT8, "unknown precision");
     bert_model model;
     char err[VKB_ERROR_SIZE];
     if (bert_model_load(model_dir, &model, err, sizeof err))

@@ -4,6 +4,7 @@
 
 #include "io/half.h"
 #include "io/io_error.h"
+#include "nn/weights_q8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,21 @@ static vkbert_status upload_weights(vkbert_encoder *e, vkb_buffer *dst, uint64_t
     for (size_t i = 0; i < count; i++)
         halves[i] = float_to_half(packed[i]);
     return vkb_buffer_upload(e->ctx, dst, at, halves, count * 2);
+}
+
+uint64_t encoder_weight_bytes(const vkbert_encoder *e, uint32_t k, uint32_t ldb)
+{
+    return e->q8 ? vkb_q8_bytes(k, ldb) : (uint64_t)k * ldb * (e->half ? 2 : 4);
+}
+
+/* W [out][in] (PyTorch) as B [in][ldb] at `at` of e->dense: Q8_0 blocks, else transposed
+ * through `scratch` (in * ldb floats) as fp16 or fp32. */
+static vkbert_status upload_matrix(vkbert_encoder *e, uint64_t at, const float *w, uint32_t out,
+                                   uint32_t in, uint32_t ldb, float *scratch, const char *name)
+{
+    if (e->q8) return vkb_q8_upload_linear(e->ctx, &e->dense, at, w, out, in, ldb, name);
+    pack_transposed(w, out, in, ldb, scratch);
+    return upload_weights(e, &e->dense, at, scratch, (size_t)in * ldb);
 }
 
 /* `count` vectors of `n` floats, each padded with zeros to `pitch`. */
@@ -143,9 +159,11 @@ static vkbert_status create_attention(vkbert_encoder *e, const bert_weights *w)
         const bert_layer_weights *lw = &w->layers[l];
         vkbert_attention_weights aw = {sizeof aw, lw->q_w, lw->q_b,        lw->k_w,       lw->k_b,
                                        lw->v_w,   lw->v_b, lw->attn_out_w, lw->attn_out_b};
+        /* fp16 encoders keep fp32 attention layers, as before int8 came. */
+        vkbert_attention_config config = {sizeof config, VKBERT_PRECISION_INT8};
         vkbert_status status =
             vkb_attention_new(e->ctx, e->config.hidden_size, e->config.num_attention_heads, &aw,
-                              NULL, &e->attention[l]);
+                              e->q8 ? &config : NULL, &e->attention[l]);
         if (status) return status;
         size_t hh = (size_t)e->config.hidden_size * (size_t)e->config.hidden_size;
         const float *uploaded[] = {lw->q_w, lw->k_w, lw->v_w, lw->attn_out_w};
@@ -162,13 +180,13 @@ static vkbert_status upload_layer(vkbert_encoder *e, const bert_weights *w, int 
     const bert_layer_weights *lw = &w->layers[l];
     uint32_t h = (uint32_t)e->config.hidden_size, i = (uint32_t)e->config.intermediate_size;
     uint64_t at = (uint64_t)l * (e->inter_block + e->out_block);
-    pack_transposed(lw->inter_w, i, h, e->ip, scratch);
+    vkbert_status status =
+        upload_matrix(e, at, lw->inter_w, i, h, e->ip, scratch, "intermediate.dense.weight");
     bert_weights_release(w, lw->inter_w, (size_t)i * h);
-    vkbert_status status = upload_weights(e, &e->dense, at, scratch, (size_t)h * e->ip);
-    pack_transposed(lw->out_w, h, i, e->hp, scratch);
-    bert_weights_release(w, lw->out_w, (size_t)h * i);
     if (!status)
-        status = upload_weights(e, &e->dense, at + e->inter_block, scratch, (size_t)i * e->hp);
+        status = upload_matrix(e, at + e->inter_block, lw->out_w, h, i, e->hp, scratch,
+                               "output.dense.weight");
+    bert_weights_release(w, lw->out_w, (size_t)h * i);
     /* Each vector at its own 256-byte-aligned offset, so that it can be bound alone. */
     uint64_t base = (uint64_t)l * e->layer_params;
     const float *vectors[4][2] = {{lw->inter_b, NULL},
@@ -189,15 +207,14 @@ static vkbert_status upload_dense(vkbert_encoder *e, const bert_weights *w)
 {
     uint32_t h = (uint32_t)e->config.hidden_size, i = (uint32_t)e->config.intermediate_size;
     int layers = e->config.num_hidden_layers;
-    uint32_t wsize = e->half ? 2 : 4;
-    e->inter_block = align256((uint64_t)h * e->ip * wsize);
-    e->out_block = align256((uint64_t)i * e->hp * wsize);
+    e->inter_block = align256(encoder_weight_bytes(e, h, e->ip));
+    e->out_block = align256(encoder_weight_bytes(e, i, e->hp));
     e->param_off[0] = 0;                                               /* b_inter */
     e->param_off[1] = align256((uint64_t)e->ip * 4);                   /* b_out */
     e->param_off[2] = e->param_off[1] + align256((uint64_t)e->hp * 4); /* LN1 gamma, beta */
     e->param_off[3] = e->param_off[2] + align256((uint64_t)e->hp * 8); /* LN2 gamma, beta */
     e->layer_params = e->param_off[3] + align256((uint64_t)e->hp * 8);
-    uint64_t pool_block = align256((uint64_t)h * e->hp * wsize);
+    uint64_t pool_block = align256(encoder_weight_bytes(e, h, e->hp));
     vkbert_status status = vkb_check_range(e->ctx, e->inter_block, "an intermediate dense weight");
     if (!status) status = vkb_check_range(e->ctx, e->out_block, "an output dense weight");
     if (!status)
@@ -205,9 +222,12 @@ static vkbert_status upload_dense(vkbert_encoder *e, const bert_weights *w)
                                    &e->dense);
     if (!status)
         status = vkb_buffer_create(e->ctx, layers * e->layer_params + e->hp * 4, &e->params);
-    uint64_t biggest = e->inter_block > e->out_block ? e->inter_block : e->out_block;
-    biggest = biggest > pool_block ? biggest : pool_block;
-    float *scratch = status ? NULL : malloc(biggest * (4 / wsize)); /* packed as fp32 first */
+    /* Packed as fp32 first; int8 packs through a bounded scratch of its own, so this one
+     * holds the vectors only. */
+    uint64_t widest = e->ip > e->hp ? e->ip : e->hp, inter = (uint64_t)h * e->ip;
+    uint64_t biggest = (uint64_t)i * e->hp > inter ? (uint64_t)i * e->hp : inter;
+    biggest = e->q8 ? 2 * widest : biggest;
+    float *scratch = status ? NULL : malloc(biggest * sizeof *scratch);
     if (!status && !scratch)
         status = vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     for (int l = 0; l < layers && !status; l++) {
@@ -215,10 +235,9 @@ static vkbert_status upload_dense(vkbert_encoder *e, const bert_weights *w)
         bert_weights_release_all(w);
     }
     if (!status && e->has_pooler) {
-        pack_transposed(w->pooler_w, h, h, e->hp, scratch);
+        status = upload_matrix(e, layers * (e->inter_block + e->out_block), w->pooler_w, h, h,
+                               e->hp, scratch, "pooler.dense.weight");
         bert_weights_release(w, w->pooler_w, (size_t)h * h);
-        status = upload_weights(e, &e->dense, layers * (e->inter_block + e->out_block), scratch,
-                                (size_t)h * e->hp);
         pack_rows(w->pooler_b, 1, h, e->hp, scratch);
         if (!status)
             status =
@@ -245,6 +264,7 @@ vkbert_status vkb_encoder_new(vkbert_context *ctx, const bert_config *config,
     e->ip = vkb_pitch((uint64_t)config->intermediate_size);
     e->has_pooler = weights->has_pooler != 0;
     e->half = precision == VKBERT_PRECISION_FP16;
+    e->q8 = precision == VKBERT_PRECISION_INT8;
     vkbert_status status = upload_tables(e, weights);
     if (!status) status = create_attention(e, weights);
     if (!status) status = upload_dense(e, weights);

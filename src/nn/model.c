@@ -200,7 +200,7 @@ static vkbert_status apply_config(vkbert_model *m, const vkbert_model_config *co
     m->truncate = 1;
     m->precision = VKBERT_PRECISION_FP32;
     if (!config) return VKBERT_OK;
-    if (config->precision != VKBERT_PRECISION_FP32 && config->precision != VKBERT_PRECISION_FP16)
+    if ((unsigned)config->precision > VKBERT_PRECISION_INT8)
         return vkb_fail(m->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "unknown precision");
     m->precision = config->precision;
     if (config->pooling) {
