@@ -17,18 +17,56 @@ static uint64_t align256(uint64_t bytes)
  * column by column; walking whole columns missed the cache on every read, most of the load. */
 #define TRANSPOSE_TILE 32u
 
-/* W [out][in] (PyTorch) -> W^T [in][pitch], zero columns past `out`: the matmul's B [K,N]. */
-static void pack_transposed(const float *w, uint32_t out, uint32_t in, uint32_t pitch, float *dst)
+/* `count` vectors of `n` floats, each padded with zeros to `pitch`. */
+static void pack_rows(const float *src, uint32_t count, uint32_t n, uint32_t pitch, float *dst)
 {
-    for (uint32_t i0 = 0; i0 < in; i0 += TRANSPOSE_TILE) {
-        uint32_t i1 = in - i0 < TRANSPOSE_TILE ? in : i0 + TRANSPOSE_TILE;
-        for (uint32_t o0 = 0; o0 < pitch; o0 += TRANSPOSE_TILE) {
-            uint32_t o1 = pitch - o0 < TRANSPOSE_TILE ? pitch : o0 + TRANSPOSE_TILE;
+    for (uint32_t r = 0; r < count; r++) {
+        memcpy(dst + (size_t)r * pitch, src + (size_t)r * n, (size_t)n * sizeof *dst);
+        memset(dst + (size_t)r * pitch + n, 0, (size_t)(pitch - n) * sizeof *dst);
+    }
+}
+
+static vkbert_status unreadable(vkbert_encoder *e, const char *name)
+{
+    return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "the weights lack %s", name);
+}
+
+/* Rows [first, first + n) of tensor t (`cols` wide), padded with zeros to `pitch`, into dst.
+ * Rows of a file's F16 or BF16 tensor are converted here, a piece at a time (the loader keeps
+ * no float32 copy of them): straight into dst when no padding is needed, else through conv
+ * (n x cols floats). */
+static vkbert_status pack_source_rows(vkbert_encoder *e, const bert_weights *w, float *const *t,
+                                      uint32_t first, uint32_t n, uint32_t cols, uint32_t pitch,
+                                      float *conv, float *dst)
+{
+    const float *rows;
+    if (!bert_weights_rows(w, t, first, n, pitch == cols ? dst : conv, &rows))
+        return unreadable(e, "an embedding table");
+    if (rows != dst) pack_rows(rows, n, cols, pitch, dst);
+    return VKBERT_OK;
+}
+
+/* W [out][in] (PyTorch) -> W^T [in][pitch], zero columns past `out`: the matmul's B [K,N]. W is
+ * read TRANSPOSE_TILE rows at a time through bert_weights_rows (converted into `rows_scratch`,
+ * TRANSPOSE_TILE x in floats, when the file's dtype is not F32). */
+static vkbert_status pack_transposed(vkbert_encoder *e, const bert_weights *w, float *const *t,
+                                     uint32_t out, uint32_t in, uint32_t pitch, float *rows_scratch,
+                                     float *dst)
+{
+    for (uint32_t o0 = 0; o0 < pitch; o0 += TRANSPOSE_TILE) {
+        uint32_t o1 = pitch - o0 < TRANSPOSE_TILE ? pitch : o0 + TRANSPOSE_TILE;
+        uint32_t n = o0 >= out ? 0 : (o1 < out ? o1 : out) - o0;
+        const float *rows = NULL;
+        if (n && !bert_weights_rows(w, t, o0, n, rows_scratch, &rows))
+            return unreadable(e, "a dense weight");
+        for (uint32_t i0 = 0; i0 < in; i0 += TRANSPOSE_TILE) {
+            uint32_t i1 = in - i0 < TRANSPOSE_TILE ? in : i0 + TRANSPOSE_TILE;
             for (uint32_t i = i0; i < i1; i++)
                 for (uint32_t o = o0; o < o1; o++)
-                    dst[(size_t)i * pitch + o] = o < out ? w[(size_t)o * in + i] : 0.0f;
+                    dst[(size_t)i * pitch + o] = o < out ? rows[(size_t)(o - o0) * in + i] : 0.0f;
         }
     }
+    return VKBERT_OK;
 }
 
 /* Uploads `count` packed weights at `at` of `dst`, as fp16 (converted in place: half i
@@ -41,15 +79,6 @@ static vkbert_status upload_weights(vkbert_encoder *e, vkb_buffer *dst, uint64_t
     for (size_t i = 0; i < count; i++)
         halves[i] = float_to_half(packed[i]);
     return vkb_buffer_upload(e->ctx, dst, at, halves, count * 2);
-}
-
-/* `count` vectors of `n` floats, each padded with zeros to `pitch`. */
-static void pack_rows(const float *src, uint32_t count, uint32_t n, uint32_t pitch, float *dst)
-{
-    for (uint32_t r = 0; r < count; r++) {
-        memcpy(dst + (size_t)r * pitch, src + (size_t)r * n, (size_t)n * sizeof *dst);
-        memset(dst + (size_t)r * pitch + n, 0, (size_t)(pitch - n) * sizeof *dst);
-    }
 }
 
 /* Host memory for packing the word table, whatever its size. */
@@ -77,14 +106,14 @@ static vkbert_status plan_word_chunks(vkbert_encoder *e)
  * bounded for a table of any size. */
 static vkbert_status upload_word(vkbert_encoder *e, const bert_weights *w)
 {
-    const float *word = w->word;
     uint32_t h = (uint32_t)e->config.hidden_size, hp = e->hp;
     uint64_t row = (uint64_t)hp * (e->half ? 2 : 4);
     vkbert_status status = plan_word_chunks(e);
     if (status) return status;
     uint32_t piece = (uint32_t)(WORD_PIECE_BYTES / 4 / hp);
     piece = piece < e->word_rows ? (piece ? piece : 1) : e->word_rows;
-    float *scratch = malloc((size_t)piece * hp * sizeof *scratch);
+    /* Packed rows, then, when padding is needed, the rows converted from the file. */
+    float *scratch = malloc((size_t)piece * (hp + (h == hp ? 0 : h)) * sizeof *scratch);
     if (!scratch) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     uint32_t vocab = (uint32_t)e->config.vocab_size;
     for (uint32_t k = 0; k < e->word_chunks && !status; k++) {
@@ -93,19 +122,23 @@ static vkbert_status upload_word(vkbert_encoder *e, const bert_weights *w)
         status = vkb_buffer_create(e->ctx, rows * row, &e->word[k]);
         for (uint32_t r = 0; r < rows && !status; r += piece) {
             uint32_t n = rows - r < piece ? rows - r : piece;
-            const float *rows_at = word + (size_t)(first + r) * h;
-            /* Rows without padding in fp32 go as they are, without a pass through scratch. */
-            if (h == hp && !e->half) {
+            const float *rows_at;
+            /* F32 rows without padding, going as fp32, are uploaded from the file as they lie
+             * (a NULL scratch takes them only in place). */
+            if (h == hp && !e->half &&
+                bert_weights_rows(w, &w->word, first + r, n, NULL, &rows_at)) {
                 status =
                     vkb_buffer_upload(e->ctx, &e->word[k], r * row, rows_at, (size_t)n * h * 4);
-            } else {
-                pack_rows(rows_at, n, h, hp, scratch);
-                status = upload_weights(e, &e->word[k], r * row, scratch, (size_t)n * hp);
+                bert_weights_release(w, rows_at, (size_t)n * h);
+                continue;
             }
-            bert_weights_release(w, rows_at, (size_t)n * h);
+            status = pack_source_rows(e, w, &w->word, first + r, n, h, hp,
+                                      scratch + (size_t)piece * hp, scratch);
+            if (!status) status = upload_weights(e, &e->word[k], r * row, scratch, (size_t)n * hp);
         }
     }
     free(scratch);
+    bert_weights_release_all(w); /* a converted table's pages */
     return status;
 }
 
@@ -119,15 +152,24 @@ static vkbert_status upload_tables(vkbert_encoder *e, const bert_weights *w)
     e->beta_off = e->gamma_off + hp;
     uint64_t count = e->beta_off + hp;
     vkbert_status status = vkb_check_range(e->ctx, count * 4, "the position and type tables");
-    float *packed = status ? NULL : malloc(count * sizeof *packed);
+    uint32_t positions = (uint32_t)c->max_position_embeddings, types = (uint32_t)c->type_vocab_size;
+    /* The packed tables, then room to convert the larger of the two when padding is needed. */
+    uint64_t conv = h == hp ? 0 : (uint64_t)(positions > types ? positions : types) * h;
+    float *packed = status ? NULL : malloc((count + conv) * sizeof *packed);
     if (!status && !packed)
         status = vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     if (status) return status;
-    pack_rows(w->position, (uint32_t)c->max_position_embeddings, h, hp, packed);
-    pack_rows(w->token_type, (uint32_t)c->type_vocab_size, h, hp, packed + e->type_off);
-    pack_rows(w->ln_gamma, 1, h, hp, packed + e->gamma_off);
-    pack_rows(w->ln_beta, 1, h, hp, packed + e->beta_off);
-    status = vkb_buffer_create(e->ctx, count * 4, &e->tables);
+    status = pack_source_rows(e, w, &w->position, 0, positions, h, hp, packed + count, packed);
+    if (!status)
+        status = pack_source_rows(e, w, &w->token_type, 0, types, h, hp, packed + count,
+                                  packed + e->type_off);
+    if (!status)
+        status = pack_source_rows(e, w, &w->ln_gamma, 0, 1, h, hp, packed + count,
+                                  packed + e->gamma_off);
+    if (!status)
+        status =
+            pack_source_rows(e, w, &w->ln_beta, 0, 1, h, hp, packed + count, packed + e->beta_off);
+    if (!status) status = vkb_buffer_create(e->ctx, count * 4, &e->tables);
     if (!status) status = vkb_buffer_upload(e->ctx, &e->tables, 0, packed, count * 4);
     free(packed);
     /* The vectors are a few pages, released with their neighbours. */
@@ -135,37 +177,53 @@ static vkbert_status upload_tables(vkbert_encoder *e, const bert_weights *w)
     return status ? status : upload_word(e, w);
 }
 
+/* One layer's attention. Its four H x H matrices are read whole (the attention packs whole
+ * matrices), converted into `scratch` (4 x H x H floats) when the file's dtype is not F32: one
+ * layer's worth of host memory, not the model's. */
+static vkbert_status new_attention(vkbert_encoder *e, const bert_weights *w, int l, float *scratch)
+{
+    const bert_layer_weights *lw = &w->layers[l];
+    uint64_t h = (uint64_t)e->config.hidden_size;
+    float *const *fields[4] = {&lw->q_w, &lw->k_w, &lw->v_w, &lw->attn_out_w};
+    const float *m[4];
+    for (int z = 0; z < 4; z++)
+        if (!bert_weights_rows(w, fields[z], 0, h, scratch + z * h * h, &m[z]))
+            return unreadable(e, "an attention weight");
+    vkbert_attention_weights aw = {sizeof aw, m[0],    lw->q_b, m[1],          lw->k_b,
+                                   m[2],      lw->v_b, m[3],    lw->attn_out_b};
+    vkbert_status status = vkb_attention_new(
+        e->ctx, e->config.hidden_size, e->config.num_attention_heads, &aw, NULL, &e->attention[l]);
+    for (int z = 0; z < 4; z++)
+        bert_weights_release(w, m[z], h * h);
+    bert_weights_release_all(w);
+    return status;
+}
+
 static vkbert_status create_attention(vkbert_encoder *e, const bert_weights *w)
 {
+    uint64_t h = (uint64_t)e->config.hidden_size;
     e->attention = calloc((size_t)e->config.num_hidden_layers, sizeof *e->attention);
-    if (!e->attention) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
-    for (int l = 0; l < e->config.num_hidden_layers; l++) {
-        const bert_layer_weights *lw = &w->layers[l];
-        vkbert_attention_weights aw = {sizeof aw, lw->q_w, lw->q_b,        lw->k_w,       lw->k_b,
-                                       lw->v_w,   lw->v_b, lw->attn_out_w, lw->attn_out_b};
-        vkbert_status status =
-            vkb_attention_new(e->ctx, e->config.hidden_size, e->config.num_attention_heads, &aw,
-                              NULL, &e->attention[l]);
-        if (status) return status;
-        size_t hh = (size_t)e->config.hidden_size * (size_t)e->config.hidden_size;
-        const float *uploaded[] = {lw->q_w, lw->k_w, lw->v_w, lw->attn_out_w};
-        for (int z = 0; z < 4; z++)
-            bert_weights_release(w, uploaded[z], hh);
-        bert_weights_release_all(w);
-    }
-    return VKBERT_OK;
+    /* Pages of an F32 model's scratch are never touched, so never resident. */
+    float *scratch = e->attention ? malloc(4 * h * h * sizeof *scratch) : NULL;
+    vkbert_status status = VKBERT_OK;
+    if (!scratch) status = vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    for (int l = 0; l < e->config.num_hidden_layers && !status; l++)
+        status = new_attention(e, w, l, scratch);
+    free(scratch);
+    return status;
 }
 
 /* The layer's dense weights at its block of e->dense, its vectors at its block of e->params. */
-static vkbert_status upload_layer(vkbert_encoder *e, const bert_weights *w, int l, float *scratch)
+static vkbert_status upload_layer(vkbert_encoder *e, const bert_weights *w, int l, float *scratch,
+                                  float *rows)
 {
     const bert_layer_weights *lw = &w->layers[l];
     uint32_t h = (uint32_t)e->config.hidden_size, i = (uint32_t)e->config.intermediate_size;
     uint64_t at = (uint64_t)l * (e->inter_block + e->out_block);
-    pack_transposed(lw->inter_w, i, h, e->ip, scratch);
+    vkbert_status status = pack_transposed(e, w, &lw->inter_w, i, h, e->ip, rows, scratch);
     bert_weights_release(w, lw->inter_w, (size_t)i * h);
-    vkbert_status status = upload_weights(e, &e->dense, at, scratch, (size_t)h * e->ip);
-    pack_transposed(lw->out_w, h, i, e->hp, scratch);
+    if (!status) status = upload_weights(e, &e->dense, at, scratch, (size_t)h * e->ip);
+    if (!status) status = pack_transposed(e, w, &lw->out_w, h, i, e->hp, rows, scratch);
     bert_weights_release(w, lw->out_w, (size_t)h * i);
     if (!status)
         status = upload_weights(e, &e->dense, at + e->inter_block, scratch, (size_t)i * e->hp);
@@ -207,18 +265,21 @@ static vkbert_status upload_dense(vkbert_encoder *e, const bert_weights *w)
         status = vkb_buffer_create(e->ctx, layers * e->layer_params + e->hp * 4, &e->params);
     uint64_t biggest = e->inter_block > e->out_block ? e->inter_block : e->out_block;
     biggest = biggest > pool_block ? biggest : pool_block;
-    float *scratch = status ? NULL : malloc(biggest * (4 / wsize)); /* packed as fp32 first */
+    /* Packed as fp32 first; then TRANSPOSE_TILE rows of the widest weight, converted. */
+    size_t packed = biggest * (4 / wsize) / 4, rows = TRANSPOSE_TILE * (size_t)(h > i ? h : i);
+    float *scratch = status ? NULL : malloc((packed + rows) * sizeof *scratch);
     if (!status && !scratch)
         status = vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     for (int l = 0; l < layers && !status; l++) {
-        status = upload_layer(e, w, l, scratch);
+        status = upload_layer(e, w, l, scratch, scratch + packed);
         bert_weights_release_all(w);
     }
     if (!status && e->has_pooler) {
-        pack_transposed(w->pooler_w, h, h, e->hp, scratch);
+        status = pack_transposed(e, w, &w->pooler_w, h, h, e->hp, scratch + packed, scratch);
         bert_weights_release(w, w->pooler_w, (size_t)h * h);
-        status = upload_weights(e, &e->dense, layers * (e->inter_block + e->out_block), scratch,
-                                (size_t)h * e->hp);
+        if (!status)
+            status = upload_weights(e, &e->dense, layers * (e->inter_block + e->out_block), scratch,
+                                    (size_t)h * e->hp);
         pack_rows(w->pooler_b, 1, h, e->hp, scratch);
         if (!status)
             status =

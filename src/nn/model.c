@@ -169,9 +169,20 @@ static vkbert_status build_head(vkbert_model *m, const bert_weights *w)
             (encoder_dense_spec){d->in_features, d->out_features, dense_activation(d->activation),
                                  d->weight, d->has_bias ? d->bias : NULL};
     }
+    /* The classifier (labels x H, small) read whole, converted when the file's is not F32. */
+    size_t n = (size_t)m->labels * (size_t)m->config.hidden_size;
+    float *scratch = n ? malloc(n * sizeof *scratch) : NULL;
+    const float *classifier = NULL;
+    if (n && (!scratch || !bert_weights_rows(w, &w->classifier_w, 0, (uint64_t)m->labels, scratch,
+                                             &classifier))) {
+        free(scratch);
+        return vkb_fail(m->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
     encoder_head_spec spec = {m->pool_modes, m->st.dense_count, dense,
-                              m->labels,     w->classifier_w,   w->classifier_b};
-    return vkb_encoder_set_head(m->encoder, &spec);
+                              m->labels,     classifier,        w->classifier_b};
+    vkbert_status status = vkb_encoder_set_head(m->encoder, &spec);
+    free(scratch);
+    return status;
 }
 
 static vkbert_status copy_labels(vkbert_model *m, const bert_model *bm)
