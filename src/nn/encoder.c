@@ -8,6 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Loading runs under the context's lock, as every internal call does, but lets it go around the
+ * work on host memory (reading and converting the file's rows, packing, and copying into a
+ * mapped buffer that this load made and no other call sees yet), so that a load does not hold
+ * up other calls on the context (issue 13). vkb_encoder_new's caller holds the lock. */
+
 static uint64_t align256(uint64_t bytes)
 {
     return (bytes + 255) / 256 * 256;
@@ -35,30 +40,26 @@ static vkbert_status unreadable(vkbert_encoder *e, const char *name)
  * Rows of a file's F16 or BF16 tensor are converted here, a piece at a time (the loader keeps
  * no float32 copy of them): straight into dst when no padding is needed, else through conv
  * (n x cols floats). */
-static vkbert_status pack_source_rows(vkbert_encoder *e, const bert_weights *w, float *const *t,
-                                      uint32_t first, uint32_t n, uint32_t cols, uint32_t pitch,
-                                      float *conv, float *dst)
+static bool pack_source_rows(const bert_weights *w, float *const *t, uint32_t first, uint32_t n,
+                             uint32_t cols, uint32_t pitch, float *conv, float *dst)
 {
     const float *rows;
-    if (!bert_weights_rows(w, t, first, n, pitch == cols ? dst : conv, &rows))
-        return unreadable(e, "an embedding table");
+    if (!bert_weights_rows(w, t, first, n, pitch == cols ? dst : conv, &rows)) return false;
     if (rows != dst) pack_rows(rows, n, cols, pitch, dst);
-    return VKBERT_OK;
+    return true;
 }
 
 /* W [out][in] (PyTorch) -> W^T [in][pitch], zero columns past `out`: the matmul's B [K,N]. W is
  * read TRANSPOSE_TILE rows at a time through bert_weights_rows (converted into `rows_scratch`,
  * TRANSPOSE_TILE x in floats, when the file's dtype is not F32). */
-static vkbert_status pack_transposed(vkbert_encoder *e, const bert_weights *w, float *const *t,
-                                     uint32_t out, uint32_t in, uint32_t pitch, float *rows_scratch,
-                                     float *dst)
+static bool pack_transposed(const bert_weights *w, float *const *t, uint32_t out, uint32_t in,
+                            uint32_t pitch, float *rows_scratch, float *dst)
 {
     for (uint32_t o0 = 0; o0 < pitch; o0 += TRANSPOSE_TILE) {
         uint32_t o1 = pitch - o0 < TRANSPOSE_TILE ? pitch : o0 + TRANSPOSE_TILE;
         uint32_t n = o0 >= out ? 0 : (o1 < out ? o1 : out) - o0;
         const float *rows = NULL;
-        if (n && !bert_weights_rows(w, t, o0, n, rows_scratch, &rows))
-            return unreadable(e, "a dense weight");
+        if (n && !bert_weights_rows(w, t, o0, n, rows_scratch, &rows)) return false;
         for (uint32_t i0 = 0; i0 < in; i0 += TRANSPOSE_TILE) {
             uint32_t i1 = in - i0 < TRANSPOSE_TILE ? in : i0 + TRANSPOSE_TILE;
             for (uint32_t i = i0; i < i1; i++)
@@ -66,7 +67,31 @@ static vkbert_status pack_transposed(vkbert_encoder *e, const bert_weights *w, f
                     dst[(size_t)i * pitch + o] = o < out ? rows[(size_t)(o - o0) * in + i] : 0.0f;
         }
     }
-    return VKBERT_OK;
+    return true;
+}
+
+/* A dense weight of tensor t packed by pack_transposed without the lock. */
+static vkbert_status pack_dense(vkbert_encoder *e, const bert_weights *w, float *const *t,
+                                uint32_t out, uint32_t in, uint32_t pitch, float *rows_scratch,
+                                float *dst)
+{
+    vkb_unlock(e->ctx);
+    bool ok = pack_transposed(w, t, out, in, pitch, rows_scratch, dst);
+    bert_weights_release(w, *t, (size_t)out * in);
+    vkb_lock(e->ctx);
+    return ok ? VKBERT_OK : unreadable(e, "a dense weight");
+}
+
+/* `bytes` at `at` of dst. Into a mapped buffer it is a memcpy (vkb_buffer_upload touches
+ * nothing else of the context then), done without the lock; a staged copy submits under it. */
+static vkbert_status upload_bytes(vkbert_encoder *e, vkb_buffer *dst, uint64_t at, const void *src,
+                                  uint64_t bytes)
+{
+    if (!dst->mapped) return vkb_buffer_upload(e->ctx, dst, at, src, bytes);
+    vkb_unlock(e->ctx);
+    vkbert_status status = vkb_buffer_upload(e->ctx, dst, at, src, bytes);
+    vkb_lock(e->ctx);
+    return status;
 }
 
 /* Uploads `count` packed weights at `at` of `dst`, as fp16 (converted in place: half i
@@ -74,11 +99,13 @@ static vkbert_status pack_transposed(vkbert_encoder *e, const bert_weights *w, f
 static vkbert_status upload_weights(vkbert_encoder *e, vkb_buffer *dst, uint64_t at, float *packed,
                                     size_t count)
 {
-    if (!e->half) return vkb_buffer_upload(e->ctx, dst, at, packed, count * 4);
+    if (!e->half) return upload_bytes(e, dst, at, packed, count * 4);
     uint16_t *halves = (uint16_t *)packed;
+    vkb_unlock(e->ctx);
     for (size_t i = 0; i < count; i++)
         halves[i] = float_to_half(packed[i]);
-    return vkb_buffer_upload(e->ctx, dst, at, halves, count * 2);
+    vkb_lock(e->ctx);
+    return upload_bytes(e, dst, at, halves, count * 2);
 }
 
 /* Host memory for packing the word table, whatever its size. */
@@ -102,6 +129,27 @@ static vkbert_status plan_word_chunks(vkbert_encoder *e)
     return e->word ? VKBERT_OK : vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
 }
 
+/* Word rows [first, first + n) at `at` of dst. F32 rows without padding, going as fp32, are
+ * uploaded from the file as they lie (a NULL scratch takes them only in place); others are
+ * converted and packed in scratch (n x hp floats), through conv when padded. */
+static vkbert_status upload_word_piece(vkbert_encoder *e, const bert_weights *w, vkb_buffer *dst,
+                                       uint64_t at, uint32_t first, uint32_t n, float *scratch,
+                                       float *conv)
+{
+    uint32_t h = (uint32_t)e->config.hidden_size, hp = e->hp;
+    const float *rows;
+    if (h == hp && !e->half && bert_weights_rows(w, &w->word, first, n, NULL, &rows)) {
+        vkbert_status status = upload_bytes(e, dst, at, rows, (uint64_t)n * h * 4);
+        bert_weights_release(w, rows, (size_t)n * h);
+        return status;
+    }
+    vkb_unlock(e->ctx);
+    bool ok = pack_source_rows(w, &w->word, first, n, h, hp, conv, scratch);
+    vkb_lock(e->ctx);
+    if (!ok) return unreadable(e, "the word embeddings");
+    return upload_weights(e, dst, at, scratch, (size_t)n * hp);
+}
+
 /* Each chunk packed (and converted to fp16) a piece at a time, so that host memory stays
  * bounded for a table of any size. */
 static vkbert_status upload_word(vkbert_encoder *e, const bert_weights *w)
@@ -122,19 +170,8 @@ static vkbert_status upload_word(vkbert_encoder *e, const bert_weights *w)
         status = vkb_buffer_create(e->ctx, rows * row, &e->word[k]);
         for (uint32_t r = 0; r < rows && !status; r += piece) {
             uint32_t n = rows - r < piece ? rows - r : piece;
-            const float *rows_at;
-            /* F32 rows without padding, going as fp32, are uploaded from the file as they lie
-             * (a NULL scratch takes them only in place). */
-            if (h == hp && !e->half &&
-                bert_weights_rows(w, &w->word, first + r, n, NULL, &rows_at)) {
-                status =
-                    vkb_buffer_upload(e->ctx, &e->word[k], r * row, rows_at, (size_t)n * h * 4);
-                bert_weights_release(w, rows_at, (size_t)n * h);
-                continue;
-            }
-            status = pack_source_rows(e, w, &w->word, first + r, n, h, hp,
-                                      scratch + (size_t)piece * hp, scratch);
-            if (!status) status = upload_weights(e, &e->word[k], r * row, scratch, (size_t)n * hp);
+            status = upload_word_piece(e, w, &e->word[k], r * row, first + r, n, scratch,
+                                       scratch + (size_t)piece * hp);
         }
     }
     free(scratch);
@@ -159,16 +196,12 @@ static vkbert_status upload_tables(vkbert_encoder *e, const bert_weights *w)
     if (!status && !packed)
         status = vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     if (status) return status;
-    status = pack_source_rows(e, w, &w->position, 0, positions, h, hp, packed + count, packed);
-    if (!status)
-        status = pack_source_rows(e, w, &w->token_type, 0, types, h, hp, packed + count,
-                                  packed + e->type_off);
-    if (!status)
-        status = pack_source_rows(e, w, &w->ln_gamma, 0, 1, h, hp, packed + count,
-                                  packed + e->gamma_off);
-    if (!status)
-        status =
-            pack_source_rows(e, w, &w->ln_beta, 0, 1, h, hp, packed + count, packed + e->beta_off);
+    if (!pack_source_rows(w, &w->position, 0, positions, h, hp, packed + count, packed) ||
+        !pack_source_rows(w, &w->token_type, 0, types, h, hp, packed + count,
+                          packed + e->type_off) ||
+        !pack_source_rows(w, &w->ln_gamma, 0, 1, h, hp, packed + count, packed + e->gamma_off) ||
+        !pack_source_rows(w, &w->ln_beta, 0, 1, h, hp, packed + count, packed + e->beta_off))
+        status = unreadable(e, "an embedding table");
     if (!status) status = vkb_buffer_create(e->ctx, count * 4, &e->tables);
     if (!status) status = vkb_buffer_upload(e->ctx, &e->tables, 0, packed, count * 4);
     free(packed);
@@ -186,9 +219,12 @@ static vkbert_status new_attention(vkbert_encoder *e, const bert_weights *w, int
     uint64_t h = (uint64_t)e->config.hidden_size;
     float *const *fields[4] = {&lw->q_w, &lw->k_w, &lw->v_w, &lw->attn_out_w};
     const float *m[4];
+    bool ok = true;
+    vkb_unlock(e->ctx);
     for (int z = 0; z < 4; z++)
-        if (!bert_weights_rows(w, fields[z], 0, h, scratch + z * h * h, &m[z]))
-            return unreadable(e, "an attention weight");
+        ok = ok && bert_weights_rows(w, fields[z], 0, h, scratch + z * h * h, &m[z]);
+    vkb_lock(e->ctx);
+    if (!ok) return unreadable(e, "an attention weight");
     vkbert_attention_weights aw = {sizeof aw, m[0],    lw->q_b, m[1],          lw->k_b,
                                    m[2],      lw->v_b, m[3],    lw->attn_out_b};
     vkbert_status status = vkb_attention_new(
@@ -220,11 +256,9 @@ static vkbert_status upload_layer(vkbert_encoder *e, const bert_weights *w, int 
     const bert_layer_weights *lw = &w->layers[l];
     uint32_t h = (uint32_t)e->config.hidden_size, i = (uint32_t)e->config.intermediate_size;
     uint64_t at = (uint64_t)l * (e->inter_block + e->out_block);
-    vkbert_status status = pack_transposed(e, w, &lw->inter_w, i, h, e->ip, rows, scratch);
-    bert_weights_release(w, lw->inter_w, (size_t)i * h);
+    vkbert_status status = pack_dense(e, w, &lw->inter_w, i, h, e->ip, rows, scratch);
     if (!status) status = upload_weights(e, &e->dense, at, scratch, (size_t)h * e->ip);
-    if (!status) status = pack_transposed(e, w, &lw->out_w, h, i, e->hp, rows, scratch);
-    bert_weights_release(w, lw->out_w, (size_t)h * i);
+    if (!status) status = pack_dense(e, w, &lw->out_w, h, i, e->hp, rows, scratch);
     if (!status)
         status = upload_weights(e, &e->dense, at + e->inter_block, scratch, (size_t)i * e->hp);
     /* Each vector at its own 256-byte-aligned offset, so that it can be bound alone. */
@@ -275,8 +309,7 @@ static vkbert_status upload_dense(vkbert_encoder *e, const bert_weights *w)
         bert_weights_release_all(w);
     }
     if (!status && e->has_pooler) {
-        status = pack_transposed(e, w, &w->pooler_w, h, h, e->hp, scratch + packed, scratch);
-        bert_weights_release(w, w->pooler_w, (size_t)h * h);
+        status = pack_dense(e, w, &w->pooler_w, h, h, e->hp, scratch + packed, scratch);
         if (!status)
             status = upload_weights(e, &e->dense, layers * (e->inter_block + e->out_block), scratch,
                                     (size_t)h * e->hp);
