@@ -28,6 +28,16 @@ static bert_config config(int hidden, int layers, int heads, int inter, int posi
     return c;
 }
 
+/* vkb_encoder_new's caller holds the lock (the load lets it go around host work). */
+static vkbert_status new_encoder(vkbert_context *ctx, const bert_config *c, const bert_weights *w,
+                                 vkbert_precision precision, vkbert_encoder **out)
+{
+    vkb_lock(ctx);
+    vkbert_status status = vkb_encoder_new(ctx, c, w, precision, out);
+    vkb_unlock(ctx);
+    return status;
+}
+
 /* Each row of W [out][in] replaced by its dequantized Q8_0 blocks. */
 static void round_trip(float *w, int out, int in)
 {
@@ -132,9 +142,13 @@ static void check_head(vkbert_encoder *e, const head_weights *hw, const encoder_
     ref_linear(hw->dense_q, hw->dense_b, mean, batch, h, DENSE_OUT, true, want_dense);
     ref_linear(hw->cls_q, hw->cls_b, pooled, batch, h, LABELS, false, want_logits);
     float *got = test_poisoned(4 * DENSE_OUT), *logits = test_poisoned(4 * LABELS);
-    TEST_OK(vkb_encoder_sentences(e, in, 0, got));
+    vkb_lock(e->ctx); /* held by the internal calls' callers */
+    vkbert_status sentences = vkb_encoder_sentences(e, in, 0, got);
+    vkbert_status classified = vkb_encoder_logits(e, in, logits);
+    vkb_unlock(e->ctx);
+    TEST_OK(sentences);
+    TEST_OK(classified);
     test_assert_close(got, want_dense, (size_t)batch * DENSE_OUT, 1e-4, "Dense module");
-    TEST_OK(vkb_encoder_logits(e, in, logits));
     test_assert_close(logits, want_logits, (size_t)batch * LABELS, 1e-4, "classifier logits");
     free(got);
     free(logits);
@@ -151,7 +165,7 @@ Test(int8, matches_the_reference_of_its_dequantized_weights)
     round_trip_dense(&c, &wq);
     vkbert_context *ctx = test_context(0);
     vkbert_encoder *e = NULL;
-    TEST_OK(vkb_encoder_new(ctx, &c, &w, VKBERT_PRECISION_INT8, &e));
+    TEST_OK(new_encoder(ctx, &c, &w, VKBERT_PRECISION_INT8, &e));
     enum { B = 4, S = 13 };
     int32_t ids[B * S], mask[B * S];
     fill_ids(ids, mask, B, S, c.vocab_size);
@@ -171,7 +185,10 @@ Test(int8, matches_the_reference_of_its_dequantized_weights)
     encoder_head_spec spec;
     encoder_dense_spec dense;
     make_head(&hw, &spec, &dense);
-    TEST_OK(vkb_encoder_set_head(e, &spec));
+    vkb_lock(ctx);
+    vkbert_status head = vkb_encoder_set_head(e, &spec);
+    vkb_unlock(ctx);
+    TEST_OK(head);
     encoder_batch in = {B, S, ids, NULL, mask, NULL};
     check_head(e, &hw, &in, want, want_pooled);
 
@@ -190,7 +207,7 @@ Test(int8, non_finite_weights_named)
     w.layers[0].inter_w[3 * 32 + 7] = NAN;
     vkbert_context *ctx = test_context(0);
     vkbert_encoder *e = NULL;
-    cr_assert_eq(vkb_encoder_new(ctx, &c, &w, VKBERT_PRECISION_INT8, &e),
+    cr_assert_eq(new_encoder(ctx, &c, &w, VKBERT_PRECISION_INT8, &e),
                  VKBERT_ERROR_INVALID_ARGUMENT);
     cr_assert_null(e);
     cr_assert(strstr(vkbert_last_error(ctx), "intermediate.dense.weight: row 3"), "%s",
@@ -290,7 +307,7 @@ Test(int8_base, bert_base_shape_close_to_fp32)
     double *wide = malloc(n * sizeof *wide), sentences[2][B * H];
     for (int p = 1; p >= 0; p--) { /* fp32 last: `wide` ends holding its hidden states */
         vkbert_encoder *e = NULL;
-        TEST_OK(vkb_encoder_new(ctx, &c, &w, precisions[p], &e));
+        TEST_OK(new_encoder(ctx, &c, &w, precisions[p], &e));
         TEST_OK(vkbert_encoder_forward_host(e, B, S, ids, NULL, mask, hidden[p], NULL));
         vkbert_encoder_destroy(e);
         for (size_t k = 0; k < n; k++)

@@ -60,22 +60,24 @@ typedef struct projection_source {
 } projection_source;
 
 /* Column n of W_in^T [E][H*Dp]: row h*d + t of W, scaled, for t < d. */
-static void in_projection_column(const void *source, uint32_t n, float *column)
+static bool in_projection_column(const void *source, uint32_t n, float *column)
 {
     const projection_source *s = source;
     uint32_t e = s->l->embed_dim, d = s->l->head_dim, dp = s->l->head_pitch, t = n % dp;
     const float *row = t < d ? s->w + (size_t)((n / dp) * d + t) * e : NULL;
     for (uint32_t i = 0; i < e; i++)
         column[i] = row ? row[i] * s->scale : 0.0f;
+    return true;
 }
 
 /* Column o of W_o^T [H*Dp][Ep]: row o of W, a zero at each head's padding. */
-static void out_projection_column(const void *source, uint32_t o, float *column)
+static bool out_projection_column(const void *source, uint32_t o, float *column)
 {
     const projection_source *s = source;
     uint32_t e = s->l->embed_dim, d = s->l->head_dim, dp = s->l->head_pitch;
     for (uint32_t r = 0; r < s->l->heads_width; r++)
         column[r] = r % dp < d ? s->w[(size_t)o * e + (r / dp) * d + r % dp] : 0.0f;
+    return true;
 }
 
 static vkbert_status upload_q8(vkbert_attention *layer, int z, const float *w, float scale,

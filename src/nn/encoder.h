@@ -156,6 +156,8 @@ struct vkbert_encoder {
  * caller's text. */
 vkbert_status vkb_io_status(vkbert_status content);
 
+/* The caller holds ctx's lock; the load lets it go while it converts, packs and copies on the
+ * host, and takes it again for each device step (buffers, staged copies, the attention). */
 vkbert_status vkb_encoder_new(vkbert_context *ctx, const bert_config *config,
                               const bert_weights *weights, vkbert_precision precision,
                               vkbert_encoder **out);

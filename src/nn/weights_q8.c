@@ -11,12 +11,13 @@
 #define Q8_BLOCK_BYTES 144u
 #define Q8_PIECE_BYTES ((uint64_t)1 << 20)
 
-void q8_rows_column(const void *source, uint32_t n, float *column)
+bool q8_rows_column(const void *source, uint32_t n, float *column)
 {
     const q8_rows *r = source;
     const float *row = r->w + (size_t)n * r->in;
     for (uint32_t i = 0; i < r->in; i++)
         column[i] = row[i] * r->scale;
+    return true;
 }
 
 uint64_t vkb_q8_bytes(uint32_t k, uint32_t ldb)
@@ -53,7 +54,9 @@ static vkbert_status pack_groups(vkbert_context *ctx, const q8_matrix *m, uint32
             uint32_t n = (first + g) * 4 + j;
             bool present = n < m->n;
             if (present) {
-                m->column(m->source, n, s->column);
+                if (!m->column(m->source, n, s->column))
+                    return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "%s: row %u cannot be read",
+                                    m->name, n);
                 if (!q8_quantize_row(s->column, m->k, s->quants, s->scales))
                     return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
                                     "%s: row %u holds a value that is not finite", m->name, n);

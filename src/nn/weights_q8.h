@@ -6,8 +6,8 @@
 
 #include "vk/vk.h"
 
-/* Writes B[0..k)[n], column n < N of B, into `column`. */
-typedef void (*q8_column_fn)(const void *source, uint32_t n, float *column);
+/* Writes B[0..k)[n], column n < N of B, into `column`; false if the source cannot be read. */
+typedef bool (*q8_column_fn)(const void *source, uint32_t n, float *column);
 
 typedef struct q8_matrix {
     uint32_t k, n, ldb; /* B [K][N], columns padded to ldb (a multiple of 4) with zeros */
@@ -23,13 +23,13 @@ typedef struct q8_rows {
     uint32_t in;
     float scale;
 } q8_rows;
-void q8_rows_column(const void *source, uint32_t n, float *column);
+bool q8_rows_column(const void *source, uint32_t n, float *column);
 
 /* Bytes of B [k][ldb] as Q8_0 blocks: ldb / 4 column groups of ceil(k / 32) blocks. */
 uint64_t vkb_q8_bytes(uint32_t k, uint32_t ldb);
 
 /* Quantizes B and uploads it at `at` of `dst`, vkb_q8_bytes(k, ldb) bytes. A non-finite
- * weight is VKBERT_ERROR_INVALID_ARGUMENT naming m->name. */
+ * weight or an unreadable row is VKBERT_ERROR_INVALID_ARGUMENT naming m->name. */
 vkbert_status vkb_q8_upload(vkbert_context *ctx, vkb_buffer *dst, uint64_t at, const q8_matrix *m);
 
 /* W [out][in] (PyTorch's Linear) as B = W^T [in][ldb]: vkb_q8_upload of q8_rows. */
