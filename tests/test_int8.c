@@ -3,6 +3,7 @@
  * match within fp32's bound, since the device then multiplies by exactly those weights; and on
  * a BERT-base shape, int8's sentence embeddings must stay close to fp32's. */
 #include "io/bert_model.h"
+#include "io/half.h"
 #include "io/q8.h"
 #include "nn/encoder.h"
 #include "reference.h"
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static bert_config config(int hidden, int layers, int heads, int inter, int positions)
 {
@@ -246,6 +248,42 @@ Test(int8, attention_layer_through_the_public_api)
     test_weights_free(&w);
     test_weights_free(&wq);
     free(y);
+}
+
+/* An F16 file's matrices are read through bert_weights_rows, converted a row at a time into
+ * the quantizer's column: the result must be the one of the same values given as float32. */
+Test(int8, f16_folder_equals_its_values_in_memory)
+{
+    bert_config c = config(64, 1, 4, 100, 24);
+    bert_weights w;
+    char err[256], dir[] = "/tmp/vkbert_int8_XXXXXX";
+    cr_assert_eq(bert_weights_random(&c, 9, &w), 0);
+    cr_assert_not_null(mkdtemp(dir));
+    cr_assert_eq(bert_model_save(dir, &c, &w, 1, "", err, sizeof err), 0, "%s", err);
+    for (int i = 0; i < bert_tensor_count(&w); i++) { /* what the F16 file holds */
+        bert_tensor t;
+        bert_tensor_at(&c, &w, i, &t);
+        for (int64_t k = 0; k < t.shape[0] * (t.ndim == 2 ? t.shape[1] : 1); k++)
+            t.data[k] = half_to_float(float_to_half(t.data[k]));
+    }
+    vkbert_context *ctx = test_context(0);
+    vkbert_encoder_config int8 = {sizeof int8, VKBERT_PRECISION_INT8};
+    vkbert_encoder *file = NULL, *memory = NULL;
+    TEST_OK(vkbert_encoder_load(ctx, dir, &int8, &file));
+    TEST_OK(new_encoder(ctx, &c, &w, VKBERT_PRECISION_INT8, &memory));
+    enum { B = 2, S = 11 };
+    int32_t ids[B * S], mask[B * S];
+    fill_ids(ids, mask, B, S, c.vocab_size);
+    float *got = test_poisoned(B * S * 64), *want = test_poisoned(B * S * 64);
+    TEST_OK(vkbert_encoder_forward_host(file, B, S, ids, NULL, mask, got, NULL));
+    TEST_OK(vkbert_encoder_forward_host(memory, B, S, ids, NULL, mask, want, NULL));
+    cr_assert_arr_eq(got, want, sizeof(float) * B * S * 64, "the F16 file's int8 result differs");
+    vkbert_encoder_destroy(file);
+    vkbert_encoder_destroy(memory);
+    test_context_done(ctx);
+    bert_weights_free(&w);
+    test_remove_dir(dir);
+    free(got), free(want);
 }
 
 /* Roughly a trained BERT's dense weights: bell-shaped with std 1/sqrt(fan_in) (BERT-base's
