@@ -296,8 +296,7 @@ static vkbert_status attention_create(vkbert_context *ctx, int embed_dim, int nu
     vkbert_status status = STRUCT_IN(ctx, vkbert_attention_weights, out_bias, weights, &w);
     if (!status) status = STRUCT_IN(ctx, vkbert_attention_config, precision, config, &c);
     if (status) return status;
-    CHECK_ARG(ctx, c.precision == VKBERT_PRECISION_FP32 || c.precision == VKBERT_PRECISION_FP16,
-              "unknown precision");
+    CHECK_ARG(ctx, (unsigned)c.precision <= VKBERT_PRECISION_INT8, "unknown precision");
     uint32_t before = ctx->validation_count;
     status = vkb_attention_new(ctx, embed_dim, num_heads, &w, &c, out);
     return status ? status : vkb_check_validation(ctx, before);
@@ -395,8 +394,10 @@ vkbert_status vkbert_attention_timings(const vkbert_attention *layer, vkbert_tim
 
 /* ---- the BERT encoder ---- */
 
+/* `model` is the folder, read before the lock was taken; NULL when that failed with `err`. */
 static vkbert_status encoder_load(vkbert_context *ctx, const char *model_dir,
-                                  const vkbert_encoder_config *config, vkbert_encoder **out)
+                                  const vkbert_encoder_config *config, const bert_model *model,
+                                  const char *err, vkbert_encoder **out)
 {
     CHECK_ARG(ctx, model_dir && out, "model_dir or out is NULL");
     *out = NULL;
@@ -405,15 +406,10 @@ static vkbert_status encoder_load(vkbert_context *ctx, const char *model_dir,
     if (STRUCT_IN(ctx, vkbert_encoder_config, precision, config, &c))
         return VKBERT_ERROR_INVALID_ARGUMENT;
     vkbert_precision precision = c.precision;
-    CHECK_ARG(ctx, precision == VKBERT_PRECISION_FP32 || precision == VKBERT_PRECISION_FP16,
-              "unknown precision");
-    bert_model model;
-    char err[VKB_ERROR_SIZE];
-    if (bert_model_load(model_dir, &model, err, sizeof err))
-        return vkb_fail(ctx, vkb_io_status(VKBERT_ERROR_MALFORMED_FILE), "%s", err);
+    CHECK_ARG(ctx, (unsigned)precision <= VKBERT_PRECISION_INT8, "unknown precision");
+    if (!model) return vkb_fail(ctx, vkb_io_status(VKBERT_ERROR_MALFORMED_FILE), "%s", err);
     uint32_t before = ctx->validation_count;
-    vkbert_status status = vkb_encoder_new(ctx, &model.config, &model.weights, precision, out);
-    bert_model_free(&model);
+    vkbert_status status = vkb_encoder_new(ctx, &model->config, &model->weights, precision, out);
     return status ? status : vkb_check_validation(ctx, before);
 }
 
@@ -421,8 +417,14 @@ vkbert_status vkbert_encoder_load(vkbert_context *ctx, const char *model_dir,
                                   const vkbert_encoder_config *config, vkbert_encoder **out)
 {
     CHECK_HANDLE(ctx, BAD_HANDLE);
+    /* The file is mapped and checked without the lock: other calls on the context go on. */
+    bert_model model;
+    char err[VKB_ERROR_SIZE] = "";
+    bool read = model_dir && bert_model_load(model_dir, &model, err, sizeof err) == 0;
     vkb_lock(ctx);
-    return vkb_unlock_return(ctx, encoder_load(ctx, model_dir, config, out));
+    vkbert_status status = encoder_load(ctx, model_dir, config, read ? &model : NULL, err, out);
+    if (read) bert_model_free(&model);
+    return vkb_unlock_return(ctx, status);
 }
 
 void vkbert_encoder_destroy(vkbert_encoder *encoder)

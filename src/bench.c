@@ -130,7 +130,7 @@ static vkbert_status check_bench_args(vkbert_context *ctx, vkbert_precision prec
                                       vkbert_bench_result *result)
 {
     CHECK_ALIVE(ctx);
-    if (precision != VKBERT_PRECISION_FP32 && precision != VKBERT_PRECISION_FP16)
+    if ((unsigned)precision > VKBERT_PRECISION_INT8)
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "unknown precision %d", (int)precision);
     memset(result, 0, sizeof *result);
     if (runs < 1 || runs > MAX_RUNS)
@@ -169,6 +169,10 @@ static vkbert_status matmul_checked(vkbert_context *ctx, int m, int n, int k,
 {
     vkbert_status status = check_bench_args(ctx, precision, runs, result);
     if (status) return status;
+    if (precision == VKBERT_PRECISION_INT8)
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "the matmul benchmark takes fp32 or fp16; int8 weights are benchmarked "
+                        "in attention layers and encoders");
     if (m < 1 || n < 1 || k < 1 || m > 1 << 20 || n > 1 << 20 || k > 1 << 20)
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
                         "matmul %d x %d x %d: each dimension must be in [1, 2^20]", m, n, k);
@@ -435,8 +439,10 @@ static vkbert_status encoder_checked(vkbert_context *ctx,
         result->kernels[0] = (vkbert_timing){"encoder", result->gpu_median_ms};
         result->device_memory_bytes = ctx->allocated_bytes;
         int n = snprintf(result->config, sizeof result->config, "%s, %d layers, %s kernels",
-                         e->half ? "fp16 weights and attention activations" : "fp32", shape->layers,
-                         vkb_family_name(vkb_tune_family(ctx)));
+                         e->q8     ? "int8 weights"
+                         : e->half ? "fp16 weights and attention activations"
+                                   : "fp32",
+                         shape->layers, vkb_family_name(vkb_tune_family(ctx)));
         if (shape->lengths)
             snprintf(result->config + n, sizeof result->config - (size_t)n,
                      ", %d texts in batches of %d, %s", shape->texts, shape->batch,

@@ -86,27 +86,40 @@ static void assert_array(const float *got, const float *want, size_t n, rounding
                      rounded(want[i], r));
 }
 
+/* A loaded tensor read through bert_weights_rows (an F16 or BF16 matrix has no array), into a
+ * poisoned scratch, then compared with the written values. */
+static void assert_rows(const bert_weights *got, float *const *t, size_t rows, size_t cols,
+                        const float *want, rounding r, const char *what)
+{
+    float *scratch = test_poisoned(rows * cols);
+    const float *data = NULL;
+    cr_assert(bert_weights_rows(got, t, 0, rows, scratch, &data), "%s unreadable", what);
+    assert_array(data, want, rows * cols, r, what);
+    free(scratch);
+}
+
 /* Spelled out field by field rather than through bert_tensor_at, so that a slip in the
  * library's tables cannot hide itself. */
-static void assert_layer(const bert_layer_weights *g, const bert_layer_weights *w, size_t h,
+static void assert_layer(const bert_weights *got, int l, const bert_layer_weights *w, size_t h,
                          size_t i, rounding r)
 {
-    assert_array(g->q_w, w->q_w, h * h, r, "q_w");
-    assert_array(g->q_b, w->q_b, h, r, "q_b");
-    assert_array(g->k_w, w->k_w, h * h, r, "k_w");
-    assert_array(g->k_b, w->k_b, h, r, "k_b");
-    assert_array(g->v_w, w->v_w, h * h, r, "v_w");
-    assert_array(g->v_b, w->v_b, h, r, "v_b");
-    assert_array(g->attn_out_w, w->attn_out_w, h * h, r, "attn_out_w");
-    assert_array(g->attn_out_b, w->attn_out_b, h, r, "attn_out_b");
-    assert_array(g->attn_ln_gamma, w->attn_ln_gamma, h, r, "attn_ln_gamma");
-    assert_array(g->attn_ln_beta, w->attn_ln_beta, h, r, "attn_ln_beta");
-    assert_array(g->inter_w, w->inter_w, i * h, r, "inter_w");
-    assert_array(g->inter_b, w->inter_b, i, r, "inter_b");
-    assert_array(g->out_w, w->out_w, h * i, r, "out_w");
-    assert_array(g->out_b, w->out_b, h, r, "out_b");
-    assert_array(g->out_ln_gamma, w->out_ln_gamma, h, r, "out_ln_gamma");
-    assert_array(g->out_ln_beta, w->out_ln_beta, h, r, "out_ln_beta");
+    const bert_layer_weights *g = &got->layers[l];
+    assert_rows(got, &g->q_w, h, h, w->q_w, r, "q_w");
+    assert_rows(got, &g->q_b, 1, h, w->q_b, r, "q_b");
+    assert_rows(got, &g->k_w, h, h, w->k_w, r, "k_w");
+    assert_rows(got, &g->k_b, 1, h, w->k_b, r, "k_b");
+    assert_rows(got, &g->v_w, h, h, w->v_w, r, "v_w");
+    assert_rows(got, &g->v_b, 1, h, w->v_b, r, "v_b");
+    assert_rows(got, &g->attn_out_w, h, h, w->attn_out_w, r, "attn_out_w");
+    assert_rows(got, &g->attn_out_b, 1, h, w->attn_out_b, r, "attn_out_b");
+    assert_rows(got, &g->attn_ln_gamma, 1, h, w->attn_ln_gamma, r, "attn_ln_gamma");
+    assert_rows(got, &g->attn_ln_beta, 1, h, w->attn_ln_beta, r, "attn_ln_beta");
+    assert_rows(got, &g->inter_w, i, h, w->inter_w, r, "inter_w");
+    assert_rows(got, &g->inter_b, 1, i, w->inter_b, r, "inter_b");
+    assert_rows(got, &g->out_w, h, i, w->out_w, r, "out_w");
+    assert_rows(got, &g->out_b, 1, h, w->out_b, r, "out_b");
+    assert_rows(got, &g->out_ln_gamma, 1, h, w->out_ln_gamma, r, "out_ln_gamma");
+    assert_rows(got, &g->out_ln_beta, 1, h, w->out_ln_beta, r, "out_ln_beta");
 }
 
 static void assert_model(const bert_model *m, const bert_config *c, const bert_weights *w,
@@ -122,17 +135,17 @@ static void assert_model(const bert_model *m, const bert_config *c, const bert_w
     cr_assert_str_eq(g->hidden_act, "gelu");
     size_t h = (size_t)c->hidden_size, i = (size_t)c->intermediate_size;
     const bert_weights *got = &m->weights;
-    assert_array(got->word, w->word, (size_t)c->vocab_size * h, r, "word");
-    assert_array(got->position, w->position, (size_t)c->max_position_embeddings * h, r, "pos");
-    assert_array(got->token_type, w->token_type, (size_t)c->type_vocab_size * h, r, "type");
-    assert_array(got->ln_gamma, w->ln_gamma, h, r, "ln_gamma");
-    assert_array(got->ln_beta, w->ln_beta, h, r, "ln_beta");
+    assert_rows(got, &got->word, (size_t)c->vocab_size, h, w->word, r, "word");
+    assert_rows(got, &got->position, (size_t)c->max_position_embeddings, h, w->position, r, "pos");
+    assert_rows(got, &got->token_type, (size_t)c->type_vocab_size, h, w->token_type, r, "type");
+    assert_rows(got, &got->ln_gamma, 1, h, w->ln_gamma, r, "ln_gamma");
+    assert_rows(got, &got->ln_beta, 1, h, w->ln_beta, r, "ln_beta");
     cr_assert_eq(got->num_layers, c->num_hidden_layers);
     for (int l = 0; l < c->num_hidden_layers; l++)
-        assert_layer(&got->layers[l], &w->layers[l], h, i, r);
+        assert_layer(got, l, &w->layers[l], h, i, r);
     cr_assert_eq(got->has_pooler, 1);
-    assert_array(got->pooler_w, w->pooler_w, h * h, r, "pooler_w");
-    assert_array(got->pooler_b, w->pooler_b, h, r, "pooler_b");
+    assert_rows(got, &got->pooler_w, h, h, w->pooler_w, r, "pooler_w");
+    assert_rows(got, &got->pooler_b, 1, h, w->pooler_b, r, "pooler_b");
 }
 
 static void assert_loads_as(const bert_config *c, const bert_weights *w, rounding r)
@@ -164,8 +177,9 @@ typedef struct edit {
     const char *transpose;    /* its 2-D shape swapped, data unchanged */
     const char *retype;       /* marked I32 (same size as F32) */
     const char *rename_from, *rename_to;
-    int to_bf16; /* every F32 tensor truncated to BF16 */
-    int extra;   /* adds cls.predictions.bias [vocab] */
+    int to_bf16;  /* every F32 tensor truncated to BF16 */
+    int misalign; /* a 2-byte tensor first, so that every F32 one is misaligned */
+    int extra;    /* adds cls.predictions.bias [vocab] */
 } edit;
 
 static int matches(const char *a, const char *b)
@@ -222,9 +236,14 @@ static void rewrite(const edit *ed)
     tmp_path(path, "model.safetensors");
     st_file f;
     cr_assert_eq(st_load(path, &f, err, sizeof err), 0, "%s", err);
-    uint8_t *data = malloc(f.size + 30 * 4);
+    uint8_t *data = malloc(f.size + 30 * 4 + 2);
     size_t used = 0;
     cJSON *root = cJSON_CreateObject();
+    if (ed->misalign) {
+        memset(data, 0, 2);
+        add_entry(root, "cls.pad", "BF16", 1, (int64_t[]){1}, 0, 2);
+        used = 2;
+    }
     for (int i = 0; i < f.count; i++) {
         const st_tensor *t = &f.tensors[i];
         if (matches(ed->drop, t->name) || matches(ed->drop2, t->name)) continue;
@@ -293,15 +312,17 @@ static int in_file(const bert_weights *w, const float *data, size_t count)
     return w->mapping && at >= base && at + count * sizeof *data <= base + w->mapping_size;
 }
 
-/* Where each array lives: in the mapped file for F32 data (st_save keeps it 4-byte aligned),
- * in a copy of its own for F16. */
-static void assert_in_file(const bert_model *m, int expected)
+/* Where each array lives: in the mapped file for F32 data (st_save keeps it 4-byte aligned).
+ * For F16, no matrix has an array (their readers convert rows from the file, so no float32
+ * copy of the model is made) and each vector a copy of its own. */
+static void assert_in_file(const bert_model *m, int f32)
 {
     for (int i = 0; i < bert_tensor_count(&m->weights); i++) {
         bert_tensor t;
         bert_tensor_at(&m->config, &m->weights, i, &t);
         size_t n = (size_t)t.shape[0] * (size_t)(t.ndim == 2 ? t.shape[1] : 1);
-        cr_assert_eq(in_file(&m->weights, t.data, n), expected, "%s", t.name);
+        cr_assert_eq(in_file(&m->weights, t.data, n), f32, "%s", t.name);
+        if (!f32) cr_assert_eq(t.data == NULL, t.ndim == 2, "%s", t.name);
     }
 }
 
@@ -323,6 +344,60 @@ Test(bert_model, f32_read_in_place_and_released)
         }
         bert_weights_release_all(&m.weights);
         assert_model(&m, &c, &w, f16 ? TO_F16 : EXACT);
+        bert_model_free(&m);
+        bert_weights_free(&w);
+    }
+}
+
+/* Rows [first, first + n) of tensor t, in pieces of 7 rows at every offset, equal the written
+ * ones; a range past the end, and a conversion without scratch, are refused. */
+static void assert_pieces(const bert_weights *got, float *const *t, size_t rows, size_t cols,
+                          const float *want, rounding r, int in_place, const char *what)
+{
+    float *scratch = test_poisoned(7 * cols);
+    const float *data;
+    for (size_t first = 0; first < rows; first += 3) {
+        size_t n = rows - first < 7 ? rows - first : 7;
+        cr_assert(bert_weights_rows(got, t, first, n, scratch, &data), "%s", what);
+        cr_assert_eq(data == scratch, !in_place, "%s", what);
+        assert_array(data, want + first * cols, n * cols, r, what);
+    }
+    cr_assert(!bert_weights_rows(got, t, rows - 1, 2, scratch, &data), "%s", what);
+    cr_assert_null(data);
+    cr_assert(!bert_weights_rows(got, t, rows + 1, 0, scratch, &data), "%s", what);
+    cr_assert_eq(bert_weights_rows(got, t, 0, 1, NULL, &data), in_place, "%s", what);
+    free(scratch);
+}
+
+/* Every dtype the loader takes goes through the same hook; only aligned F32 lies in place. */
+Test(bert_model, rows_in_pieces_every_dtype)
+{
+    static const struct {
+        int f16;
+        edit ed;
+        rounding r;
+    } kinds[] = {{0, {0}, EXACT},
+                 {1, {0}, TO_F16},
+                 {0, {.to_bf16 = 1}, TO_BF16},
+                 {0, {.misalign = 1}, EXACT}};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        bert_config c;
+        bert_weights w;
+        save_small(&c, &w, kinds[k].f16, NULL);
+        rewrite(&kinds[k].ed);
+        char err[512] = "";
+        bert_model m;
+        cr_assert_eq(bert_model_load(tmpdir, &m, err, sizeof err), 0, "%s", err);
+        const bert_weights *g = &m.weights;
+        int in_place = k == 0;
+        assert_pieces(g, &g->word, 30, 20, w.word, kinds[k].r, in_place, "word");
+        assert_pieces(g, &g->layers[1].out_w, 20, 36, w.layers[1].out_w, kinds[k].r, in_place,
+                      "out_w");
+        /* A vector is one row, in an array of its own when converted. */
+        assert_pieces(g, &g->layers[1].inter_b, 1, 36, w.layers[1].inter_b, kinds[k].r, 1,
+                      "inter_b");
+        const float *data;
+        cr_assert(!bert_weights_rows(g, &w.word, 0, 1, NULL, &data), "not a tensor of m");
         bert_model_free(&m);
         bert_weights_free(&w);
     }

@@ -1,6 +1,7 @@
 /* The BERT encoder end to end: a random HuggingFace folder written by the test, loaded by the
  * library, run on padded batches, against the double-precision BertModel reference. */
 #include "io/bert_model.h"
+#include "io/half.h"
 #include "nn/encoder.h"
 #include "reference_bert.h"
 #include "support.h"
@@ -29,8 +30,8 @@ static bert_config config(int hidden, int layers, int heads, int inter)
 }
 
 /* Random weights written as a HuggingFace folder in a new temp dir (`dir` must hold a
- * mkdtemp template); with f16 the weights are read back, so the reference uses what the file
- * holds. */
+ * mkdtemp template); with f16 the weights are rounded to binary16 as the file holds them, so
+ * the reference uses the file's values. */
 static void write_model(const bert_config *c, uint64_t seed, int f16, const char *prefix, char *dir,
                         bert_weights *w)
 {
@@ -38,11 +39,13 @@ static void write_model(const bert_config *c, uint64_t seed, int f16, const char
     cr_assert_eq(bert_weights_random(c, seed, w), 0);
     cr_assert_not_null(mkdtemp(dir));
     cr_assert_eq(bert_model_save(dir, c, w, f16, prefix, err, sizeof err), 0, "%s", err);
-    if (!f16) return;
-    bert_model saved;
-    cr_assert_eq(bert_model_load(dir, &saved, err, sizeof err), 0, "%s", err);
-    bert_weights_free(w);
-    *w = saved.weights;
+    for (int i = 0; f16 && i < bert_tensor_count(w); i++) {
+        bert_tensor t;
+        bert_tensor_at(c, w, i, &t);
+        size_t n = (size_t)t.shape[0] * (size_t)(t.ndim == 2 ? t.shape[1] : 1);
+        for (size_t k = 0; k < n; k++)
+            t.data[k] = half_to_float(float_to_half(t.data[k]));
+    }
 }
 
 /* Mean pooling over the unmasked tokens of the reference's hidden states, and normalized. */
@@ -293,7 +296,10 @@ Test(encoder, multilingual_vocabulary_over_the_devices_range)
     bert_weights w;
     cr_assert_eq(bert_weights_random(&c, 43, &w), 0);
     vkbert_encoder *encoder = NULL;
-    TEST_OK(vkb_encoder_new(ctx, &c, &w, VKBERT_PRECISION_FP32, &encoder));
+    vkb_lock(ctx); /* held by its callers: the load lets it go around host work */
+    vkbert_status loaded = vkb_encoder_new(ctx, &c, &w, VKBERT_PRECISION_FP32, &encoder);
+    vkb_unlock(ctx);
+    TEST_OK(loaded);
     uint64_t row = 288 * 4, range = ctx->props.limits.maxStorageBufferRange;
     if (range < (uint64_t)c.vocab_size * row) cr_assert_geq(encoder->word_chunks, 2u);
     check_chunk_edges(encoder, &c, &w, encoder->word_rows, 1e-4);

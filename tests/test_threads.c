@@ -1,12 +1,17 @@
 /* Threads and lifetimes: forward passes from 4 threads at once, each on its own context, all
  * checked against double; and 200 contexts and layers made and destroyed, with host memory
  * flat and no Vulkan object left alive (the validation layer's object tracker reports any at
- * device destruction, which test_context_done turns into a failure). */
+ * device destruction, which test_context_done turns into a failure); and a model load that
+ * leaves its context to other calls while it reads the folder. */
+#include "st_folder.h"
 #include "support.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define THREADS 4
@@ -202,4 +207,80 @@ Test(threads, two_hundred_contexts_and_layers)
     if (!SANITIZED_ADDRESS)
         cr_assert_lt(grown, 4096, "resident memory grew by %ld KiB over 180 rounds", grown);
     test_weights_free(&w);
+}
+
+/* ---- a load leaves the context to other calls while it reads the folder (issue 13) ---- */
+
+typedef struct loader {
+    vkbert_context *ctx;
+    const char *dir;
+    int model; /* vkbert_model_load, else vkbert_encoder_load */
+    vkbert_status status;
+    atomic_int done;
+    vkbert_encoder *encoder;
+    vkbert_model *m;
+} loader;
+
+static void *run_loader(void *arg)
+{
+    loader *l = arg;
+    l->status = l->model ? vkbert_model_load(l->ctx, l->dir, NULL, &l->m)
+                         : vkbert_encoder_load(l->ctx, l->dir, NULL, &l->encoder);
+    atomic_store(&l->done, 1);
+    return NULL;
+}
+
+/* A small call on ctx: a tensor made, written, read back and destroyed. */
+static void small_call(vkbert_context *ctx)
+{
+    float in[6] = {1, -2, 3, -4, 5, -6}, out[6] = {0};
+    vkbert_tensor *t = NULL;
+    TEST_OK(vkbert_tensor_create(ctx, 2, (int64_t[]){2, 3}, &t));
+    TEST_OK(vkbert_tensor_write(ctx, t, in, 6));
+    TEST_OK(vkbert_tensor_read(ctx, t, out, 6));
+    vkbert_tensor_destroy(ctx, t);
+    cr_assert_eq(memcmp(in, out, sizeof in), 0);
+}
+
+/* config.json is a FIFO: the loader, once it opens it, reads until the test has written the
+ * real file and closed it. Meanwhile another call on the same context must complete; were the
+ * lock held for the load, it would wait forever (the timeout fails the test). Events are
+ * ordered by the FIFO, not by durations. */
+Test(threads, a_load_leaves_the_context_to_other_calls, .timeout = 120)
+{
+    static const char *const vocab[] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "cat"};
+    vkbert_context *ctx = test_context(0);
+    for (int model = 0; model < 2; model++) {
+        char dir[] = "/tmp/vkbert_load_XXXXXX", fifo[64], real[64], text[4096];
+        cr_assert_not_null(mkdtemp(dir));
+        bert_config c = st_folder_small_config(6, 0);
+        st_folder_write_bert(dir, &c, 11, vocab, 6, NULL);
+        snprintf(fifo, sizeof fifo, "%s/config.json", dir);
+        snprintf(real, sizeof real, "%s/config.real", dir);
+        test_read_text(fifo, text, sizeof text);
+        cr_assert_eq(rename(fifo, real), 0);
+        cr_assert_eq(mkfifo(fifo, 0600), 0);
+        loader l = {.ctx = ctx, .dir = dir, .model = model};
+        pthread_t thread;
+        cr_assert_eq(pthread_create(&thread, NULL, run_loader, &l), 0);
+        /* Returns once the loader has opened the other end: it is reading the folder. */
+        FILE *f = fopen(fifo, "w");
+        cr_assert_not_null(f);
+        small_call(ctx);
+        cr_assert_eq(atomic_load(&l.done), 0, "the load ended before it could read config.json");
+        /* The real file replaces the FIFO before the loader sees its end: a second read of
+         * config.json (the tokenizer's and the model's) opens the file. */
+        fputs(text, f);
+        cr_assert_eq(fflush(f), 0);
+        cr_assert_eq(rename(real, fifo), 0);
+        cr_assert_eq(fclose(f), 0);
+        cr_assert_eq(pthread_join(thread, NULL), 0);
+        cr_assert_eq(l.status, VKBERT_OK, "%s", vkbert_last_error(ctx));
+        cr_assert(model ? vkbert_model_dimension(l.m) == c.hidden_size
+                        : vkbert_encoder_hidden_size(l.encoder) == c.hidden_size);
+        vkbert_model_destroy(l.m);
+        vkbert_encoder_destroy(l.encoder);
+        test_remove_dir(dir);
+    }
+    test_context_done(ctx);
 }

@@ -92,7 +92,8 @@ class Attention(Made):
     weights maps the reference layer's state_dict keys (q_proj.weight [E,E], q_proj.bias [E],
     k_proj.*, v_proj.*, out_proj.*) to arrays, or is a MultiheadAttention state_dict
     (in_proj_weight, in_proj_bias, out_proj.*). Floating arrays of any precision are taken as
-    float32. precision: "fp32" or "fp16" (weights and activations stored as fp16)."""
+    float32. precision: "fp32", "fp16" (weights and activations stored as fp16) or "int8"
+    (weights as int8 blocks of 32 with an fp32 scale each)."""
 
     def __init__(self, embed_dim, num_heads, weights, precision="fp32", *, device=None,
                  context=None):

@@ -94,7 +94,7 @@ lib = _load()
 
 STATUS_NOT_READY = 10  # not an error (vkbert_job_poll)
 
-PRECISIONS = {"fp32": 0, "fp16": 1}
+PRECISIONS = {"fp32": 0, "fp16": 1, "int8": 2}
 
 DTYPE_FLOAT32, DTYPE_BOOL, DTYPE_UINT8, DTYPE_INT32, DTYPE_INT64 = 0, 1, 2, 3, 4
 

@@ -61,8 +61,8 @@ class Model(Made):
     pooling, Dense, Normalize, prompts; or a sequence classifier's head).
 
     device: an index or a name substring for a context of the model's own (None: the best
-    device, or VKBERT_DEVICE); context: a shared vkbert.Context instead. precision: "fp32" or
-    "fp16" (dense weights stored as fp16)."""
+    device, or VKBERT_DEVICE); context: a shared vkbert.Context instead. precision: "fp32",
+    "fp16" (dense weights stored as fp16) or "int8" (dense weights as int8 blocks)."""
 
     def __init__(self, path, device=None, precision="fp32", *, context=None):
         folder = os.fsencode(path)

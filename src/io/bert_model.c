@@ -187,6 +187,7 @@ void bert_weights_free(bert_weights *w)
     for (int i = 0; i < n; i++)
         if (!in_mapping(w, *slot_of(w, i, 1).data)) free(*slot_of(w, i, 1).data);
     free(w->layers);
+    free(w->sources);
     plat_unmap(w->mapping, w->mapping_size);
     memset(w, 0, sizeof *w);
 }
@@ -194,6 +195,37 @@ void bert_weights_free(bert_weights *w)
 void bert_weights_release(const bert_weights *w, const float *data, size_t count)
 {
     if (w && in_mapping(w, data)) plat_release_pages(data, count * sizeof *data);
+}
+
+static int slot_index(const bert_weights *w, float *const *tensor)
+{
+    for (int i = 0; i < bert_tensor_count(w); i++)
+        if (slot_at(w, i).data == tensor) return i;
+    return -1;
+}
+
+bool bert_weights_rows(const bert_weights *w, float *const *tensor, uint64_t first_row,
+                       uint64_t rows, float *scratch, const float **out)
+{
+    *out = NULL;
+    int i = w && tensor ? slot_index(w, tensor) : -1;
+    if (i < 0) return false;
+    bert_tensor t;
+    bert_tensor_at(&w->sizes, w, i, &t);
+    uint64_t cols = t.ndim == 2 ? (uint64_t)t.shape[1] : (uint64_t)t.shape[0];
+    uint64_t count = t.ndim == 2 ? (uint64_t)t.shape[0] : 1;
+    if (first_row > count || rows > count - first_row) return false;
+    if (t.data) {
+        *out = t.data + first_row * cols;
+        return true;
+    }
+    const bert_source *s = i < w->source_count ? &w->sources[i] : NULL;
+    if (!s || !s->data || !scratch) return false;
+    size_t item = s->dtype == ST_F64 ? 8 : s->dtype == ST_F32 ? 4 : 2;
+    const char *at = (const char *)s->data + first_row * cols * item;
+    if (st_convert_f32(s->dtype, at, rows * cols, scratch) != 0) return false;
+    *out = scratch;
+    return true;
 }
 
 void bert_weights_release_all(const bert_weights *w)
@@ -215,6 +247,7 @@ static int weights_init(const bert_config *c, int has_pooler, int has_classifier
     w->layers = calloc((size_t)c->num_hidden_layers, sizeof *w->layers);
     if (!w->layers) return -1;
     w->num_layers = c->num_hidden_layers;
+    w->sizes = *c;
     w->has_pooler = has_pooler;
     w->has_classifier = has_classifier;
     return 0;
@@ -364,16 +397,22 @@ static int check_tensors(const err_ctx *e, const st_file *f, const char *prefix,
 
 /* An F32 tensor at a float's alignment is used where it lies in the mapping: copying it would
  * cost a pass over the model and a second host copy of it (safetensors data is little-endian,
- * as the hosts we build for). Others become float32 arrays of their own. */
+ * as the hosts we build for). Other matrices stay in the file, converted rows at a time by
+ * their reader (bert_weights_rows); other vectors, a few kilobytes, become float32 arrays. */
 static int load_tensor(const err_ctx *e, const st_file *f, const char *prefix, const bert_tensor *t,
-                       bert_weights *w, float **dst)
+                       bert_weights *w, int i)
 {
+    float **dst = slot_at(w, i).data;
     const st_tensor *s = matching_tensor(e, f, prefix, t);
     if (!s) return -1;
+    uint64_t rows = t->ndim == 2 ? (uint64_t)t->shape[0] : 1;
+    if (w->mapping)
+        w->sources[i] = (bert_source){s->dtype, s->data, rows, tensor_elements(t) / rows};
     if (w->mapping && s->dtype == ST_F32 && (uintptr_t)s->data % _Alignof(float) == 0) {
         *dst = (float *)s->data; /* read-only, as bert_weights says */
         return 0;
     }
+    if (w->mapping && t->ndim == 2) return 0;
     *dst = malloc(tensor_elements(t) * sizeof **dst);
     if (!*dst) return io_fail_oom(e, "out of memory for tensor '%s'", s->name);
     return st_to_f32(s, *dst);
@@ -403,8 +442,12 @@ static int load_weights(const err_ctx *e, st_file *f, const bert_config *c, bert
     /* BertForSequenceClassification classifies the pooler's output, so it must be there. */
     int has_pooler = has_classifier || st_find(f, pooler) != NULL;
     if (check_tensors(e, f, prefix, c, has_pooler, has_classifier) != 0) return -1;
-    if (weights_init(c, has_pooler, has_classifier, w) != 0)
+    if (weights_init(c, has_pooler, has_classifier, w) != 0 ||
+        !(w->sources = calloc((size_t)bert_tensor_count(w), sizeof *w->sources))) {
+        bert_weights_free(w);
         return io_fail_oom(e, "out of memory for the weights");
+    }
+    w->source_count = bert_tensor_count(w);
     if (f->mapped) {
         w->mapping = f->buffer;
         w->mapping_size = f->size;
@@ -413,7 +456,7 @@ static int load_weights(const err_ctx *e, st_file *f, const bert_config *c, bert
     for (int i = 0; i < bert_tensor_count(w); i++) {
         bert_tensor t;
         bert_tensor_at(c, w, i, &t);
-        if (load_tensor(e, f, prefix, &t, w, slot_at(w, i).data) != 0) {
+        if (load_tensor(e, f, prefix, &t, w, i) != 0) {
             bert_weights_free(w);
             return -1;
         }

@@ -5,6 +5,9 @@
 #ifndef VKBERT_IO_BERT_MODEL_H
 #define VKBERT_IO_BERT_MODEL_H
 
+#include "safetensors.h"
+
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,7 +63,21 @@ typedef struct bert_weights {
      * NULL when every array is allocated. bert_weights_free unmaps it. */
     const void *mapping;
     size_t mapping_size;
+    /* [bert_tensor_count] in bert_tensor_at's order, set by bert_model_load (NULL otherwise):
+     * where each tensor's data lies in the mapping and its dtype. A matrix (2-D tensor) that is
+     * not an aligned F32 one has a NULL array and is read only through bert_weights_rows, so
+     * that an F16 or BF16 model never has a whole float32 copy in host memory. */
+    struct bert_source *sources;
+    int source_count;
+    bert_config sizes; /* the config the arrays were made for: their shapes */
 } bert_weights;
+
+/* A tensor's data as the file holds it. */
+typedef struct bert_source {
+    st_dtype dtype;      /* ST_F32, ST_F16, ST_BF16 or ST_F64 */
+    const void *data;    /* in bert_weights.mapping; any alignment */
+    uint64_t rows, cols; /* a vector is one row */
+} bert_source;
 
 typedef struct bert_model {
     bert_config config;
@@ -90,8 +107,9 @@ int bert_config_save(const char *path, const bert_config *c, const char *const *
 
 /* Reads dir/config.json and dir/model.safetensors (F32, F16, BF16 or F64 tensors, HF names,
  * optionally all under "bert."; tensors it does not use are ignored). Aligned F32 tensors are
- * read in place from the mapped file (weights.mapping), the others converted to float32
- * copies. The classifier loads
+ * read in place from the mapped file (weights.mapping); other vectors are converted to
+ * float32 copies and other matrices left NULL, to be read with bert_weights_rows. The
+ * classifier loads
  * when config.json's architecture is BertForSequenceClassification and the file holds
  * classifier.weight; then the pooler and classifier.bias must be there too. Any other BertFor*
  * head is ignored, as AutoModel does. A folder with pytorch_model.bin and no
@@ -105,6 +123,14 @@ void bert_weights_free(bert_weights *w);
  * in the mapping, its pages leave the resident set (they are read from the file again when
  * touched). No effect on allocated arrays. */
 void bert_weights_release(const bert_weights *w, const float *data, size_t count);
+/* Rows [first_row, first_row + rows) of one of w's tensors as float32, `tensor` naming it by
+ * the address of its array in w (&w->word, &w->layers[l].q_w, ...); a vector is one row. Sets
+ * *out to the rows where they lie (the array, or the mapping for an aligned F32 matrix) or, for
+ * F16, BF16, F64 or misaligned F32 data, converts them into scratch (rows x cols floats) and
+ * sets *out to scratch. False (and *out NULL) for a tensor that is not w's, a range past its
+ * rows, or an absent one (no pooler, no classifier). Reads only; safe from several threads. */
+bool bert_weights_rows(const bert_weights *w, float *const *tensor, uint64_t first_row,
+                       uint64_t rows, float *scratch, const float **out);
 /* The same for the whole mapping: also the pages a read of a small neighbouring array brought
  * back (a fault maps a whole large folio of the page cache, not just one page). */
 void bert_weights_release_all(const bert_weights *w);

@@ -306,16 +306,29 @@ static float element_to_f32(st_dtype dtype, const uint8_t *p)
     }
 }
 
+int st_convert_f32(st_dtype dtype, const void *data, size_t count, float *out)
+{
+    if ((!data || !out) && count) return -1;
+    if (dtype != ST_F32 && dtype != ST_F16 && dtype != ST_BF16 && dtype != ST_F64) return -1;
+    size_t item = dtype_size(dtype);
+    const uint8_t *p = data;
+    /* The loader's hot loop on a BF16 or F16 model: one dtype test per call, not per element. */
+    if (dtype == ST_BF16)
+        for (size_t i = 0; i < count; i++)
+            out[i] = bf16_to_float((uint16_t)(p[2 * i] | p[2 * i + 1] << 8));
+    else if (dtype == ST_F16)
+        for (size_t i = 0; i < count; i++)
+            out[i] = half_to_float((uint16_t)(p[2 * i] | p[2 * i + 1] << 8));
+    else
+        for (size_t i = 0; i < count; i++)
+            out[i] = element_to_f32(dtype, p + i * item);
+    return 0;
+}
+
 int st_to_f32(const st_tensor *tensor, float *out)
 {
-    if (!tensor || (!out && tensor->count)) return -1;
-    st_dtype dt = tensor->dtype;
-    if (dt != ST_F32 && dt != ST_F16 && dt != ST_BF16 && dt != ST_F64) return -1;
-    size_t item = dtype_size(dt);
-    const uint8_t *p = tensor->data;
-    for (size_t i = 0; i < tensor->count; i++)
-        out[i] = element_to_f32(dt, p + i * item);
-    return 0;
+    if (!tensor) return -1;
+    return st_convert_f32(tensor->dtype, tensor->data, tensor->count, out);
 }
 
 /* ---- writing ---- */

@@ -44,6 +44,8 @@ const st_tensor *st_find(const st_file *file, const char *name);
 
 /* Converts F32, F16, BF16 or F64 data to float32 into out[tensor->count]; -1 for other dtypes. */
 int st_to_f32(const st_tensor *tensor, float *out);
+/* The same for `count` elements of `dtype` at `data` (any alignment), e.g. some rows of one. */
+int st_convert_f32(st_dtype dtype, const void *data, size_t count, float *out);
 
 /* Writes a safetensors file of float32 or float16 tensors (for tests and tools).
  * dtypes[i] is ST_F32 or ST_F16; data[i] is float32 host data, converted when F16. */

@@ -3,6 +3,7 @@
 #include "nn/attention.h"
 
 #include "io/half.h"
+#include "nn/weights_q8.h"
 #include "tune.h"
 
 #include <math.h>
@@ -50,6 +51,55 @@ static size_t weight_elements(const vkbert_attention *l)
     return in > out ? in : out;
 }
 
+/* The same layouts quantized (VKBERT_PRECISION_INT8): B's columns are W's rows, each
+ * quantized along the input dimension, the heads' padding zero. */
+typedef struct projection_source {
+    const vkbert_attention *l;
+    const float *w;
+    float scale;
+} projection_source;
+
+/* Column n of W_in^T [E][H*Dp]: row h*d + t of W, scaled, for t < d. */
+static bool in_projection_column(const void *source, uint32_t n, float *column)
+{
+    const projection_source *s = source;
+    uint32_t e = s->l->embed_dim, d = s->l->head_dim, dp = s->l->head_pitch, t = n % dp;
+    const float *row = t < d ? s->w + (size_t)((n / dp) * d + t) * e : NULL;
+    for (uint32_t i = 0; i < e; i++)
+        column[i] = row ? row[i] * s->scale : 0.0f;
+    return true;
+}
+
+/* Column o of W_o^T [H*Dp][Ep]: row o of W, a zero at each head's padding. */
+static bool out_projection_column(const void *source, uint32_t o, float *column)
+{
+    const projection_source *s = source;
+    uint32_t e = s->l->embed_dim, d = s->l->head_dim, dp = s->l->head_pitch;
+    for (uint32_t r = 0; r < s->l->heads_width; r++)
+        column[r] = r % dp < d ? s->w[(size_t)o * e + (r / dp) * d + r % dp] : 0.0f;
+    return true;
+}
+
+static vkbert_status upload_q8(vkbert_attention *layer, int z, const float *w, float scale,
+                               const char *name)
+{
+    projection_source source = {layer, w, scale};
+    uint32_t e = layer->embed_dim, width = layer->heads_width;
+    q8_matrix in = {e, width, width, in_projection_column, &source, name};
+    q8_matrix out = {width, e, layer->pitch, out_projection_column, &source, name};
+    return vkb_q8_upload(layer->ctx, &layer->weights, layer->weight_block * z, z < 3 ? &in : &out);
+}
+
+/* Bytes of one weight block: [E][H*Dp] for an input projection, [H*Dp][Ep] for the output
+ * one, fp32, fp16 or Q8_0. */
+static uint64_t weight_bytes(const vkbert_attention *l)
+{
+    if (!l->q8) return weight_elements(l) * (l->half ? 2 : 4);
+    uint64_t in = vkb_q8_bytes(l->embed_dim, l->heads_width);
+    uint64_t out = vkb_q8_bytes(l->heads_width, l->pitch);
+    return in > out ? in : out;
+}
+
 static vkbert_status check_finite(vkbert_context *ctx, const float *data, size_t count,
                                   const char *name)
 {
@@ -57,6 +107,21 @@ static vkbert_status check_finite(vkbert_context *ctx, const float *data, size_t
         if (!isfinite(data[i]))
             return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "%s[%zu] is not finite", name, i);
     return VKBERT_OK;
+}
+
+/* Weight block z packed as fp32 into `packed`, uploaded as fp16 through `halves` when given. */
+static vkbert_status upload_packed(vkbert_attention *layer, int z, const float *w, float scale,
+                                   float *packed, uint16_t *halves)
+{
+    size_t elems = weight_elements(layer);
+    if (z < 3)
+        pack_in_projection(layer, w, scale, packed);
+    else
+        pack_out_projection(layer, w, packed);
+    for (size_t i = 0; halves && i < elems; i++)
+        halves[i] = float_to_half(packed[i]);
+    return vkb_buffer_upload(layer->ctx, &layer->weights, layer->weight_block * z,
+                             halves ? (const void *)halves : packed, elems * (halves ? 2 : 4));
 }
 
 static vkbert_status upload_weights(vkbert_attention *layer, const vkbert_attention_weights *w)
@@ -77,7 +142,8 @@ static vkbert_status upload_weights(vkbert_attention *layer, const vkbert_attent
         if (!status) status = check_finite(ctx, biases[z], e, names[z][1]);
         if (status) return status;
     }
-    size_t elems = weight_elements(layer);
+    /* Q8_0 quantizes through a bounded scratch of its own: packed holds a bias. */
+    size_t elems = layer->q8 ? layer->bias_block / 4 : weight_elements(layer);
     float *packed = calloc(elems, sizeof *packed);
     uint16_t *halves = layer->half ? malloc(elems * sizeof *halves) : NULL;
     if (!packed || (layer->half && !halves)) {
@@ -88,15 +154,10 @@ static vkbert_status upload_weights(vkbert_attention *layer, const vkbert_attent
     vkbert_status status = VKBERT_OK;
     for (int z = 0; z < 4 && !status; z++) {
         float scale = z == 0 ? q_scale : 1.0f;
-        if (z < 3)
-            pack_in_projection(layer, weights[z], scale, packed);
+        if (layer->q8)
+            status = upload_q8(layer, z, weights[z], scale, names[z][0]);
         else
-            pack_out_projection(layer, weights[z], packed);
-        for (size_t i = 0; halves && i < elems; i++)
-            halves[i] = float_to_half(packed[i]);
-        status =
-            vkb_buffer_upload(ctx, &layer->weights, layer->weight_block * z,
-                              halves ? (const void *)halves : packed, elems * (halves ? 2 : 4));
+            status = upload_packed(layer, z, weights[z], scale, packed, halves);
         memset(packed, 0, layer->bias_block);
         if (z < 3)
             pack_in_bias(layer, biases[z], scale, packed);
@@ -132,11 +193,12 @@ vkbert_status vkb_attention_new(vkbert_context *ctx, int embed_dim, int num_head
     layer->head_pitch = vkb_pitch(layer->head_dim);
     layer->heads_width = layer->heads * layer->head_pitch;
     layer->half = config && config->precision == VKBERT_PRECISION_FP16;
-    uint64_t weight_bytes = weight_elements(layer) * (layer->half ? 2 : 4);
-    layer->weight_block = (weight_bytes + 255) / 256 * 256;
+    layer->q8 = config && config->precision == VKBERT_PRECISION_INT8;
+    uint64_t block_bytes = weight_bytes(layer);
+    layer->weight_block = (block_bytes + 255) / 256 * 256;
     uint32_t widest = layer->heads_width > layer->pitch ? layer->heads_width : layer->pitch;
     layer->bias_block = ((uint64_t)widest * 4 + 255) / 256 * 256;
-    vkbert_status status = vkb_check_range(ctx, weight_bytes, "one weight matrix");
+    vkbert_status status = vkb_check_range(ctx, block_bytes, "one weight matrix");
     if (!status) status = vkb_buffer_create(ctx, 4 * layer->weight_block, &layer->weights);
     if (!status) status = vkb_buffer_create(ctx, 4 * layer->bias_block, &layer->biases);
     if (!status) status = upload_weights(layer, weights);
@@ -497,7 +559,8 @@ vkbert_status vkb_attention_forward_host(vkbert_attention *layer, int batch, int
 void vkb_attention_describe(const vkbert_attention *layer, char *out, size_t size)
 {
     const attention_plan *plan = layer->plan_count ? layer->plans[layer->last_plan] : NULL;
-    const char *precision = !layer->half         ? "fp32"
+    const char *precision = layer->q8            ? "int8 weights"
+                            : !layer->half       ? "fp32"
                             : plan && plan->half ? "fp16 weights and activations"
                                                  : "fp16 weights";
     snprintf(out, size, "%s %s, %s kernels", precision,

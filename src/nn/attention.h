@@ -49,6 +49,7 @@ struct vkbert_attention {
     uint32_t head_pitch;  /* head_dim rounded up to 4 */
     uint32_t heads_width; /* heads * head_pitch: a row of Q, K, V or O, heads padded */
     bool half;            /* weights stored as fp16 */
+    bool q8;              /* weights stored as Q8_0 blocks (nn/weights_q8.h) */
     vkb_buffer weights;   /* W_q^T, W_k^T, W_v^T [E][H*Dp], W_o^T [H*Dp][Ep], in blocks */
     vkb_buffer biases;    /* [H*Dp] three times, then [Ep] */
     uint64_t weight_block, bias_block;

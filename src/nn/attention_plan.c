@@ -2,6 +2,7 @@
  * descriptor pool are made once; its command buffer is recorded once per binding (tensors,
  * mask form, flags) and replayed on every later call. */
 #include "nn/attention.h"
+#include "nn/weights_q8.h"
 #include "tune.h"
 
 #include <math.h>
@@ -198,9 +199,11 @@ static vkbert_status prepare_projections(vkbert_attention *layer, attention_plan
     vkbert_context *ctx = layer->ctx;
     uint32_t m = attention_rows(plan), width = layer->heads_width;
     uint32_t w_size = layer->half ? 2 : 4, elem = plan->half ? 2 : 4;
-    uint64_t w_bytes = (uint64_t)layer->embed_dim * width * w_size;
+    uint64_t w_bytes = layer->q8 ? vkb_q8_bytes(layer->embed_dim, width)
+                                 : (uint64_t)layer->embed_dim * width * w_size;
     uint64_t out_bytes = (uint64_t)m * width * elem;
-    bool one = 3 * layer->weight_block <= ctx->props.limits.maxStorageBufferRange;
+    /* The Q8_0 matmul takes a batch of 1 (ops.h). */
+    bool one = !layer->q8 && 3 * layer->weight_block <= ctx->props.limits.maxStorageBufferRange;
     vkb_matmul_desc mm = {.m = m,
                           .n = width,
                           .k = layer->embed_dim,
@@ -212,7 +215,8 @@ static vkbert_status prepare_projections(vkbert_attention *layer, attention_plan
                           .batch_c = plan->qkv_block / elem,
                           .batch_bias = layer->bias_block / 4,
                           .b_half = layer->half,
-                          .c_half = plan->half};
+                          .c_half = plan->half,
+                          .b_q8 = layer->q8};
     static const char *names[3] = {"q_projection", "k_projection", "v_projection"};
     for (int z = 0; z < (one ? 1 : 3); z++) {
         vkb_dispatch *proj = attention_sink_next(sink);
@@ -370,10 +374,12 @@ static vkbert_status prepare_output(vkbert_attention *layer, attention_plan *pla
                           .ldb = ep,
                           .ldc = ep,
                           .b_half = layer->half,
-                          .a_half = plan->half};
+                          .a_half = plan->half,
+                          .b_q8 = layer->q8};
     vkb_view bias = block(&layer->biases, layer->bias_block, 3, ep * 4);
-    vkb_view weights = block(&layer->weights, layer->weight_block, 3,
-                             (uint64_t)layer->heads_width * ep * (layer->half ? 2 : 4));
+    uint64_t w_bytes = layer->q8 ? vkb_q8_bytes(layer->heads_width, ep)
+                                 : (uint64_t)layer->heads_width * ep * (layer->half ? 2 : 4);
+    vkb_view weights = block(&layer->weights, layer->weight_block, 3, w_bytes);
     return vkb_op_matmul(layer->ctx, sink->pool, &mm, vkb_whole(&plan->merged), weights, &bias, y,
                          out);
 }

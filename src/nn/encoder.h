@@ -141,6 +141,7 @@ struct vkbert_encoder {
     uint32_t hp, ip; /* hidden and intermediate sizes rounded up to 4 */
     bool has_pooler;
     bool half; /* dense weights and the word table stored as fp16 (biases, LayerNorms stay fp32) */
+    bool q8;   /* dense weights (layers, pooler, head) as Q8_0 blocks (nn/weights_q8.h) */
     /* The word table [vocab][hp] in word_chunks buffers of word_rows rows (the last may hold
      * fewer), each within maxStorageBufferRange and maxMemoryAllocationSize: the tables of
      * multilingual vocabularies exceed one binding. */
@@ -169,10 +170,14 @@ struct vkbert_encoder {
  * caller's text. */
 vkbert_status vkb_io_status(vkbert_status content);
 
+/* The caller holds ctx's lock; the load lets it go while it converts, packs and copies on the
+ * host, and takes it again for each device step (buffers, staged copies, the attention). */
 vkbert_status vkb_encoder_new(vkbert_context *ctx, const bert_config *config,
                               const bert_weights *weights, vkbert_precision precision,
                               vkbert_encoder **out);
 void vkb_encoder_free(vkbert_encoder *encoder);
+/* Bytes of a dense weight stored as the matmul's B [k][ldb] at the encoder's precision. */
+uint64_t encoder_weight_bytes(const vkbert_encoder *encoder, uint32_t k, uint32_t ldb);
 vkbert_status vkb_encoder_forward_host(vkbert_encoder *encoder, int batch, int seq_len,
                                        const int32_t *input_ids, const int32_t *token_type_ids,
                                        const int32_t *attention_mask, float *hidden, float *pooled);

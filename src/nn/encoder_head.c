@@ -1,7 +1,9 @@
 /* What the encoder runs after its layers, in the same recorded pass: sentence-transformers'
  * Pooling, Dense and Normalize modules, and a sequence classifier over the pooler's output.
- * Head weights are small (a few hidden x hidden matrices), so they stay fp32 at any precision. */
+ * Head weights are small (a few hidden x hidden matrices), so they stay fp32 at fp16; int8 stores
+ * them as int8 like every dense weight, so that the precision's accuracy says what it covers. */
 #include "nn/encoder.h"
+#include "nn/weights_q8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -46,22 +48,31 @@ static vkbert_status check_spec(vkbert_encoder *e, const encoder_head_spec *s)
     return VKBERT_OK;
 }
 
+/* The bytes of a head weight W^T [in][pitch(out)]: fp32, or Q8_0 blocks at int8. */
+static uint64_t head_weight_bytes(const vkbert_encoder *e, uint32_t in, uint32_t out)
+{
+    return e->q8 ? vkb_q8_bytes(in, vkb_pitch(out)) : (uint64_t)in * vkb_pitch(out) * 4;
+}
+
 /* W [out][in] -> W^T [in][pitch(out)] then the bias [pitch(out)] (zeros when absent), at *at. */
 static vkbert_status upload_linear(vkbert_encoder *e, uint32_t in, uint32_t out, const float *w,
                                    const float *b, uint64_t *at, uint64_t *w_at, uint64_t *b_at)
 {
     uint32_t pitch = vkb_pitch(out);
-    size_t count = (size_t)in * pitch;
+    size_t count = e->q8 ? 0 : (size_t)in * pitch;
     float *packed = malloc((count + pitch) * sizeof *packed);
     if (!packed) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
-    for (uint32_t i = 0; i < in; i++)
+    for (uint32_t i = 0; i < in && count; i++)
         for (uint32_t o = 0; o < pitch; o++)
             packed[(size_t)i * pitch + o] = o < out ? w[(size_t)o * in + i] : 0.0f;
     for (uint32_t o = 0; o < pitch; o++)
         packed[count + o] = b && o < out ? b[o] : 0.0f;
     *w_at = *at;
-    *b_at = *at + align256(count * 4);
-    vkbert_status status = vkb_buffer_upload(e->ctx, &e->head_weights, *w_at, packed, count * 4);
+    *b_at = *at + align256(head_weight_bytes(e, in, out));
+    vkbert_status status =
+        e->q8 ? vkb_q8_upload_linear(e->ctx, &e->head_weights, *w_at, w, out, in, pitch,
+                                     "a Dense or classifier weight")
+              : vkb_buffer_upload(e->ctx, &e->head_weights, *w_at, packed, count * 4);
     if (!status)
         status = vkb_buffer_upload(e->ctx, &e->head_weights, *b_at, packed + count, pitch * 4);
     *at = *b_at + align256(pitch * 4);
@@ -69,17 +80,17 @@ static vkbert_status upload_linear(vkbert_encoder *e, uint32_t in, uint32_t out,
     return status;
 }
 
-static uint64_t linear_bytes(uint32_t in, uint32_t out)
+static uint64_t linear_bytes(const vkbert_encoder *e, uint32_t in, uint32_t out)
 {
-    return align256((uint64_t)in * vkb_pitch(out) * 4) + align256((uint64_t)vkb_pitch(out) * 4);
+    return align256(head_weight_bytes(e, in, out)) + align256((uint64_t)vkb_pitch(out) * 4);
 }
 
 static vkbert_status upload_head(vkbert_encoder *e, const encoder_head_spec *s, encoder_head *head)
 {
     uint64_t bytes = 256; /* never empty */
     for (int i = 0; i < s->dense_count; i++)
-        bytes += linear_bytes((uint32_t)s->dense[i].in, (uint32_t)s->dense[i].out);
-    if (s->labels) bytes += linear_bytes((uint32_t)e->config.hidden_size, (uint32_t)s->labels);
+        bytes += linear_bytes(e, (uint32_t)s->dense[i].in, (uint32_t)s->dense[i].out);
+    if (s->labels) bytes += linear_bytes(e, (uint32_t)e->config.hidden_size, (uint32_t)s->labels);
     vkbert_status status = vkb_check_range(e->ctx, bytes, "the pooling head's weights");
     if (!status) status = vkb_buffer_create(e->ctx, bytes, &e->head_weights);
     uint64_t at = 0;
@@ -196,9 +207,10 @@ static vkbert_status prepare_linear(vkbert_encoder *e, encoder_plan *p, attentio
                           .lda = lda,
                           .ldb = pitch,
                           .ldc = pitch,
-                          .activation = activation};
+                          .activation = activation,
+                          .b_q8 = e->q8};
     vkb_view bias = vkb_sub(&e->head_weights, b_at, (uint64_t)pitch * 4);
-    vkb_view w = vkb_sub(&e->head_weights, w_at, (uint64_t)k * pitch * 4);
+    vkb_view w = vkb_sub(&e->head_weights, w_at, head_weight_bytes(e, k, n));
     return vkb_op_matmul(e->ctx, sink->pool, &mm, a, w, &bias, vkb_whole(out), d);
 }
 

@@ -122,7 +122,8 @@ static vkbert_status prepare_dense(vkbert_encoder *e, attention_sink *sink, vkb_
     d->name = name;
     vkb_view bias = vkb_sub(&e->params, b_at, (uint64_t)mm->ldc * 4);
     mm->b_half = e->half;
-    uint64_t w_bytes = (uint64_t)mm->k * mm->ldb * (e->half ? 2 : 4);
+    mm->b_q8 = e->q8;
+    uint64_t w_bytes = encoder_weight_bytes(e, mm->k, mm->ldb);
     return vkb_op_matmul(e->ctx, sink->pool, mm, a, vkb_sub(&e->dense, w_at, w_bytes), &bias, c, d);
 }
 

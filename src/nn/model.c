@@ -169,9 +169,20 @@ static vkbert_status build_head(vkbert_model *m, const bert_weights *w)
             (encoder_dense_spec){d->in_features, d->out_features, dense_activation(d->activation),
                                  d->weight, d->has_bias ? d->bias : NULL};
     }
+    /* The classifier (labels x H, small) read whole, converted when the file's is not F32. */
+    size_t n = (size_t)m->labels * (size_t)m->config.hidden_size;
+    float *scratch = n ? malloc(n * sizeof *scratch) : NULL;
+    const float *classifier = NULL;
+    if (n && (!scratch || !bert_weights_rows(w, &w->classifier_w, 0, (uint64_t)m->labels, scratch,
+                                             &classifier))) {
+        free(scratch);
+        return vkb_fail(m->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
     encoder_head_spec spec = {m->pool_modes, m->st.dense_count, dense,
-                              m->labels,     w->classifier_w,   w->classifier_b};
-    return vkb_encoder_set_head(m->encoder, &spec);
+                              m->labels,     classifier,        w->classifier_b};
+    vkbert_status status = vkb_encoder_set_head(m->encoder, &spec);
+    free(scratch);
+    return status;
 }
 
 static vkbert_status copy_labels(vkbert_model *m, const bert_model *bm)
@@ -200,7 +211,7 @@ static vkbert_status apply_config(vkbert_model *m, const vkbert_model_config *co
     m->truncate = 1;
     m->precision = VKBERT_PRECISION_FP32;
     if (!config) return VKBERT_OK;
-    if (config->precision != VKBERT_PRECISION_FP32 && config->precision != VKBERT_PRECISION_FP16)
+    if ((unsigned)config->precision > VKBERT_PRECISION_INT8)
         return vkb_fail(m->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "unknown precision");
     m->precision = config->precision;
     if (config->pooling) {
@@ -217,19 +228,35 @@ static vkbert_status apply_config(vkbert_model *m, const vkbert_model_config *co
     return VKBERT_OK;
 }
 
+/* The folder's files, read without the context's lock so that a load does not hold up other
+ * calls on the context (issue 13). 0, or which part failed (1 the modules or the tokenizer,
+ * 2 the BERT folder) with its message in err. */
+static int read_folder(vkbert_model *m, const char *dir, bert_model *bm, char *err, size_t size)
+{
+    if (st_model_load(dir, &m->st, err, size) ||
+        vkb_tokenizer_open(dir, &m->st, &m->tokenizer, err, size))
+        return 1;
+    const char *bert_dir = m->st.has_modules ? m->st.transformer_dir : dir;
+    return bert_model_load(bert_dir, bm, err, size) ? 2 : 0;
+}
+
+/* Called with the lock held, as the other internal calls. */
 static vkbert_status load_parts(vkbert_model *m, const char *dir, const vkbert_model_config *config)
 {
     char err[VKB_ERROR_SIZE];
-    if (st_model_load(dir, &m->st, err, sizeof err))
-        return vkb_fail(m->ctx, vkb_io_status(VKBERT_ERROR_MALFORMED_FILE), "%s", err);
-    const char *bert_dir = m->st.has_modules ? m->st.transformer_dir : dir;
-    if (vkb_tokenizer_open(dir, &m->st, &m->tokenizer, err, sizeof err))
-        return vkb_fail(m->ctx, vkb_io_status(VKBERT_ERROR_MALFORMED_FILE), "%s", err);
-    vkbert_status status = apply_config(m, config);
-    if (status) return status;
-    bert_model bm;
-    if (bert_model_load(bert_dir, &bm, err, sizeof err))
-        return vkb_fail(m->ctx, vkb_io_status(VKBERT_ERROR_MALFORMED_FILE), "%s", err);
+    bert_model bm = {0};
+    vkb_unlock(m->ctx);
+    int failed = read_folder(m, dir, &bm, err, sizeof err);
+    vkb_lock(m->ctx);
+    vkbert_status file = failed ? vkb_io_status(VKBERT_ERROR_MALFORMED_FILE) : VKBERT_OK;
+    /* The same order of failures as before: the modules and tokenizer, the config, the model. */
+    vkbert_status status = failed == 1 ? vkb_fail(m->ctx, file, "%s", err) : VKBERT_OK;
+    if (!status) status = apply_config(m, config);
+    if (!status && failed) status = vkb_fail(m->ctx, file, "%s", err);
+    if (status) {
+        bert_model_free(&bm); /* zeroed unless read */
+        return status;
+    }
     m->config = bm.config;
     m->has_pooler = bm.weights.has_pooler;
     snprintf(m->architecture, sizeof m->architecture, "%s",

@@ -110,8 +110,8 @@ vkbert_status vkb_model_describe(vkbert_model *m, char **json)
     add_head(root, m);
     add_labels(root, m);
     cJSON_AddNumberToObject(root, "parameters", (double)m->parameters);
-    cJSON_AddStringToObject(root, "precision",
-                            m->precision == VKBERT_PRECISION_FP16 ? "fp16" : "fp32");
+    static const char *names[] = {"fp32", "fp16", "int8"};
+    cJSON_AddStringToObject(root, "precision", names[m->precision]);
     *json = cJSON_Print(root);
     cJSON_Delete(root);
     return *json ? VKBERT_OK : vkb_fail(m->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");

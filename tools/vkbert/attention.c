@@ -10,7 +10,7 @@
 static const char usage[] =
     "usage: vkbert attention --weights W.safetensors --input X.npy --heads H --output Y.npy\n"
     "                        [--mask M.npy] [--causal] [--dropout P] [--seed N] [--device N]\n"
-    "                        [--precision fp32|fp16]\n"
+    "                        [--precision fp32|fp16|int8]\n"
     "\n"
     "Runs one attention layer: Y = attention(X).\n"
     "  --weights W    safetensors with q_proj, k_proj, v_proj, out_proj .weight [E,E] and\n"

@@ -16,7 +16,7 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: vkbert bench [--device N] [--case NAME]... [--precision fp32|fp16] [--json FILE]\n"
+    "usage: vkbert bench [--device N] [--case NAME]... [--precision fp32|fp16|int8] [--json FILE]\n"
     "                    [--quick] [--cpu] [--repeat N]\n"
     "\n"
     "Measures the device's FMA and copy peaks, then times each case (all by default; --case\n"
@@ -27,7 +27,8 @@ static const char usage[] =
     "measured just before and just after it. --repeat N (1 to 100, default 1) runs the whole\n"
     "set N times, interleaved, and reports each figure's median over the N and its spread\n"
     "(min..max). --cpu also times the case with OpenBLAS on the host. --json writes the\n"
-    "results to FILE.\n";
+    "results to FILE. With int8 the matmul cases are skipped: int8 weights are timed in\n"
+    "attention layers and encoders.\n";
 
 static const bench_case cases[] = {
     {"matmul-1024x768x768", 1024, 768, 768, 0, 0, 0, 0, 0, 0, 0},
@@ -60,6 +61,7 @@ static const bench_case cases[] = {
 
 typedef struct bench_args {
     const char *device, *precision, *json;
+    vkbert_precision weights; /* the --precision named */
     int quick, cpu, runs, repeat;
     int selected[CASE_COUNT];
 } bench_args;
@@ -142,8 +144,8 @@ static int parse_args(int argc, char **argv, bench_args *a)
     if (code == CLI_CONTINUE)
         code = cli_parse(usage, argc, argv, options, (int)(sizeof options / sizeof *options));
     if (code != CLI_CONTINUE) return code;
-    if (strcmp(a->precision, "fp32") && strcmp(a->precision, "fp16"))
-        return cli_usage_error(usage, "--precision takes fp32 or fp16, not '%s'", a->precision);
+    code = cli_precision(usage, a->precision, &a->weights);
+    if (code != CLI_CONTINUE) return code;
 #ifndef VKBERT_HAVE_OPENBLAS
     if (a->cpu) return cli_usage_error(usage, "--cpu needs vkbert built with OpenBLAS");
 #endif
@@ -200,8 +202,7 @@ static int run_case(const bench_args *a, const bench_case *c, case_outcome *out)
         snprintf(out->skipped, sizeof out->skipped, "%s", vkbert_last_error(NULL));
         return 0;
     }
-    vkbert_precision precision =
-        strcmp(a->precision, "fp16") ? VKBERT_PRECISION_FP32 : VKBERT_PRECISION_FP16;
+    vkbert_precision precision = a->weights;
     vkbert_bench_encoder_shape encoder = {sizeof(vkbert_bench_encoder_shape),
                                           c->layers,
                                           c->embed,

@@ -11,7 +11,7 @@
 
 static const char usage[] =
     "usage: vkbert classify --model DIR [--json] [--max-length N] [--no-truncate]\n"
-    "                       [--device N] [--precision fp32|fp16] [TEXT...]\n"
+    "                       [--device N] [--precision fp32|fp16|int8] [TEXT...]\n"
     "\n"
     "Classifies each TEXT (without TEXT: each non-empty line of stdin) and prints its labels,\n"
     "highest score first: the softmax of the logits for a single-label classifier, the sigmoid of\n"

@@ -242,5 +242,9 @@ int cli_precision(const char *usage, const char *name, vkbert_precision *out)
         *out = VKBERT_PRECISION_FP16;
         return CLI_CONTINUE;
     }
-    return cli_usage_error(usage, "--precision must be fp32 or fp16, not '%s'", name);
+    if (!strcmp(name, "int8")) {
+        *out = VKBERT_PRECISION_INT8;
+        return CLI_CONTINUE;
+    }
+    return cli_usage_error(usage, "--precision must be fp32, fp16 or int8, not '%s'", name);
 }

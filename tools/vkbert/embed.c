@@ -10,7 +10,7 @@
 static const char usage[] =
     "usage: vkbert embed --model DIR [--pooling MODES] [--normalize | --no-normalize]\n"
     "                    [--prompt-name NAME | --prompt TEXT] [--max-length N] [--no-truncate]\n"
-    "                    [--output E.npy] [--device N] [--precision fp32|fp16] [TEXT...]\n"
+    "                    [--output E.npy] [--device N] [--precision fp32|fp16|int8] [TEXT...]\n"
     "\n"
     "Embeds each TEXT (without TEXT: each non-empty line of stdin) as\n"
     "SentenceTransformer(DIR).encode(texts) does: the folder's modules.json, pooling, Dense\n"

@@ -10,7 +10,7 @@
 static const char usage[] =
     "usage: vkbert encode --model DIR --input-ids I.npy --output H.npy\n"
     "                     [--attention-mask M.npy] [--token-type-ids T.npy] [--pooled P.npy]\n"
-    "                     [--device N] [--precision fp32|fp16]\n"
+    "                     [--device N] [--precision fp32|fp16|int8]\n"
     "\n"
     "Runs a HuggingFace BertModel folder (config.json, model.safetensors) on token ids.\n"
     "  --model DIR           the model folder\n"

@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: vkbert info --model DIR [--json] [--device N] [--precision fp32|fp16]\n"
+    "usage: vkbert info --model DIR [--json] [--device N] [--precision fp32|fp16|int8]\n"
     "\n"
     "Loads the folder as `vkbert embed` would and prints what it read and will do: the\n"
     "architecture and sizes, the tokenizer (source, options, special tokens), the maximum\n"

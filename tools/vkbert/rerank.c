@@ -9,7 +9,7 @@
 
 static const char usage[] =
     "usage: vkbert rerank --model DIR --query Q [--raw-scores] [--json] [--max-length N]\n"
-    "                     [--no-truncate] [--device N] [--precision fp32|fp16] [DOC...]\n"
+    "                     [--no-truncate] [--device N] [--precision fp32|fp16|int8] [DOC...]\n"
     "\n"
     "Scores each (Q, DOC) pair in one batch (without DOC: each non-empty line of stdin) and\n"
     "prints the documents sorted by score, highest first, one \"score<TAB>index<TAB>DOC\" line\n"

@@ -12,7 +12,7 @@
 
 static const char usage[] =
     "usage: vkbert serve --model DIR [--host ADDR] [--port N] [--device N[,N...]]\n"
-    "                    [--precision fp32|fp16] [--max-batch-tokens N]\n"
+    "                    [--precision fp32|fp16|int8] [--max-batch-tokens N]\n"
     "                    [--max-batch-requests N] [--max-client-batch-size N]\n"
     "                    [--max-concurrent-requests N] [--payload-limit BYTES]\n"
     "                    [--api-key KEY] [--served-model-name NAME] [--quiet]\n"
@@ -29,7 +29,7 @@ static const char usage[] =
     "  --device N                   VKBERT_SERVE_DEVICE: device indices, repeated or joined by\n"
     "                               ',', one model and scheduler each (default: VKBERT_DEVICE,\n"
     "                               else the best device)\n"
-    "  --precision P                VKBERT_SERVE_PRECISION: fp32 (default) or fp16 weights\n"
+    "  --precision P                VKBERT_SERVE_PRECISION: fp32 (default), fp16 or int8 weights\n"
     "  --max-batch-tokens N         VKBERT_SERVE_MAX_BATCH_TOKENS: padded tokens of one forward\n"
     "                               pass (default 16384; at least the model's maximum length)\n"
     "  --max-batch-requests N       VKBERT_SERVE_MAX_BATCH_REQUESTS: inputs of one forward pass\n"
@@ -188,8 +188,9 @@ static int precision_setting(const sources *src, vkbert_precision *out)
     *out = VKBERT_PRECISION_FP32;
     if (!p || !strcmp(p, "fp32")) return 0;
     if (!strcmp(p, "fp16")) return *out = VKBERT_PRECISION_FP16, 0;
+    if (!strcmp(p, "int8")) return *out = VKBERT_PRECISION_INT8, 0;
     setting_name(src, S_PRECISION, name, sizeof name);
-    return cli_usage_error(usage, "%s must be fp32 or fp16, not '%s'", name, p);
+    return cli_usage_error(usage, "%s must be fp32, fp16 or int8, not '%s'", name, p);
 }
 
 static int quiet_setting(const sources *src, int *out)

@@ -187,8 +187,8 @@ serve_reply serve_tei_info(serve_server *s, const serve_call *call)
     /* model_id is the folder as given (TEI's is the Hub id or path it loaded) */
     cJSON_AddStringToObject(info, "model_id", s->config->model_dir);
     cJSON_AddNullToObject(info, "model_sha");
-    cJSON_AddStringToObject(info, "model_dtype",
-                            s->config->precision == VKBERT_PRECISION_FP16 ? "float16" : "float32");
+    static const char *dtypes[] = {"float32", "float16", "int8"};
+    cJSON_AddStringToObject(info, "model_dtype", dtypes[s->config->precision]);
     add_model_type(info, s, described);
     add_limits(info, s->config, described, s);
     cJSON_AddStringToObject(info, "served_model_name", s->model_name);
