@@ -191,7 +191,7 @@ Test(int8, matches_the_reference_of_its_dequantized_weights)
     vkbert_status head = vkb_encoder_set_head(e, &spec);
     vkb_unlock(ctx);
     TEST_OK(head);
-    encoder_batch in = {B, S, ids, NULL, mask, NULL};
+    encoder_batch in = {.batch = B, .seq_len = S, .ids = ids, .mask = mask};
     check_head(e, &hw, &in, want, want_pooled);
 
     vkbert_encoder_destroy(e);
