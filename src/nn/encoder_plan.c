@@ -78,7 +78,7 @@ static vkbert_status prepare_embedding(vkbert_encoder *e, encoder_plan *p, atten
                                    .rows = rows < e->word_rows ? rows : e->word_rows,
                                    .vocab = vocab,
                                    .types = (uint32_t)e->config.type_vocab_size,
-                                   .word_half = e->half,
+                                   .word_half = e->word_half,
                                    .eps = (float)e->config.layer_norm_eps};
         status =
             vkb_op_embedding(e->ctx, sink->pool, &desc, vkb_whole(&e->word[k]),
