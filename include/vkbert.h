@@ -340,10 +340,10 @@ typedef enum vkbert_precision {
     /* The dense weights (attention Q, K, V and output, intermediate, output, pooler,
      * classifier, sentence-transformers Dense) stored as int8 with one fp32 scale per block of
      * 32 along the input dimension (ggml's Q8_0), quantized while loading and dequantized in
-     * the matmul: 0.28x fp32's weight memory. Embedding tables, biases, LayerNorms and every
-     * activation stay fp32. Sentence embeddings' cosine with fp32's >= 0.998 on a 12-layer
-     * BERT-base shape. Works on every device: plain 32-bit reads and shifts, no 8-bit storage
-     * or integer dot product feature needed. */
+     * the matmul: 0.28x fp32's weight memory. The word table is stored as fp16 (as with FP16);
+     * position and type tables, biases, LayerNorms and every activation stay fp32. Sentence
+     * embeddings' cosine with fp32's >= 0.998 on a 12-layer BERT-base shape. Works on every
+     * device: plain 32-bit reads and shifts, no 8-bit storage or integer dot product needed. */
     VKBERT_PRECISION_INT8 = 2,
 } vkbert_precision;
 

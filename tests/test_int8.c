@@ -55,10 +55,13 @@ static void round_trip(float *w, int out, int in)
     free(scales);
 }
 
-/* Every dense weight the int8 encoder quantizes; embeddings, biases and LayerNorms stay. */
+/* Every dense weight the int8 encoder quantizes, and the word table it keeps as fp16; the
+ * other embeddings, biases and LayerNorms stay fp32. */
 static void round_trip_dense(const bert_config *c, bert_weights *w)
 {
     int h = c->hidden_size, i = c->intermediate_size;
+    for (size_t k = 0; k < (size_t)c->vocab_size * h; k++)
+        w->word[k] = half_to_float(float_to_half(w->word[k]));
     for (int l = 0; l < c->num_hidden_layers; l++) {
         bert_layer_weights *lw = &w->layers[l];
         float *square[] = {lw->q_w, lw->k_w, lw->v_w, lw->attn_out_w};

@@ -142,6 +142,7 @@ struct vkbert_encoder {
     bool has_pooler;
     bool half; /* dense weights and the word table stored as fp16 (biases, LayerNorms stay fp32) */
     bool q8;   /* dense weights (layers, pooler, head) as Q8_0 blocks (nn/weights_q8.h) */
+    bool word_half; /* the word table as fp16: with half, and with q8 */
     /* The word table [vocab][hp] in word_chunks buffers of word_rows rows (the last may hold
      * fewer), each within maxStorageBufferRange and maxMemoryAllocationSize: the tables of
      * multilingual vocabularies exceed one binding. */

@@ -84,7 +84,7 @@ static vkbert_status prepare_embedding(vkbert_encoder *e, encoder_plan *p, atten
                                    .rows = rows < e->word_rows ? rows : e->word_rows,
                                    .vocab = vocab,
                                    .types = (uint32_t)e->config.type_vocab_size,
-                                   .word_half = e->half,
+                                   .word_half = e->word_half,
                                    .eps = (float)e->config.layer_norm_eps,
                                    .ragged = p->ragged,
                                    .positions = (uint32_t)e->config.max_position_embeddings};
