@@ -434,6 +434,7 @@ static cJSON *json_case(const bench_run *b, const bench_case *c, const case_summ
     }
     if (is_load(c)) {
         cJSON_AddNumberToObject(j, "file_bytes", s->first->load.file_bytes);
+        cJSON_AddNumberToObject(j, "rss_before_bytes", s->first->load.rss_before_bytes);
         cJSON_AddItemToObject(j, "spread", spread);
         return j;
     }

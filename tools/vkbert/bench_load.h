@@ -12,6 +12,7 @@
 typedef struct bench_load_result {
     double median_ms, min_ms; /* wall time of the loads, after one that warms the page cache */
     double peak_rss_bytes;    /* the highest peak resident set of the timed loads; 0: unknown */
+    double rss_before_bytes;  /* the resident set just before that load: the process's own */
     double file_bytes;        /* model.safetensors' size */
 } bench_load_result;
 
