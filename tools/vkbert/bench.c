@@ -197,6 +197,9 @@ static int run_case(const bench_args *a, const bench_case *c, case_outcome *out)
 {
     vkbert_context *ctx = NULL;
     out->r = (vkbert_bench_result)VKBERT_BENCH_RESULT_INIT;
+    if (is_load(c))
+        return bench_load(a->device, a->model, strcmp(a->precision, "fp16") == 0, a->runs,
+                          &out->load, out->skipped, sizeof out->skipped);
     if (open_context(a, &ctx)) {
         snprintf(out->skipped, sizeof out->skipped, "%s", vkbert_last_error(NULL));
         return 0;
@@ -211,11 +214,6 @@ static int run_case(const bench_args *a, const bench_case *c, case_outcome *out)
                                           30522,
                                           c->batch,
                                           c->seq_len};
-    if (is_load(c)) {
-        bench_load(ctx, a->model, precision, a->runs, &out->load, out->skipped,
-                   sizeof out->skipped);
-        return cli_close(ctx, 0);
-    }
     vkbert_status status =
         c->m        ? vkbert_bench_matmul(ctx, c->m, c->n, c->k, precision, a->runs, &out->r)
         : c->layers ? vkbert_bench_encoder(ctx, &encoder, precision, a->runs, &out->r)

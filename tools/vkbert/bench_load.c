@@ -47,12 +47,21 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* One load, its wall time in *ms, its peak RSS in rss[1] and the RSS before it in rss[0] (0
- * unless measured). */
-static int load_once(vkbert_context *ctx, const char *dir, vkbert_precision precision, double *ms,
-                     double rss[2], char *why, size_t why_size)
+/* One load in a fresh context: its wall time in *ms, its peak RSS in rss[1] and the RSS before
+ * it in rss[0] (0 unless measured). Returns the exit code of closing the context; a failure's
+ * reason goes to why. */
+static int load_once(const char *device, const char *dir, int fp16, double *ms, double rss[2],
+                     char *why, size_t why_size)
 {
-    vkbert_encoder_config config = {sizeof(vkbert_encoder_config), precision};
+    vkbert_context_options options = {.struct_size = sizeof(vkbert_context_options),
+                                      .device = device};
+    vkbert_context *ctx = NULL;
+    if (vkbert_context_create(&options, &ctx)) {
+        snprintf(why, why_size, "%s", vkbert_last_error(NULL));
+        return 0;
+    }
+    vkbert_encoder_config config = {sizeof(vkbert_encoder_config),
+                                    fp16 ? VKBERT_PRECISION_FP16 : VKBERT_PRECISION_FP32};
     vkbert_encoder *encoder = NULL;
     bool reset = peak_rss_reset();
     rss[0] = reset ? peak_rss() : 0; /* the reset made the peak the current RSS */
@@ -61,20 +70,21 @@ static int load_once(vkbert_context *ctx, const char *dir, vkbert_precision prec
     *ms = plat_now_ms() - start;
     rss[1] = reset ? peak_rss() : 0;
     vkbert_encoder_destroy(encoder);
-    if (!status) return 0;
-    snprintf(why, why_size, "%s: %s", vkbert_status_name(status), vkbert_last_error(ctx));
-    return -1;
+    if (status)
+        snprintf(why, why_size, "%s: %s", vkbert_status_name(status), vkbert_last_error(ctx));
+    return cli_close(ctx, 0);
 }
 
-int bench_load(vkbert_context *ctx, const char *dir, vkbert_precision precision, int runs,
-               bench_load_result *out, char *why, size_t why_size)
+int bench_load(const char *device, const char *dir, int fp16, int runs, bench_load_result *out,
+               char *why, size_t why_size)
 {
     memset(out, 0, sizeof *out);
+    why[0] = '\0';
     if (!dir) {
         snprintf(why, why_size,
                  "needs --model DIR, a BERT folder (a BERT-base-shaped one: "
                  "python3 bench/base_folder.py DIR)");
-        return -1;
+        return 0;
     }
     uint64_t size = 0;
     char *path = malloc(strlen(dir) + sizeof "/model.safetensors");
@@ -83,18 +93,19 @@ int bench_load(vkbert_context *ctx, const char *dir, vkbert_precision precision,
     free(path);
     if (!found) {
         snprintf(why, why_size, "%s has no model.safetensors", dir);
-        return -1;
+        return 0;
     }
     out->file_bytes = (double)size;
     double ms[MAX_LOADS], rss[2] = {0, 0};
     /* The first load fills the page cache: the targets are for a warm one. */
-    if (load_once(ctx, dir, precision, &ms[0], rss, why, why_size)) return -1;
+    int code = load_once(device, dir, fp16, &ms[0], rss, why, why_size);
     runs = runs < MAX_LOADS ? runs : MAX_LOADS;
-    for (int i = 0; i < runs; i++) {
-        if (load_once(ctx, dir, precision, &ms[i], rss, why, why_size)) return -1;
+    for (int i = 0; i < runs && !code && !why[0]; i++) {
+        code = load_once(device, dir, fp16, &ms[i], rss, why, why_size);
         if (rss[1] > out->peak_rss_bytes)
             out->peak_rss_bytes = rss[1], out->rss_before_bytes = rss[0];
     }
+    if (code || why[0]) return code;
     qsort(ms, (size_t)runs, sizeof *ms, compare_doubles);
     out->min_ms = ms[0];
     out->median_ms = runs % 2 ? ms[runs / 2] : (ms[runs / 2 - 1] + ms[runs / 2]) / 2;
@@ -118,7 +129,7 @@ void bench_load_print(bench_spread load_ms, bench_spread rss_ratio, const bench_
     }
     printf("  memory   peak RSS %.2fx", rss_ratio.median);
     if (repeat > 1) printf(" (%.2f..%.2f)", rss_ratio.min, rss_ratio.max);
-    printf(" model.safetensors' %.1f MiB; the process held %.1f MiB before the load (its peaks "
-           "context among them)\n",
+    printf(" model.safetensors' %.1f MiB; the process held %.1f MiB before the load and its "
+           "context, the peaks' context among them)\n",
            first->file_bytes / (1024.0 * 1024.0), first->rss_before_bytes / (1024.0 * 1024.0));
 }

@@ -17,10 +17,11 @@ typedef struct bench_load_result {
 } bench_load_result;
 
 /* Loads `dir` (a folder vkbert_encoder_load reads; NULL: the case is skipped, saying how to
- * make one) `runs` + 1 times on ctx, destroying each encoder. On failure returns -1 with the
- * reason in why. */
-int bench_load(vkbert_context *ctx, const char *dir, vkbert_precision precision, int runs,
-               bench_load_result *out, char *why, size_t why_size);
+ * make one) `runs` + 1 times, each in a fresh context on `device` (so that no load finds the
+ * memory of the one before it resident), fp16 weights when `fp16`. A failure's reason goes to
+ * why (empty otherwise). Returns the exit code of closing the contexts (validation). */
+int bench_load(const char *device, const char *dir, int fp16, int runs, bench_load_result *out,
+               char *why, size_t why_size);
 
 /* The peak RSS as a fraction of the file's size; 0 when either is unknown. */
 double bench_load_rss_ratio(const bench_load_result *r);
