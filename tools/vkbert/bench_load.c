@@ -129,7 +129,7 @@ void bench_load_print(bench_spread load_ms, bench_spread rss_ratio, const bench_
     }
     printf("  memory   peak RSS %.2fx", rss_ratio.median);
     if (repeat > 1) printf(" (%.2f..%.2f)", rss_ratio.min, rss_ratio.max);
-    printf(" model.safetensors' %.1f MiB; the process held %.1f MiB before the load and its "
-           "context, the peaks' context among them)\n",
+    printf(" model.safetensors' %.1f MiB; before the load the process held %.1f MiB, its "
+           "contexts included\n",
            first->file_bytes / (1024.0 * 1024.0), first->rss_before_bytes / (1024.0 * 1024.0));
 }
