@@ -5,6 +5,7 @@
 
 #include "bench_mixed.h"
 #include "bench_stats.h"
+#include "st_folder.h"
 #include "support.h"
 
 #include <cjson/cJSON.h>
@@ -12,6 +13,7 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -507,6 +509,51 @@ Test(bench, cli_repeat_reports_medians_and_spreads)
     expect_measured_case(c, 0);
     expect_repeats(c, fma, 3);
     cJSON_Delete(root);
+    unlink(json);
+    rmdir(dir);
+}
+
+/* load-base on a small folder: a load time, a peak RSS over the file's size (read here with
+ * stat), and without --model a skip saying what it needs. */
+Test(bench, cli_load_case)
+{
+    static const char *const vocab[] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "the", "cat"};
+    char dir[] = "/tmp/vkbert_bench_XXXXXX", json[64], model[64], file[96];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(json, sizeof json, "%s/bench.json", dir);
+    snprintf(model, sizeof model, "%s/model", dir);
+    snprintf(file, sizeof file, "%s/model.safetensors", model);
+    bert_config c = st_folder_small_config(6, 0);
+    st_folder_write_bert(model, &c, 3, vocab, 6, NULL);
+    struct stat st;
+    cr_assert_eq(stat(file, &st), 0);
+    for (int given = 0; given < 2; given++) {
+        const char *args[] = {
+            "bench", "--quick", "--case", "load-base", "--json", json, given ? "--model" : NULL,
+            model,   NULL};
+        run_result r;
+        run_cli(dir, args, &r);
+        cr_assert_eq(r.code, 0, "exit %d; stderr:\n%s", r.code, r.err);
+        cJSON *root = read_json(json);
+        cJSON *cases = field(root, "cases");
+        cr_assert_eq(cJSON_GetArraySize(cases), 1);
+        cJSON *one = cJSON_GetArrayItem(cases, 0);
+        cr_assert_str_eq(cJSON_GetStringValue(field(one, "name")), "load-base");
+        if (!given) {
+            const char *why = cJSON_GetStringValue(field(one, "skipped"));
+            cr_assert(why && strstr(why, "--model"), "skipped: %s", why);
+        } else {
+            cr_assert_null(cJSON_GetObjectItem(one, "skipped"), "skipped: %s",
+                           cJSON_GetStringValue(cJSON_GetObjectItem(one, "skipped")));
+            expect_number(one, "load_median_ms");
+            cr_assert_eq(field(one, "file_bytes")->valuedouble, (double)st.st_size);
+            /* The process's resident set alone exceeds this small file. */
+            cr_assert_gt(field(one, "peak_rss_ratio")->valuedouble, 1.0);
+            cr_assert(strstr(r.out, "peak RSS"), "stdout:\n%s", r.out);
+        }
+        cJSON_Delete(root);
+    }
+    test_remove_dir(model);
     unlink(json);
     rmdir(dir);
 }

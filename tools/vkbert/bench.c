@@ -5,6 +5,7 @@
  * again between cases, in a context kept open for them, so that each fraction of peak is
  * taken against what the device did just before and just after the case. */
 #include "bench_case.h"
+#include "bench_load.h"
 #include "bench_mixed.h"
 #include "bench_stats.h"
 #include "cli.h"
@@ -17,7 +18,7 @@
 
 static const char usage[] =
     "usage: vkbert bench [--device N] [--case NAME]... [--precision fp32|fp16|int8] [--json FILE]\n"
-    "                    [--quick] [--cpu] [--repeat N]\n"
+    "                    [--quick] [--cpu] [--repeat N] [--model DIR]\n"
     "\n"
     "Measures the device's FMA and copy peaks, then times each case (all by default; --case\n"
     "may repeat): GPU time from timestamps (median and min of 10 runs, 3 with --quick, after\n"
@@ -28,7 +29,9 @@ static const char usage[] =
     "set N times, interleaved, and reports each figure's median over the N and its spread\n"
     "(min..max). --cpu also times the case with OpenBLAS on the host. --json writes the\n"
     "results to FILE. With int8 the matmul cases are skipped: int8 weights are timed in\n"
-    "attention layers and encoders.\n";
+    "attention layers and encoders. The case load-base, run only when named, times\n"
+    "vkbert_encoder_load of the folder --model DIR and its peak host memory (RSS) over\n"
+    "model.safetensors' size.\n";
 
 static const bench_case cases[] = {
     {"matmul-1024x768x768", 1024, 768, 768, 0, 0, 0, 0, 0, 0, 0},
@@ -55,12 +58,19 @@ static const bench_case cases[] = {
      BENCH_MIXED_SORTED},
     {"encoder-minilm-mixed-ragged", 0, 0, 0, BENCH_MIXED_BATCH, BENCH_MIXED_MAX, 384, 12, 6, 1536,
      BENCH_MIXED_RAGGED},
+    /* No shape: a folder's load (bench_load.c), run only when named. */
+    {"load-base", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
 };
 
 #define CASE_COUNT (sizeof cases / sizeof *cases)
 
+static bool is_load(const bench_case *c)
+{
+    return !c->m && !c->batch;
+}
+
 typedef struct bench_args {
-    const char *device, *precision, *json;
+    const char *device, *precision, *json, *model;
     vkbert_precision weights; /* the --precision named */
     int quick, cpu, runs, repeat;
     int selected[CASE_COUNT];
@@ -72,7 +82,8 @@ typedef struct case_outcome {
     vkbert_bench_result r;
     double cpu_ms; /* 0 without --cpu */
     double tokens; /* the real tokens of a mixed case's set, else 0 */
-    int slot;      /* it ran between the peaks measured in slots `slot` and `slot + 1` */
+    bench_load_result load;
+    int slot; /* it ran between the peaks measured in slots `slot` and `slot + 1` */
 } case_outcome;
 
 /* The whole run: the peaks in the order they were measured (0 where one failed), one more
@@ -123,7 +134,7 @@ static int take_cases(int *argc, char **argv, bench_args *a)
     }
     *argc = kept;
     for (size_t i = 0; i < CASE_COUNT && !any; i++)
-        a->selected[i] = 1;
+        a->selected[i] = !is_load(&cases[i]); /* seconds each, and it needs a folder */
     return CLI_CONTINUE;
 }
 
@@ -140,6 +151,7 @@ static int parse_args(int argc, char **argv, bench_args *a)
         {"quick", CLI_FLAG, &a->quick, 0, 0, 0},
         {"cpu", CLI_FLAG, &a->cpu, 0, 0, 0},
         {"repeat", CLI_INT, &a->repeat, 0, 1, BENCH_MAX_REPEAT},
+        {"model", CLI_STRING, &a->model, 0, 0, 0},
     };
     if (code == CLI_CONTINUE)
         code = cli_parse(usage, argc, argv, options, (int)(sizeof options / sizeof *options));
@@ -198,6 +210,9 @@ static int run_case(const bench_args *a, const bench_case *c, case_outcome *out)
 {
     vkbert_context *ctx = NULL;
     out->r = (vkbert_bench_result)VKBERT_BENCH_RESULT_INIT;
+    if (is_load(c))
+        return bench_load(a->device, a->model, strcmp(a->precision, "fp16") == 0, a->runs,
+                          &out->load, out->skipped, sizeof out->skipped);
     if (open_context(a, &ctx)) {
         snprintf(out->skipped, sizeof out->skipped, "%s", vkbert_last_error(NULL));
         return 0;
@@ -254,11 +269,14 @@ enum {
     FIG_CPU,
     FIG_RATIO,
     FIG_TOKENS,
+    FIG_LOAD,
+    FIG_RSS,
     FIG_COUNT
 };
 static const char *const figure_names[FIG_COUNT] = {
-    "median_ms",      "min_ms",        "wall_median_ms", "gflops",      "peak_fraction",
-    "ceiling_gflops", "cpu_median_ms", "gpu_cpu_ratio",  "tokens_per_s"};
+    "median_ms",     "min_ms",         "wall_median_ms", "gflops",
+    "peak_fraction", "ceiling_gflops", "cpu_median_ms",  "gpu_cpu_ratio",
+    "tokens_per_s",  "load_median_ms", "peak_rss_ratio"};
 
 typedef struct case_summary {
     const case_outcome *first; /* memory, config and kernel names: the same in every repeat */
@@ -278,7 +296,9 @@ static double figure_of(const bench_run *b, const case_outcome *o, int figure)
                                 bench_ceiling(b->fma, o->slot),
                                 o->cpu_ms,
                                 o->cpu_ms / r->gpu_median_ms,
-                                o->tokens / (r->gpu_median_ms * 1e-3)};
+                                o->tokens / (r->gpu_median_ms * 1e-3),
+                                o->load.median_ms,
+                                bench_load_rss_ratio(&o->load)};
     return values[figure];
 }
 
@@ -324,6 +344,10 @@ static void print_case(const bench_run *b, const bench_case *c, const case_summa
     printf("\n");
     if (s->skipped) {
         printf("  skipped: %s\n", s->skipped);
+        return;
+    }
+    if (is_load(c)) {
+        bench_load_print(f[FIG_LOAD], f[FIG_RSS], &s->first->load, n);
         return;
     }
     print_spread("  gpu      ", f[FIG_GPU_MEDIAN], 3, n, " ms median, ");
@@ -425,12 +449,20 @@ static cJSON *json_case(const bench_run *b, const bench_case *c, const case_summ
         return j;
     }
     for (int f = 0; f < FIG_COUNT; f++) {
+        if ((f == FIG_LOAD || f == FIG_RSS) != is_load(c)) continue; /* its own figures */
         int measured = f == FIG_FRACTION || f == FIG_CEILING ? s->figure[FIG_CEILING].min > 0
                        : f == FIG_CPU || f == FIG_RATIO      ? s->figure[FIG_CPU].min > 0
+                       : f == FIG_RSS                        ? s->figure[FIG_RSS].min > 0
                                                              : 1;
         if (f == FIG_TOKENS && !c->mixed) continue;
         if (b->a.cpu || (f != FIG_CPU && f != FIG_RATIO))
             add_spread(j, spread, figure_names[f], s->figure[f], measured);
+    }
+    if (is_load(c)) {
+        cJSON_AddNumberToObject(j, "file_bytes", s->first->load.file_bytes);
+        cJSON_AddNumberToObject(j, "rss_before_bytes", s->first->load.rss_before_bytes);
+        cJSON_AddItemToObject(j, "spread", spread);
+        return j;
     }
     cJSON_AddNumberToObject(j, "device_memory_bytes", (double)r->device_memory_bytes);
     cJSON_AddStringToObject(j, "config", r->config);
