@@ -443,10 +443,12 @@ static vkbert_status encoder_checked(vkbert_context *ctx,
                          : e->half ? "fp16 weights and attention activations"
                                    : "fp32",
                          shape->layers, vkb_family_name(vkb_tune_family(ctx)));
+        /* What the last batch's plan ran, not what was asked: the library may pack a padded
+         * call (test_bench checks the padded case stays padded). */
         if (shape->lengths)
             snprintf(result->config + n, sizeof result->config - (size_t)n,
                      ", %d texts in batches of %d, %s", shape->texts, shape->batch,
-                     shape->ragged ? "packed" : "padded");
+                     e->plan && e->plan->ragged ? "packed" : "padded");
     }
     vkb_encoder_free(e);
     free(gpu);
