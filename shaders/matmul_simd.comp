@@ -44,21 +44,15 @@ layout(push_constant) uniform Push {
 #include "q8_io.glsl"
 
 #ifdef B_Q8
-// A Q8_0 block's scales hold for 8 chunks of 4 k: fetched once per block (q_block[j], sv[j])
-// rather than once per chunk, one gather in three of the kernel's B reads.
-const uint CHUNKS = 8;
-#define SCALES(kb)                                                                             \
-    [[unroll]] for (uint j = 0; j < TN4; j++) {                                                \
-        q_block[j] = int(q8_block(uint(col[j]), kb, p.K));                                     \
-        sv[j] = uintBitsToFloat(texelFetch(b_texels, q_block[j]));                             \
-    }
-// One chunk of 4 k of B [K,N] in Q8_0: a fetch of the 4 k x 4 columns, the block's scales.
+// One chunk of 4 k of B [K,N] in Q8_0: a fetch of the 4 k x 4 columns and one of the scales.
 #define STEP_KN(k4, valid)                                                                     \
     [[unroll]] for (uint j = 0; j < TN4; j++) {                                                \
-        uvec4 qv = texelFetch(b_texels, q_block[j] + 1 + int(k4 % 8));                        \
+        int block = int(q8_block(uint(col[j]), k4 / 8, p.K));                                  \
+        uvec4 qv = texelFetch(b_texels, block + 1 + int(k4 % 8));                              \
+        vec4 sv = uintBitsToFloat(texelFetch(b_texels, block));                                \
         [[unroll]] for (uint kk = 0; kk < 4; kk++) {                                           \
             if (kk < valid) {                                                                  \
-                vec4 bv = unpack_q8x4(qv[kk]) * sv[j];                                         \
+                vec4 bv = unpack_q8x4(qv[kk]) * sv;                                            \
                 [[unroll]] for (uint i = 0; i < TM; i++) acc[i][j] = fma(vec4(av[i][kk]), bv, acc[i][j]); \
             }                                                                                  \
         }                                                                                      \
@@ -66,8 +60,6 @@ const uint CHUNKS = 8;
 // Host code refuses B^T in Q8_0: the layout runs along K for 4 columns.
 #define STEP_NK(k4, valid)
 #else
-const uint CHUNKS = 1;
-#define SCALES(kb)
 #define STEP_NK(k4, valid)                                                                     \
     bvec4 keep_b = lessThan(uvec4(0, 1, 2, 3), uvec4(valid));                                  \
     [[unroll]] for (uint j = 0; j < TN4; j++)                                                  \
@@ -122,43 +114,29 @@ void main()
     // The main loop has no condition in it: on lavapipe a branch inside the loop turns every
     // accumulator update into a masked select. The last partial chunk of K comes after it.
     uint full = p.K / 4;
-#ifdef B_Q8
-    int q_block[TN4];
-    vec4 sv[TN4];
-#endif
 #ifdef SUBGROUP_A
     const uint SHARES = TM / SUBGROUP_A;
     int my_row[SHARES];
     [[unroll]] for (uint r = 0; r < SHARES; r++)
         my_row[r] = a_row_of(row0 + (r * SUBGROUP_A + gl_SubgroupInvocationID) * gl_WorkGroupSize.y);
-#define LOAD_A(k4)                                                                             \
-    vec4 mine[SHARES];                                                                         \
-    [[unroll]] for (uint r = 0; r < SHARES; r++) mine[r] = texelFetch(a_texels, my_row[r] + int(k4)); \
-    vec4 av[TM];                                                                               \
-    [[unroll]] for (uint i = 0; i < TM; i++) av[i] = subgroupShuffle(mine[i / SUBGROUP_A], i % SUBGROUP_A);
-#else
-#define LOAD_A(k4)                                                                             \
-    vec4 av[TM];                                                                               \
-    [[unroll]] for (uint i = 0; i < TM; i++) av[i] = texelFetch(a_texels, a_row[i] + int(k4));
-#endif
-    // CHUNKS chunks of 4 k share B's scales (Q8_0: a block of 32 k; otherwise 1).
-    uint k4 = 0;
-    for (uint kb = 0; kb < full / CHUNKS; kb++) {
-        SCALES(kb)
-        for (uint c = 0; c < CHUNKS; c++, k4++) {
-            LOAD_A(k4)
-            STEP(k4, 4)
-        }
-    }
-    for (; k4 < full; k4++) {
-        SCALES(k4 / CHUNKS)
-        LOAD_A(k4)
+    for (uint k4 = 0; k4 < full; k4++) {
+        vec4 mine[SHARES];
+        [[unroll]] for (uint r = 0; r < SHARES; r++) mine[r] = texelFetch(a_texels, my_row[r] + int(k4));
+        vec4 av[TM];
+        [[unroll]] for (uint i = 0; i < TM; i++)
+            av[i] = subgroupShuffle(mine[i / SUBGROUP_A], i % SUBGROUP_A);
         STEP(k4, 4)
     }
+#else
+    for (uint k4 = 0; k4 < full; k4++) {
+        vec4 av[TM];
+        [[unroll]] for (uint i = 0; i < TM; i++) av[i] = texelFetch(a_texels, a_row[i] + int(k4));
+        STEP(k4, 4)
+    }
+#endif
     uint rest = p.K % 4;
     if (rest != 0) {
         bvec4 keep = lessThan(uvec4(0, 1, 2, 3), uvec4(rest));
-        SCALES(full / CHUNKS)
         vec4 av[TM];
         [[unroll]] for (uint i = 0; i < TM; i++)
             av[i] = mix(vec4(0), texelFetch(a_texels, a_row[i] + int(full)), keep);
