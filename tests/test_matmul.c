@@ -197,7 +197,9 @@ Test(matmul, fp16_activations)
     test_context_done(ctx);
 }
 
-/* K not a multiple of 32 (a short last block), N and M not multiples of any tile. */
+/* K not a multiple of 32 (a short last block), N and M not multiples of any tile. K = 113 has
+ * whole chunks of 4 past its last whole block of 32 and a partial chunk after them, the
+ * simd kernel's three loops. */
 Test(matmul, q8_weights)
 {
     vkbert_context *ctx = test_context(0);
@@ -206,6 +208,7 @@ Test(matmul, q8_weights)
     check(ctx, (mm_case){129, 77, 35, 1, false, true}, 52);
     check(ctx, (mm_case){64, 80, 130, 1, false, false}, 53);
     check(ctx, (mm_case){33, 19, 768, 1, false, true}, 54);
+    check(ctx, (mm_case){41, 36, 113, 1, false, true}, 56);
     half_act = true; /* and fp16 activations */
     check(ctx, (mm_case){70, 130, 66, 1, false, true}, 55);
     test_context_done(ctx);

@@ -15,26 +15,23 @@ typedef struct matmul_push {
 } matmul_push;
 
 /* The compiled register tiles of the simd family (CMakeLists.txt); the largest that fits.
- * `shared`: the variant whose subgroups of 8 lanes share A's rows by shuffles (NULL where
- * none is compiled); `q8`: the one reading B in Q8_0 blocks. */
-#define SIMD_TILE(tm, tn4, shared)                                                                 \
+ * `shared`, `shared_q8`: the variants whose subgroups of 8 lanes share A's rows by shuffles
+ * (NULL where none is compiled); `q8`, `shared_q8`: the ones reading B in Q8_0 blocks. */
+#define SIMD_TILE(tm, tn4, shared, shared_q8)                                                      \
     {                                                                                              \
         tm, tn4, &vkb_shader_matmul_simd_##tm##x##tn4, shared,                                     \
-            &vkb_shader_matmul_simd_q8_##tm##x##tn4                                                \
+            &vkb_shader_matmul_simd_q8_##tm##x##tn4, shared_q8                                     \
     }
+#define SHARED_TILE(tm, tn4)                                                                       \
+    SIMD_TILE(tm, tn4, &vkb_shader_matmul_simd_sg8_##tm##x##tn4,                                   \
+              &vkb_shader_matmul_simd_sg8_q8_##tm##x##tn4)
 static const struct {
     uint32_t tm, tn4;
-    const vkb_spirv *shader, *shared, *q8;
+    const vkb_spirv *shader, *shared, *q8, *shared_q8;
 } simd_tiles[] = {
-    SIMD_TILE(16, 4, &vkb_shader_matmul_simd_sg8_16x4),
-    SIMD_TILE(16, 3, &vkb_shader_matmul_simd_sg8_16x3),
-    SIMD_TILE(16, 2, &vkb_shader_matmul_simd_sg8_16x2),
-    SIMD_TILE(8, 4, &vkb_shader_matmul_simd_sg8_8x4),
-    SIMD_TILE(8, 3, &vkb_shader_matmul_simd_sg8_8x3),
-    SIMD_TILE(8, 2, &vkb_shader_matmul_simd_sg8_8x2),
-    SIMD_TILE(8, 1, &vkb_shader_matmul_simd_sg8_8x1),
-    SIMD_TILE(4, 2, NULL),
-    SIMD_TILE(4, 1, NULL),
+    SHARED_TILE(16, 4), SHARED_TILE(16, 3),          SHARED_TILE(16, 2),
+    SHARED_TILE(8, 4),  SHARED_TILE(8, 3),           SHARED_TILE(8, 2),
+    SHARED_TILE(8, 1),  SIMD_TILE(4, 2, NULL, NULL), SIMD_TILE(4, 1, NULL, NULL),
 };
 
 /* The lanes of a subgroup sharing A's rows: SUBGROUP_A of the sg8 variants (CMakeLists.txt). */
@@ -60,9 +57,9 @@ static const vkb_spirv *simd_shader(const vkbert_context *ctx, vkb_matmul_tiles 
         i++;
     t->tm = simd_tiles[i].tm, t->tn4 = simd_tiles[i].tn4;
     t->bm = t->wg_y * t->tm, t->bn = 4 * t->wg_x * t->tn4;
-    bool shared = !q8 && simd_tiles[i].shared && can_share_rows(ctx, t);
+    bool shared = simd_tiles[i].shared && can_share_rows(ctx, t);
     *lanes = shared ? SHARING_LANES : 0;
-    if (q8) return simd_tiles[i].q8;
+    if (q8) return shared ? simd_tiles[i].shared_q8 : simd_tiles[i].q8;
     return shared ? simd_tiles[i].shared : simd_tiles[i].shader;
 }
 
