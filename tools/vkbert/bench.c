@@ -33,37 +33,6 @@ static const char usage[] =
     "vkbert_encoder_load of the folder --model DIR and its peak host memory (RSS) over\n"
     "model.safetensors' size.\n";
 
-static const bench_case cases[] = {
-    {"matmul-1024x768x768", 1024, 768, 768, 0, 0, 0, 0, 0, 0, 0},
-    {"matmul-1024x3072x768", 1024, 3072, 768, 0, 0, 0, 0, 0, 0, 0},
-    {"matmul-1024x768x3072", 1024, 768, 3072, 0, 0, 0, 0, 0, 0, 0},
-    {"attention-base-b1-s128", 0, 0, 0, 1, 128, 768, 12, 0, 0, 0},
-    {"attention-base-b8-s128", 0, 0, 0, 8, 128, 768, 12, 0, 0, 0},
-    {"attention-base-b32-s128", 0, 0, 0, 32, 128, 768, 12, 0, 0, 0},
-    {"attention-base-b1-s512", 0, 0, 0, 1, 512, 768, 12, 0, 0, 0},
-    {"attention-minilm-b8-s128", 0, 0, 0, 8, 128, 384, 12, 0, 0, 0},
-    {"attention-base-b1-s4096", 0, 0, 0, 1, 4096, 768, 12, 0, 0, 0},
-    /* BERT-base (12 layers) and MiniLM-L6 (6 layers, E 384), random weights, 30522 words */
-    {"encoder-base-b1-s128", 0, 0, 0, 1, 128, 768, 12, 12, 3072, 0},
-    {"encoder-base-b8-s128", 0, 0, 0, 8, 128, 768, 12, 12, 3072, 0},
-    {"encoder-base-b32-s128", 0, 0, 0, 32, 128, 768, 12, 12, 3072, 0},
-    {"encoder-minilm-b1-s128", 0, 0, 0, 1, 128, 384, 12, 6, 1536, 0},
-    {"encoder-minilm-b8-s128", 0, 0, 0, 8, 128, 384, 12, 6, 1536, 0},
-    {"encoder-minilm-b32-s128", 0, 0, 0, 32, 128, 384, 12, 6, 1536, 0},
-    /* MiniLM-L6 over 256 texts of mixed lengths (bench_mixed.h), sentence embeddings in
-     * batches of 32: in arrival order, longest first (sentence-transformers), or packed */
-    {"encoder-minilm-mixed-padded", 0, 0, 0, BENCH_MIXED_BATCH, BENCH_MIXED_MAX, 384, 12, 6, 1536,
-     BENCH_MIXED_PADDED},
-    {"encoder-minilm-mixed-sorted", 0, 0, 0, BENCH_MIXED_BATCH, BENCH_MIXED_MAX, 384, 12, 6, 1536,
-     BENCH_MIXED_SORTED},
-    {"encoder-minilm-mixed-ragged", 0, 0, 0, BENCH_MIXED_BATCH, BENCH_MIXED_MAX, 384, 12, 6, 1536,
-     BENCH_MIXED_RAGGED},
-    /* No shape: a folder's load (bench_load.c), run only when named. */
-    {"load-base", 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-};
-
-#define CASE_COUNT (sizeof cases / sizeof *cases)
-
 static bool is_load(const bench_case *c)
 {
     return !c->m && !c->batch;
@@ -73,7 +42,7 @@ typedef struct bench_args {
     const char *device, *precision, *json, *model;
     vkbert_precision weights; /* the --precision named */
     int quick, cpu, runs, repeat;
-    int selected[CASE_COUNT];
+    int selected[BENCH_CASE_COUNT];
 } bench_args;
 
 /* One case in one repeat. */
@@ -93,23 +62,23 @@ typedef struct bench_run {
     vkbert_context *peaks_ctx;
     double *fma, *copy;
     int slots;
-    case_outcome *outcomes; /* [CASE_COUNT][repeat] */
+    case_outcome *outcomes; /* [BENCH_CASE_COUNT][repeat] */
 } bench_run;
 
 /* ---- options ---- */
 
 static int find_case(const char *name)
 {
-    for (size_t i = 0; i < CASE_COUNT; i++)
-        if (strcmp(cases[i].name, name) == 0) return (int)i;
+    for (size_t i = 0; i < BENCH_CASE_COUNT; i++)
+        if (strcmp(bench_cases[i].name, name) == 0) return (int)i;
     return -1;
 }
 
 static int unknown_case(const char *name)
 {
     char list[1024] = "";
-    for (size_t i = 0; i < CASE_COUNT; i++)
-        snprintf(list + strlen(list), sizeof list - strlen(list), "\n  %s", cases[i].name);
+    for (size_t i = 0; i < BENCH_CASE_COUNT; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "\n  %s", bench_cases[i].name);
     return cli_usage_error(usage, "unknown case '%s'; the cases are:%s", name, list);
 }
 
@@ -133,8 +102,8 @@ static int take_cases(int *argc, char **argv, bench_args *a)
         a->selected[index] = any = 1;
     }
     *argc = kept;
-    for (size_t i = 0; i < CASE_COUNT && !any; i++)
-        a->selected[i] = !is_load(&cases[i]); /* seconds each, and it needs a folder */
+    for (size_t i = 0; i < BENCH_CASE_COUNT && !any; i++)
+        a->selected[i] = !is_load(&bench_cases[i]); /* seconds each, and it needs a folder */
     return CLI_CONTINUE;
 }
 
@@ -486,7 +455,7 @@ static cJSON *json_startup(const cli_startup *s)
  * was. */
 static bench_spread peaks_spread(const bench_run *b, const double *peaks)
 {
-    double samples[BENCH_MAX_REPEAT * CASE_COUNT + 1];
+    double samples[BENCH_MAX_REPEAT * BENCH_CASE_COUNT + 1];
     int n = 0;
     for (int i = 0; i < b->slots; i++)
         if (peaks[i] > 0) samples[n++] = peaks[i];
@@ -525,10 +494,10 @@ static int write_json(FILE *file, const bench_run *b, const vkbert_device_info *
     cJSON_AddItemToObject(root, "spread", spread);
     cJSON_AddItemToObject(root, "startup", json_startup(startup));
     cJSON *list = cJSON_AddArrayToObject(root, "cases");
-    for (size_t i = 0; i < CASE_COUNT; i++) {
+    for (size_t i = 0; i < BENCH_CASE_COUNT; i++) {
         if (!b->a.selected[i]) continue;
         case_summary s = summarize(b, i);
-        cJSON_AddItemToArray(list, json_case(b, &cases[i], &s));
+        cJSON_AddItemToArray(list, json_case(b, &bench_cases[i], &s));
     }
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
@@ -545,20 +514,20 @@ static int write_json(FILE *file, const bench_run *b, const vkbert_device_info *
 static int run_cases(bench_run *b)
 {
     int code = 0, total = 0, done = 0, n = b->a.repeat;
-    for (size_t i = 0; i < CASE_COUNT; i++)
+    for (size_t i = 0; i < BENCH_CASE_COUNT; i++)
         total += b->a.selected[i] * n;
     for (int rep = 0; rep < n; rep++)
-        for (size_t i = 0; i < CASE_COUNT; i++) {
+        for (size_t i = 0; i < BENCH_CASE_COUNT; i++) {
             if (!b->a.selected[i]) continue;
             case_outcome *o = &b->outcomes[i * (size_t)n + (size_t)rep];
-            fprintf(stderr, "vkbert bench: [%d/%d] %s\n", ++done, total, cases[i].name);
+            fprintf(stderr, "vkbert bench: [%d/%d] %s\n", ++done, total, bench_cases[i].name);
             o->slot = b->slots - 1;
-            int closed = run_case(&b->a, &cases[i], o);
+            int closed = run_case(&b->a, &bench_cases[i], o);
             code = code ? code : closed;
             measure_peaks(b);
             if (rep < n - 1) continue;
             case_summary s = summarize(b, i);
-            print_case(b, &cases[i], &s);
+            print_case(b, &bench_cases[i], &s);
         }
     return code;
 }
@@ -603,10 +572,10 @@ static void report_startup(const bench_args *a, cli_startup *s)
 
 static int bench_alloc(bench_run *b)
 {
-    size_t slots = CASE_COUNT * (size_t)b->a.repeat + 1;
+    size_t slots = BENCH_CASE_COUNT * (size_t)b->a.repeat + 1;
     b->fma = calloc(slots, sizeof *b->fma);
     b->copy = calloc(slots, sizeof *b->copy);
-    b->outcomes = calloc(CASE_COUNT * (size_t)b->a.repeat, sizeof *b->outcomes);
+    b->outcomes = calloc(BENCH_CASE_COUNT * (size_t)b->a.repeat, sizeof *b->outcomes);
     return b->fma && b->copy && b->outcomes ? 0 : cli_error("out of host memory");
 }
 

@@ -13,6 +13,10 @@ typedef struct bench_case {
 
 enum { BENCH_MIXED_PADDED = 1, BENCH_MIXED_SORTED, BENCH_MIXED_RAGGED };
 
+/* Every case (bench_cases.c, which checks the count at compile time). */
+#define BENCH_CASE_COUNT 19
+extern const bench_case bench_cases[];
+
 /* Median host time of `runs` passes of a matmul or attention case with OpenBLAS, after a
  * warm-up; 0 when out of memory or without OpenBLAS. */
 double bench_cpu_time(const bench_case *c, int runs);
