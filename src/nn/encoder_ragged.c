@@ -38,7 +38,7 @@ encoder_shape encoder_shape_of(const encoder_batch *in)
     uint32_t batch = 1;
     while (batch < (uint32_t)in->batch)
         batch *= 2;
-    uint32_t tokens = bucket((uint32_t)(in->offsets[in->batch] - in->offsets[0]), 64);
+    uint32_t tokens = bucket((uint32_t)(in->offsets[in->batch] - in->offsets[0]), 8);
     /* At least B rows: the pooler's gather of first rows reuses a [T][Hp] buffer. */
     return (encoder_shape){true, batch, bucket(longest(in), 16), tokens > batch ? tokens : batch};
 }
