@@ -26,7 +26,8 @@ static const char usage[] =
     "  --dropout P    training-mode dropout on the attention weights, 0 <= P <= 1\n"
     "  --seed N       dropout seed, an unsigned 64-bit integer (default 0)\n"
     "  --device N     device index or name substring (default: VKBERT_DEVICE, else the best)\n"
-    "  --precision P  fp32 (default) or fp16: weights stored as fp16, arithmetic in fp32\n";
+    "  --precision P  fp32 (default), fp16 (weights stored as fp16) or int8 (Q8_0 weights);\n"
+    "                 arithmetic in fp32 either way\n";
 
 typedef struct attention_args {
     const char *weights, *input, *mask, *output, *device, *precision_name;

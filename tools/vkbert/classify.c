@@ -23,7 +23,7 @@ static const char usage[] =
     "  --max-length N   truncate each text to N ids (default: the folder's limit)\n"
     "  --no-truncate    a text over the limit is an error instead\n"
     "  --device N       device index or name substring\n"
-    "  --precision P    fp32 (default) or fp16\n";
+    "  --precision P    fp32 (default), fp16 or int8: dense weights stored as fp16 or Q8_0\n";
 
 typedef struct classify_args {
     cli_model_args m;

@@ -29,7 +29,7 @@ static const char usage[] =
     "  --output E         float32 .npy written with shape [N, dimension]; without it the\n"
     "                     embeddings are printed as JSON {\"embeddings\": [[...], ...]}\n"
     "  --device N         device index or name substring (default: VKBERT_DEVICE, else the best)\n"
-    "  --precision P      fp32 (default) or fp16: dense weights stored as fp16\n"
+    "  --precision P      fp32 (default), fp16 or int8: dense weights stored as fp16 or Q8_0\n"
     "  TEXT               UTF-8 texts; '--' ends the options\n";
 
 typedef struct embed_args {

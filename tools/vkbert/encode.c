@@ -21,7 +21,8 @@ static const char usage[] =
     "  --pooled P            float32 .npy written with the pooler output [B, hidden]\n"
     "  --device N            device index or name substring (default: VKBERT_DEVICE, else the\n"
     "                        best)\n"
-    "  --precision P         fp32 (default) or fp16: dense weights stored as fp16\n";
+    "  --precision P         fp32 (default), fp16 or int8: dense weights stored as fp16 or\n"
+    "                        Q8_0 (int8, one scale per 32 inputs)\n";
 
 typedef struct encode_args {
     const char *model, *ids, *mask, *types, *output, *pooled, *device, *precision_name;

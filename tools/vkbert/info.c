@@ -17,7 +17,7 @@ static const char usage[] =
     "  --model DIR      a sentence-transformers or HuggingFace BERT folder\n"
     "  --json           print it as one JSON object\n"
     "  --device N       device index or name substring\n"
-    "  --precision P    fp32 (default) or fp16\n";
+    "  --precision P    fp32 (default), fp16 or int8: dense weights stored as fp16 or Q8_0\n";
 
 /* A scalar, or a list of scalars joined by ", ", or an object of scalars as key=value;
  * strings inside a list or object are quoted, so that a prompt's spaces show. */

@@ -22,7 +22,7 @@ static const char usage[] =
     "  --max-length N   truncate each pair to N ids, longest first (default: the folder's limit)\n"
     "  --no-truncate    a pair over the limit is an error instead\n"
     "  --device N       device index or name substring\n"
-    "  --precision P    fp32 (default) or fp16\n";
+    "  --precision P    fp32 (default), fp16 or int8: dense weights stored as fp16 or Q8_0\n";
 
 typedef struct rerank_args {
     cli_model_args m;
