@@ -656,7 +656,10 @@ VKBERT_API vkbert_status vkbert_encoder_embed(vkbert_encoder *encoder,
  * submit returns. Two jobs may be in flight on one encoder, each in a plan of its own (inputs,
  * activations, outputs: twice the memory of one); a third submit first finishes the oldest
  * job (waits for it and writes its outputs, then its wait or poll returns at once), then
- * reuses its plan. Results equal the synchronous calls', which are submit-then-wait. The
+ * takes its place. Finished jobs' plans are kept for later calls of their shape (a few, and
+ * within a bound on device memory). Results equal the synchronous calls', which are
+ * submit-then-wait; like them, an embed job whose mask is right padding (each row ones, then
+ * zeros, at least one 1) runs the sequences packed, with no padding computed. The
  * context's lock is held to upload, submit and read, never while the device runs, so other
  * calls on the context proceed meanwhile. A batch the device cannot run in one pass fails
  * with VKBERT_ERROR_DEVICE_LIMIT or VKBERT_ERROR_OUT_OF_MEMORY (the synchronous calls run it

@@ -4,6 +4,8 @@
 #include "nn/encoder.h"
 #include "tensor.h"
 
+#include <stdlib.h>
+
 static vkbert_status create_typed(vkbert_context *ctx, vkbert_dtype dtype, int ndim,
                                   const int64_t *shape, vkbert_tensor **out)
 {
@@ -93,7 +95,15 @@ static vkbert_status submit(vkbert_encoder *e, encoder_call *c, vkbert_job **job
         return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "the model has no pooler");
     c->unlock_to_wait = true;
     vkbert_status status = encoder_check_batch(e, &c->in);
-    return status ? status : vkb_encoder_submit(e, c, job);
+    if (status) return status;
+    /* Packed where the synchronous calls pack (right padding, no hidden states): the packed
+     * arrays are uploaded by the submit, so they go with it. */
+    encoder_call packed;
+    int32_t *storage;
+    bool pack = encoder_pack_call(e, c, &packed, &storage);
+    status = vkb_encoder_submit(e, pack ? &packed : c, job);
+    free(storage);
+    return status;
 }
 
 vkbert_status vkbert_encoder_embed_submit(vkbert_encoder *encoder, int batch, int seq_len,

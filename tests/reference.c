@@ -2,6 +2,8 @@
  * the product. */
 #include "reference.h"
 
+#include "io/random.h"
+
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -147,17 +149,9 @@ ref_error ref_compare(const float *got, const double *want, size_t n)
     return err;
 }
 
-static uint64_t splitmix64(ref_rng *rng)
-{
-    uint64_t z = (rng->state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 double ref_uniform(ref_rng *rng, double lo, double hi)
 {
-    return lo + (hi - lo) * (double)(splitmix64(rng) >> 11) * 0x1.0p-53;
+    return lo + (hi - lo) * (double)(vkb_random_next(&rng->state) >> 11) * 0x1.0p-53;
 }
 
 void ref_fill(ref_rng *rng, float *data, size_t n, double lo, double hi)

@@ -47,7 +47,7 @@ typedef struct ref_error {
 } ref_error;
 ref_error ref_compare(const float *got, const double *want, size_t n);
 
-/* A deterministic generator for test data (splitmix64). */
+/* A deterministic generator for test data (io/random.h's splitmix64). */
 typedef struct ref_rng {
     uint64_t state;
 } ref_rng;

@@ -233,29 +233,161 @@ Test(encoder_ragged, plan_reused_across_lengths)
     setup(&f);
     const int first[] = {1, 2, 7, 13, 5, 30, 3}, same_caps[] = {30, 2, 1, 13, 6, 2, 5};
     check_batch(&f, first, NULL, 7, 6);
-    /* check_batch ends on a padded pass, whose plan replaced the packed one (a synchronous
-     * caller keeps one plan): a packed pass first, then one of the same caps. */
-    batch a, b;
-    make_batch(&f, first, NULL, 7, 6, &a);
-    make_batch(&f, same_caps, NULL, 7, 7, &b);
-    encoder_batch in_a = packed_input(&a), in_b = packed_input(&b);
-    float *out = test_poisoned(7 * 3 * 20);
-    EXPECT_OK(&f, vkb_encoder_sentences(f.e, &in_a, 0, out));
-    const encoder_plan *plan = f.e->plan;
-    /* 59 tokens in 7 sequences of at most 30: the same caps (64, 8, 32), the same plan. A
-     * rebuilt plan could reuse the freed one's address in a plain build; the sanitizer run,
-     * whose allocator does not hand a freed address back at once, makes this a real check. */
-    EXPECT_OK(&f, vkb_encoder_sentences(f.e, &in_b, 0, out));
-    cr_assert_eq(f.e->plan, plan, "a plan of the same caps is reused");
-    free(out);
-    free_batch(&a);
-    free_batch(&b);
+    /* 59 tokens in 7 sequences of at most 30: the caps (64, 8, 32) of the first batch, and
+     * the padded shape (7, 30) too: no plan made. Counted, not compared by address (a freed
+     * plan's address can come back from malloc). */
+    uint64_t made = f.e->plans_made;
     check_batch(&f, same_caps, NULL, 7, 7);
+    cr_assert_eq(f.e->plans_made, made, "plans of the same caps and shape are reused");
     /* Other caps, then the first ones again: each still right. */
     const int fewer[] = {40, 3, 1}, more[] = {9, 9, 9, 9, 9, 9, 9, 9};
     check_batch(&f, fewer, NULL, 3, 8);
     check_batch(&f, more, NULL, 8, 9);
     check_batch(&f, first, NULL, 7, 10);
+    teardown(&f);
+}
+
+/* Two batches of other caps and padded shapes, alternated: each check_batch runs a packed and
+ * a padded plan, so after the first round the cache holds four and makes no more. */
+Test(encoder_ragged, plans_cached_across_shapes)
+{
+    fixture f;
+    setup(&f);
+    const int a[] = {1, 2, 7, 13, 5, 30, 3}, b[] = {40, 3, 1};
+    uint64_t made = f.e->plans_made;
+    check_batch(&f, a, NULL, 7, 11);
+    cr_assert_eq(f.e->plans_made, made + 2, "a packed and a padded plan");
+    check_batch(&f, b, NULL, 3, 12);
+    cr_assert_eq(f.e->plans_made, made + 4);
+    for (int round = 0; round < 2; round++) {
+        check_batch(&f, a, NULL, 7, 13 + (uint64_t)round);
+        check_batch(&f, b, NULL, 3, 15 + (uint64_t)round);
+    }
+    cr_assert_eq(f.e->plans_made, made + 4, "alternating shapes reuse the cached plans");
+    cr_assert_eq(f.e->idle_count, 4);
+    teardown(&f);
+}
+
+/* One packed call of `n` sequences of `length` tokens. */
+static void run_packed(fixture *f, int n, int length)
+{
+    int lengths[MAX_SEQ];
+    for (int i = 0; i < n; i++)
+        lengths[i] = length;
+    batch b;
+    make_batch(f, lengths, NULL, n, 20, &b);
+    encoder_batch in = packed_input(&b);
+    float *out = test_poisoned((size_t)n * 3 * f->c.hidden_size);
+    EXPECT_OK(f, vkb_encoder_sentences(f->e, &in, 0, out));
+    free(out);
+    free_batch(&b);
+}
+
+/* Five shapes through a cache of four: the least recently used goes. */
+Test(encoder_ragged, cache_evicts_the_least_recently_used)
+{
+    fixture f;
+    setup(&f);
+    uint64_t made = f.e->plans_made;
+    for (int n = 1; n <= 5; n++) /* caps of batch 1, 2, 4, 4 and 8, tokens 8 apart */
+        run_packed(&f, n, 8 * n);
+    cr_assert_eq(f.e->plans_made, made + 5);
+    cr_assert_eq(f.e->idle_count, ENCODER_IDLE_PLANS);
+    run_packed(&f, 5, 40); /* the newest: kept */
+    run_packed(&f, 2, 16); /* the second: kept */
+    cr_assert_eq(f.e->plans_made, made + 5);
+    run_packed(&f, 1, 8); /* the first: evicted by the fifth */
+    cr_assert_eq(f.e->plans_made, made + 6);
+    cr_assert_eq(f.e->idle_count, ENCODER_IDLE_PLANS);
+    teardown(&f);
+}
+
+/* The budget in bytes: plans held with a new one never exceed it, and one plan always runs. */
+Test(encoder_ragged, cache_keeps_to_its_budget)
+{
+    fixture f;
+    setup(&f);
+    const int a[] = {1, 2, 7, 13, 5, 30, 3};
+    check_batch(&f, a, NULL, 7, 21); /* a packed and a padded plan, both idle */
+    cr_assert_eq(f.e->idle_count, 2);
+    uint64_t both = encoder_plan_bytes(f.e->idle[0]) + encoder_plan_bytes(f.e->idle[1]);
+    cr_assert_eq(encoder_plans_held(f.e), both);
+    f.e->plan_budget = both; /* room for the two exactly */
+    uint64_t made = f.e->plans_made;
+    check_batch(&f, a, NULL, 7, 22);
+    cr_assert_eq(f.e->plans_made, made, "both fit in the budget");
+    vkb_encoder_drop_plans(f.e);
+    f.e->plan_budget = both - 1; /* one byte short: each new plan evicts the other */
+    made = f.e->plans_made;
+    /* packed, packed inside (the same plan), padded, packed, padded: four made */
+    check_batch(&f, a, NULL, 7, 23);
+    cr_assert_eq(f.e->plans_made, made + 4, "each plan evicted to make the other");
+    cr_assert_eq(f.e->idle_count, 1);
+    cr_assert_leq(encoder_plans_held(f.e), both - 1);
+    f.e->plan_budget = 1; /* under any plan: still runs, one at a time */
+    check_batch(&f, a, NULL, 7, 24);
+    cr_assert_eq(f.e->idle_count, 1);
+    teardown(&f);
+}
+
+/* A right-padded async embed runs packed: its results equal the synchronous packed call's and
+ * the reference; its inputs may go as soon as the submit returns. A mask with a hole stays
+ * padded. */
+Test(encoder_ragged, async_packs_right_padding)
+{
+    fixture f;
+    setup(&f);
+    const int lengths[] = {1, 2, 7, 13, 5, 30, 3}, other[] = {40, 3, 1};
+    batch a, b;
+    make_batch(&f, lengths, NULL, 7, 31, &a);
+    make_batch(&f, other, NULL, 3, 32, &b);
+    size_t width = 3 * (size_t)f.c.hidden_size;
+    float *sync = test_poisoned(7 * width), *async_a = test_poisoned(7 * width);
+    float *async_b = test_poisoned(3 * width), *padded = test_poisoned(7 * width);
+    double *want = malloc(7 * width * 8), *want_logits = malloc(7 * LABELS * 8);
+    reference(&f, &a, want, want_logits);
+    encoder_batch in = packed_input(&a);
+    EXPECT_OK(&f, vkb_encoder_sentences(f.e, &in, 0, sync));
+    run_padded(&f, &a, OUT_SENTENCES, padded);
+
+    /* two jobs in flight, on copies of the inputs freed before the waits */
+    size_t cells = (size_t)a.n * a.longest;
+    int32_t *ids = malloc(cells * 4), *types = malloc(cells * 4), *mask = malloc(cells * 4);
+    memcpy(ids, a.pad_ids, cells * 4), memcpy(types, a.pad_types, cells * 4);
+    memcpy(mask, a.pad_mask, cells * 4);
+    vkbert_job *job_a, *job_b;
+    EXPECT_OK(
+        &f, vkbert_encoder_embed_submit(f.e, a.n, a.longest, ids, types, mask, 0, async_a, &job_a));
+    free(ids), free(types), free(mask);
+    EXPECT_OK(&f, vkbert_encoder_embed_submit(f.e, b.n, b.longest, b.pad_ids, b.pad_types,
+                                              b.pad_mask, 0, async_b, &job_b));
+    EXPECT_OK(&f, vkbert_job_wait(job_a));
+    cr_assert(f.e->plan->ragged, "a right-padded job runs packed");
+    EXPECT_OK(&f, vkbert_job_wait(job_b));
+    cr_assert(f.e->plan->ragged);
+    vkbert_job_destroy(job_a), vkbert_job_destroy(job_b);
+    cr_assert(!memcmp(async_a, sync, 7 * width * 4), "the job's results are the packed call's");
+    expect_rows(async_a, padded, want, 7, width, "embedding (async)");
+    double *want_b = malloc(3 * width * 8), *want_b_logits = malloc(3 * LABELS * 8);
+    float *padded_b = test_poisoned(3 * width);
+    reference(&f, &b, want_b, want_b_logits);
+    run_padded(&f, &b, OUT_SENTENCES, padded_b);
+    expect_rows(async_b, padded_b, want_b, 3, width, "embedding (async, second job)");
+
+    /* a hole in a row: padded, as the synchronous calls */
+    a.pad_mask[3 * a.longest + 1] = 0; /* row 3: 1 0 1 1 ... */
+    run_padded(&f, &a, OUT_SENTENCES, padded);
+    vkbert_job *job;
+    EXPECT_OK(&f, vkbert_encoder_embed_submit(f.e, a.n, a.longest, a.pad_ids, a.pad_types,
+                                              a.pad_mask, 0, async_a, &job));
+    EXPECT_OK(&f, vkbert_job_wait(job));
+    vkbert_job_destroy(job);
+    cr_assert(!f.e->plan->ragged, "a mask with a hole stays padded");
+    cr_assert(!memcmp(async_a, padded, 7 * width * 4));
+
+    free(sync), free(async_a), free(async_b), free(padded), free(padded_b);
+    free(want), free(want_logits), free(want_b), free(want_b_logits);
+    free_batch(&a), free_batch(&b);
     teardown(&f);
 }
 

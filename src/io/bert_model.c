@@ -7,6 +7,7 @@
 
 #include "io_error.h"
 #include "json_file.h"
+#include "random.h"
 #include "platform/platform.h"
 #include "safetensors.h"
 
@@ -269,18 +270,10 @@ static int weights_alloc(const bert_config *c, int has_pooler, int has_classifie
     return 0;
 }
 
-static uint64_t splitmix64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 /* U(-1, 1) from the top 53 bits, the same on every platform. */
 static double uniform(uint64_t *state)
 {
-    return (double)(splitmix64(state) >> 11) * 0x1.0p-53 * 2.0 - 1.0;
+    return (double)(vkb_random_next(state) >> 11) * 0x1.0p-53 * 2.0 - 1.0;
 }
 
 static void fill_random(const bert_config *c, const field *f, float *data, size_t n,

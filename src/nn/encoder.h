@@ -11,6 +11,14 @@
 #define ENCODER_MAX_DENSE 4
 #define ENCODER_SLOTS 2        /* passes in flight on one encoder: double-buffered plans */
 #define ENCODER_SPARE_FENCES 4 /* fences of finished jobs kept for the next ones */
+/* The plan cache (encoder_cache.c): up to ENCODER_IDLE_PLANS plans are kept between passes,
+ * keyed by their shape, besides those of the jobs in flight. When a new plan is made, idle
+ * ones are evicted, least recently used first, until every plan the encoder holds (idle and in
+ * flight, the new one included) fits in the budget: encoder->plan_budget bytes of device
+ * memory, ENCODER_PLAN_BUDGET when that is 0. A single plan over the budget is still made
+ * (a call needs its plan); the idle ones then all go. */
+#define ENCODER_IDLE_PLANS 4
+#define ENCODER_PLAN_BUDGET ((uint64_t)1 << 30) /* 1 GiB */
 
 /* A Dense module of sentence-transformers: act(W x + b), W [out][in] (PyTorch's layout). */
 typedef struct encoder_dense_spec {
@@ -68,6 +76,7 @@ typedef struct encoder_plan {
     VkCommandBuffer cmd;
     vkb_dispatch *dispatches;
     uint32_t dispatch_count, capacity;
+    uint64_t used;       /* the cache's clock when it last went idle (least recently used) */
     VkQueryPool queries; /* start and end of the pass, when the context has timestamps */
     double gpu_ms;       /* of the last pass */
     /* The pass between device tensors: re-recorded when the tensors change (their ids). */
@@ -130,7 +139,7 @@ struct vkbert_job {
 };
 
 typedef struct encoder_slot {
-    encoder_plan *plan;     /* the plan of its last shape, or NULL */
+    encoder_plan *plan;     /* its job's plan while one runs (from the cache), else NULL */
     struct vkbert_job *job; /* running on it, or NULL */
     uint64_t order;         /* of that submission: the oldest is finished first */
 } encoder_slot;
@@ -155,10 +164,15 @@ struct vkbert_encoder {
     vkb_buffer params; /* per layer: b_inter [Ip], b_out [Hp], LN1 [2][Hp], LN2 [2][Hp]; b_pool */
     uint64_t inter_block, out_block, layer_params; /* bytes */
     uint64_t param_off[4]; /* within a layer's params: b_inter, b_out, LN1, LN2 (256-aligned) */
-    encoder_plan *plan;    /* the plan of the last finished pass (a slot's), for its timings */
+    encoder_plan *plan;    /* the plan of the last finished pass (idle in the cache), or NULL */
     encoder_head head;
     vkb_buffer head_weights;
     encoder_slot slots[ENCODER_SLOTS];
+    encoder_plan *idle[ENCODER_IDLE_PLANS]; /* the plan cache: plans of no job in flight */
+    uint32_t idle_count;
+    uint64_t plan_clock;  /* ticks when a plan goes idle */
+    uint64_t plan_budget; /* bytes; 0: ENCODER_PLAN_BUDGET */
+    uint64_t plans_made;  /* plans built for passes (not vkb_encoder_record's): for tests */
     uint64_t submitted;
     VkFence spare_fences[ENCODER_SPARE_FENCES];
     uint32_t spare_count;
@@ -228,9 +242,11 @@ vkbert_status encoder_read_call(vkbert_encoder *encoder, encoder_plan *plan,
 /* Checks the host batch of a call. */
 vkbert_status encoder_check_batch(vkbert_encoder *encoder, const encoder_batch *in);
 
-/* Submits `call` (checked) on a free slot and returns at once: a slot with a plan of its
- * shape, else a free one (whose plan is replaced), else the slot of the oldest job once it is
- * finished (waited for, its outputs written). *job is malloc'd; vkb_job_free. */
+/* Submits `call` (checked) on a free slot and returns at once: the slot of the oldest job once
+ * it is finished (waited for, its outputs written) when none is free; its plan comes from the
+ * cache, or is made. The call is run as given (padded or packed); its input arrays are
+ * uploaded before this returns, and the job never reads them again. *job is malloc'd;
+ * vkb_job_free. */
 vkbert_status vkb_encoder_submit(vkbert_encoder *encoder, const encoder_call *call,
                                  struct vkbert_job **job);
 /* VKBERT_OK once finished (the outputs written), VKBERT_NOT_READY while running, or the
@@ -241,7 +257,8 @@ vkbert_status vkb_job_poll(struct vkbert_job *job);
 vkbert_status vkb_job_wait(struct vkbert_job *job);
 /* Waits when it still runs, then frees the job. */
 void vkb_job_free(struct vkbert_job *job);
-/* Finishes every job in flight and frees the plans (a new head, the encoder's end). */
+/* Finishes every job in flight and frees the plans, the cache's too (a new head, the
+ * encoder's end). */
 void vkb_encoder_drop_plans(vkbert_encoder *encoder);
 /* Submit-then-wait: the synchronous calls. */
 vkbert_status vkb_encoder_run_call(vkbert_encoder *encoder, const encoder_call *call);
@@ -259,6 +276,22 @@ vkbert_status encoder_plan_new(vkbert_encoder *encoder, uint32_t batch, uint32_t
                                encoder_plan **out);
 vkbert_status encoder_plan_make(vkbert_encoder *encoder, const encoder_shape *shape,
                                 encoder_plan **out);
+
+/* ---- the plan cache (encoder_cache.c) ---- */
+
+/* Device memory of a plan's buffers, and of every plan the encoder holds for passes. */
+uint64_t encoder_plan_bytes(const encoder_plan *plan);
+uint64_t encoder_plans_held(const vkbert_encoder *encoder);
+/* An idle plan of this shape taken out of the cache (the most recently used), else a new one;
+ * idle plans are evicted as ENCODER_PLAN_BUDGET says, and a make that runs out of memory is
+ * tried again once with none idle. */
+vkbert_status encoder_cache_take(vkbert_encoder *encoder, const encoder_shape *shape,
+                                 encoder_plan **out);
+/* A plan whose job finished back into the cache, the least recently used one evicted when
+ * ENCODER_IDLE_PLANS are idle. NULL is ignored. */
+void encoder_cache_put(vkbert_encoder *encoder, encoder_plan *plan);
+/* Frees every idle plan. */
+void encoder_cache_clear(vkbert_encoder *encoder);
 
 /* ---- packed batches (encoder_ragged.c) ---- */
 

@@ -1,7 +1,8 @@
-/* Passes in flight: ENCODER_SLOTS slots, each with the plan of its last shape (inputs,
- * activations and outputs of its own), so the host fills one while the device runs the other.
- * A job owns its fence until it is freed, so a thread waiting on it without the lock never
- * sees the fence reset under it; the lock is held only to record, submit and read. */
+/* Passes in flight: ENCODER_SLOTS slots, each running a job in a plan of its own (inputs,
+ * activations and outputs), taken from the plan cache (encoder_cache.c) and put back when the
+ * job finishes, so the host fills one while the device runs the other. A job owns its fence
+ * until it is freed, so a thread waiting on it without the lock never sees the fence reset
+ * under it; the lock is held only to record, submit and read. */
 #include "nn/encoder.h"
 
 #include <stdio.h>
@@ -36,7 +37,9 @@ static void finish(vkbert_job *job, VkResult waited)
     if (job->lost_hook && waited == VK_SUCCESS) waited = VK_ERROR_DEVICE_LOST;
     vkbert_status status = e->ctx->lost ? vkb_check_alive(e->ctx) : vkb_wait_result(e->ctx, waited);
     if (!status) status = encoder_read_call(e, slot->plan, &job->call);
+    encoder_cache_put(e, slot->plan);
     if (!status) e->plan = slot->plan;
+    slot->plan = NULL;
     if (status) snprintf(job->message, sizeof job->message, "%s", e->ctx->error);
     job->status = status;
     job->slot = -1;
@@ -71,25 +74,12 @@ static void wait_finished(vkbert_job *job, bool unlock)
     }
 }
 
-static bool fits(const encoder_plan *p, const encoder_batch *in)
+/* A slot with no job in flight, or -1. */
+static int free_slot(const vkbert_encoder *e)
 {
-    encoder_shape s = encoder_shape_of(in);
-    return p && p->ragged == s.ragged && p->batch == s.batch && p->seq_len == s.seq_len &&
-           p->tokens == s.tokens;
-}
-
-/* A free slot: one with a plan of this shape, else one with a plan to replace (a synchronous
- * caller keeps a single plan), else an empty one; -1 when all are busy. */
-static int free_slot(const vkbert_encoder *e, const encoder_batch *in)
-{
-    int choice = -1;
-    for (int i = 0; i < ENCODER_SLOTS; i++) {
-        const encoder_slot *s = &e->slots[i];
-        if (s->job) continue;
-        if (fits(s->plan, in)) return i;
-        if (choice < 0 || (s->plan && !e->slots[choice].plan)) choice = i;
-    }
-    return choice;
+    for (int i = 0; i < ENCODER_SLOTS; i++)
+        if (!e->slots[i].job) return i;
+    return -1;
 }
 
 static vkbert_job *oldest(const vkbert_encoder *e)
@@ -107,19 +97,12 @@ static vkbert_job *oldest(const vkbert_encoder *e)
 static vkbert_status take_slot(vkbert_encoder *e, const encoder_call *c, int *out)
 {
     int i;
-    while ((i = free_slot(e, &c->in)) < 0)
+    while ((i = free_slot(e)) < 0)
         wait_finished(oldest(e), c->unlock_to_wait);
-    encoder_slot *slot = &e->slots[i];
-    if (!fits(slot->plan, &c->in)) {
-        if (e->plan == slot->plan) e->plan = NULL;
-        encoder_plan_free(e, slot->plan);
-        slot->plan = NULL;
-        encoder_shape shape = encoder_shape_of(&c->in);
-        vkbert_status status = encoder_plan_make(e, &shape, &slot->plan);
-        if (status) return status;
-    }
-    *out = i;
-    return VKBERT_OK;
+    encoder_shape shape = encoder_shape_of(&c->in);
+    vkbert_status status = encoder_cache_take(e, &shape, &e->slots[i].plan);
+    if (!status) *out = i;
+    return status;
 }
 
 /* The fault hook VKBERT_FAULT_LOST_AFTER_PASSES: a pass after the first N is submitted and its
@@ -139,7 +122,7 @@ vkbert_status vkb_encoder_submit(vkbert_encoder *e, const encoder_call *c, vkber
     job->encoder = e;
     job->call = *c;
     job->slot = -1;
-    int i = 0;
+    int i = -1;
     VkCommandBuffer cmd = VK_NULL_HANDLE;
     vkbert_status status = fence_get(e, &job->fence);
     if (!status) status = take_slot(e, c, &i);
@@ -147,10 +130,14 @@ vkbert_status vkb_encoder_submit(vkbert_encoder *e, const encoder_call *c, vkber
     if (!status) job->lost_hook = count_pass(e->ctx);
     if (!status) status = vkb_submit(e->ctx, cmd, job->fence);
     if (status) {
+        if (i >= 0) encoder_cache_put(e, e->slots[i].plan), e->slots[i].plan = NULL;
         fence_put(e, job->fence, true); /* never submitted */
         free(job);
         return status;
     }
+    /* uploaded: the arrays may be the caller's temporaries (a padded call packed) */
+    job->call.in.ids = job->call.in.types = job->call.in.mask = job->call.in.offsets = NULL;
+    job->call.in.prompt_tokens = NULL;
     e->slots[i].job = job;
     e->slots[i].order = ++e->submitted;
     job->slot = i;
@@ -207,9 +194,10 @@ void vkb_encoder_drop_plans(vkbert_encoder *e)
 {
     for (int i = 0; i < ENCODER_SLOTS; i++) {
         if (e->slots[i].job) wait_finished(e->slots[i].job, false);
-        encoder_plan_free(e, e->slots[i].plan);
+        encoder_plan_free(e, e->slots[i].plan); /* NULL once its job finished */
         e->slots[i].plan = NULL;
     }
+    encoder_cache_clear(e);
     encoder_plan_free(e, e->recorded);
     e->recorded = NULL;
     e->plan = NULL;

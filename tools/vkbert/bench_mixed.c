@@ -1,6 +1,8 @@
 /* The mixed-length texts' lengths (bench_mixed.h). */
 #include "bench_mixed.h"
 
+#include "io/random.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,19 +12,10 @@
 #define SIGMA 0.8
 #define SEED 0x5eed13u
 
-/* splitmix64 (Steele, Lea, Flood 2014): tiny, and the same sequence everywhere. */
-static uint64_t next_u64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
-
 /* Uniform in (0, 1): 53 random bits, never 0, so that log() stays finite. */
 static double uniform(uint64_t *state)
 {
-    return ((double)(next_u64(state) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+    return ((double)(vkb_random_next(state) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 }
 
 void bench_mixed_lengths(int *lengths, int count)
