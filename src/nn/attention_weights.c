@@ -9,18 +9,38 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Input projections are stored transposed, [in][out], the layout the matmul reads as B [K,N]
- * with contiguous vec4 columns; their outputs are laid out by head with pitch dp (D rounded
- * up to 4), zero columns between, so that every head starts 16-byte aligned. Q's weights and
- * bias carry the 1/sqrt(D) of the scores. */
-static void pack_in_projection(const vkbert_attention *l, const float *w, float scale, float *out)
+/* Row x of the heads' padded layout as a row of W (head x / dp, its row x % dp), UINT32_MAX for
+ * the padding between heads. */
+static uint32_t head_row(const vkbert_attention *l, uint32_t x)
 {
-    uint32_t e = l->embed_dim, d = l->head_dim, dp = l->head_pitch, width = l->heads_width;
-    for (uint32_t in = 0; in < e; in++)
-        for (uint32_t col = 0; col < width; col++) {
-            uint32_t h = col / dp, t = col % dp;
-            out[(size_t)in * width + col] = t < d ? w[(size_t)(h * d + t) * e + in] * scale : 0.0f;
-        }
+    uint32_t t = x % l->head_pitch;
+    return t < l->head_dim ? (x / l->head_pitch) * l->head_dim + t : UINT32_MAX;
+}
+
+/* Square tiles of the transposes: 32 rows of W stay in L1 while their columns are read. */
+#define PACK_TILE 32u
+
+/* Both projections are stored transposed, the layout the matmul reads as B [K,N] with
+ * contiguous vec4 columns, in tiles. An input projection is [E][H*Dp]: its outputs laid out by
+ * head with pitch dp (D rounded up to 4), zero columns between, so that every head starts
+ * 16-byte aligned; Q's weights and bias carry the 1/sqrt(D) of the scores (`scale`). The
+ * output projection is [H*Dp][Ep]: rows h*dp + t of W_o^T, zero rows between, and zero columns
+ * past E. */
+static void pack_projection(const vkbert_attention *l, const float *w, bool in_projection,
+                            float scale, float *out)
+{
+    uint32_t e = l->embed_dim, rows = in_projection ? e : l->heads_width;
+    uint32_t cols = in_projection ? l->heads_width : l->pitch;
+    for (uint32_t r0 = 0; r0 < rows; r0 += PACK_TILE)
+        for (uint32_t c0 = 0; c0 < cols; c0 += PACK_TILE)
+            for (uint32_t r = r0; r < r0 + PACK_TILE && r < rows; r++)
+                for (uint32_t c = c0; c < c0 + PACK_TILE && c < cols; c++) {
+                    uint32_t src = in_projection ? head_row(l, c) : c < e ? c : UINT32_MAX;
+                    uint32_t at = in_projection ? r : head_row(l, r);
+                    out[(size_t)r * cols + c] = src == UINT32_MAX || at == UINT32_MAX
+                                                    ? 0.0f
+                                                    : w[(size_t)src * e + at] * scale;
+                }
 }
 
 static void pack_in_bias(const vkbert_attention *l, const float *b, float scale, float *out)
@@ -28,17 +48,6 @@ static void pack_in_bias(const vkbert_attention *l, const float *b, float scale,
     uint32_t d = l->head_dim, dp = l->head_pitch;
     for (uint32_t col = 0; col < l->heads_width; col++)
         out[col] = col % dp < d ? b[(col / dp) * d + col % dp] * scale : 0.0f;
-}
-
-/* The output projection reads the heads' layout: rows h*dp + t of W_o^T, zero rows between. */
-static void pack_out_projection(const vkbert_attention *l, const float *w, float *out)
-{
-    uint32_t e = l->embed_dim, d = l->head_dim, dp = l->head_pitch, ep = l->pitch;
-    for (uint32_t row = 0; row < l->heads_width; row++) {
-        uint32_t h = row / dp, t = row % dp;
-        for (uint32_t o = 0; o < ep; o++)
-            out[(size_t)row * ep + o] = t < d && o < e ? w[(size_t)o * e + h * d + t] : 0.0f;
-    }
 }
 
 size_t attention_weight_elements(const vkbert_attention *l)
@@ -101,10 +110,7 @@ static vkbert_status upload_packed(vkbert_attention *layer, vkb_writer *out, int
                                    float scale, float *packed, uint16_t *halves)
 {
     size_t elems = attention_weight_elements(layer);
-    if (z < 3)
-        pack_in_projection(layer, w, scale, packed);
-    else
-        pack_out_projection(layer, w, packed);
+    pack_projection(layer, w, z < 3, scale, packed);
     for (size_t i = 0; halves && i < elems; i++)
         halves[i] = float_to_half(packed[i]);
     return vkb_write(out, &layer->weights, layer->weight_block * z,

@@ -116,14 +116,22 @@ static vkbert_status upload_matrix(vkbert_encoder *e, const bert_weights *w, vkb
                                    float *packed, const char *name)
 {
     uint32_t rows = shape[0], in = shape[1], ldb = shape[2];
-    vkbert_status status;
+    /* A CPU device's mapped memory is the process's own: fp32 is packed straight into it, one
+     * pass over the weight and no copy. Elsewhere (memory that may be write-combined, or not
+     * mapped) it goes through `packed`. */
+    float *direct = !e->q8 && !e->half && e->dense.mapped &&
+                            e->ctx->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU
+                        ? (float *)(e->dense.mapped + at)
+                        : NULL;
+    vkbert_status status = VKBERT_OK;
     if (e->q8) {
         source_rows source = {w, t, in};
         q8_matrix m = {in, rows, ldb, source_row, &source, name};
         status = vkb_q8_upload(out, &e->dense, at, &m);
-    } else if (!pack_transposed(w, t, rows, in, ldb, packed + (size_t)in * ldb, packed)) {
+    } else if (!pack_transposed(w, t, rows, in, ldb, packed + (size_t)in * ldb,
+                                direct ? direct : packed)) {
         status = unreadable(out, name);
-    } else {
+    } else if (!direct) {
         status = upload_weights(out, &e->dense, at, packed, (size_t)in * ldb, e->half);
     }
     bert_weights_release(w, *t, (size_t)rows * in);
