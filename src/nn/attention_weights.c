@@ -17,30 +17,34 @@ static uint32_t head_row(const vkbert_attention *l, uint32_t x)
     return t < l->head_dim ? (x / l->head_pitch) * l->head_dim + t : UINT32_MAX;
 }
 
-/* Square tiles of the transposes: 32 rows of W stay in L1 while their columns are read. */
-#define PACK_TILE 32u
+/* Columns of the packed block written together: 32 rows of W are read side by side, each
+ * from start to end, while rows of the block are written 128 bytes at a time. */
+#define PACK_COLUMNS 32u
 
 /* Both projections are stored transposed, the layout the matmul reads as B [K,N] with
- * contiguous vec4 columns, in tiles. An input projection is [E][H*Dp]: its outputs laid out by
- * head with pitch dp (D rounded up to 4), zero columns between, so that every head starts
- * 16-byte aligned; Q's weights and bias carry the 1/sqrt(D) of the scores (`scale`). The
- * output projection is [H*Dp][Ep]: rows h*dp + t of W_o^T, zero rows between, and zero columns
- * past E. */
+ * contiguous vec4 columns. An input projection is [E][H*Dp]: its outputs laid out by head with
+ * pitch dp (D rounded up to 4), zero columns between, so that every head starts 16-byte
+ * aligned; Q's weights and bias carry the 1/sqrt(D) of the scores (`scale`). The output
+ * projection is [H*Dp][Ep]: rows h*dp + t of W_o^T, zero rows between, and zero columns past
+ * E. Column c of the block is row src[c] of W; its row r is W's column at(r). */
 static void pack_projection(const vkbert_attention *l, const float *w, bool in_projection,
                             float scale, float *out)
 {
     uint32_t e = l->embed_dim, rows = in_projection ? e : l->heads_width;
     uint32_t cols = in_projection ? l->heads_width : l->pitch;
-    for (uint32_t r0 = 0; r0 < rows; r0 += PACK_TILE)
-        for (uint32_t c0 = 0; c0 < cols; c0 += PACK_TILE)
-            for (uint32_t r = r0; r < r0 + PACK_TILE && r < rows; r++)
-                for (uint32_t c = c0; c < c0 + PACK_TILE && c < cols; c++) {
-                    uint32_t src = in_projection ? head_row(l, c) : c < e ? c : UINT32_MAX;
-                    uint32_t at = in_projection ? r : head_row(l, r);
-                    out[(size_t)r * cols + c] = src == UINT32_MAX || at == UINT32_MAX
-                                                    ? 0.0f
-                                                    : w[(size_t)src * e + at] * scale;
-                }
+    for (uint32_t c0 = 0; c0 < cols; c0 += PACK_COLUMNS) {
+        uint32_t n = cols - c0 < PACK_COLUMNS ? cols - c0 : PACK_COLUMNS, src[PACK_COLUMNS];
+        for (uint32_t k = 0; k < n; k++)
+            src[k] = in_projection ? head_row(l, c0 + k) : c0 + k < e ? c0 + k : UINT32_MAX;
+        for (uint32_t r = 0; r < rows; r++) {
+            uint32_t at = in_projection ? r : head_row(l, r);
+            float *row = out + (size_t)r * cols + c0;
+            for (uint32_t k = 0; k < n; k++)
+                row[k] = src[k] == UINT32_MAX || at == UINT32_MAX
+                             ? 0.0f
+                             : w[(size_t)src[k] * e + at] * scale;
+        }
+    }
 }
 
 static void pack_in_bias(const vkbert_attention *l, const float *b, float scale, float *out)
