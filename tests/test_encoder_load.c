@@ -141,6 +141,18 @@ Test(encoder_load, workers_write_the_same_bytes_int8)
     check_threads_agree(0, VKBERT_PRECISION_INT8);
 }
 
+/* Device memory in use after a load of these weights came and went: with staged copies
+ * (VKBERT_FORCE_STAGING=1) the context's staging buffer, made on first use and kept, is part
+ * of it; a failed load must leave the same. */
+static VkDeviceSize warm_load(vkbert_context *ctx, const bert_config *c, const bert_weights *w,
+                              vkbert_precision precision)
+{
+    vkbert_encoder *e = NULL;
+    TEST_OK(vkb_encoder_new(ctx, c, w, precision, &e));
+    vkbert_encoder_destroy(e);
+    return ctx->in_use_bytes;
+}
+
 /* A non-finite weight in the last layer: found by a worker (the attention's check, or int8's
  * quantizing), reported as the load's error, and nothing is left of the load. */
 static void check_worker_failure(vkbert_precision precision, uint32_t threads)
@@ -150,11 +162,11 @@ static void check_worker_failure(vkbert_precision precision, uint32_t threads)
     cr_assert_eq(bert_weights_random(&c, 7, &w), 0);
     int last = c.num_hidden_layers - 1;
     bool q8 = precision == VKBERT_PRECISION_INT8;
-    float *poisoned = q8 ? w.layers[last].inter_w : w.layers[last].k_w;
-    poisoned[5] = NAN;
+    float *poisoned = q8 ? w.layers[last].inter_w : w.layers[last].k_w, kept = poisoned[5];
     vkbert_context *ctx = test_context(0);
-    VkDeviceSize in_use = ctx->in_use_bytes;
     ctx->env.load_threads = threads;
+    VkDeviceSize in_use = warm_load(ctx, &c, &w, precision);
+    poisoned[5] = NAN;
     vkbert_encoder *e = (vkbert_encoder *)&e; /* must be reset */
     cr_assert_eq(vkb_encoder_new(ctx, &c, &w, precision, &e), VKBERT_ERROR_INVALID_ARGUMENT);
     cr_assert_null(e);
@@ -163,7 +175,7 @@ static void check_worker_failure(vkbert_precision precision, uint32_t threads)
               message);
     cr_assert_eq(ctx->in_use_bytes, in_use, "buffers left behind");
     /* The context works on, and the same weights, finite again, load. */
-    poisoned[5] = 0.25f;
+    poisoned[5] = kept;
     TEST_OK(vkb_encoder_new(ctx, &c, &w, precision, &e));
     vkbert_encoder_destroy(e);
     test_context_done(ctx);
@@ -186,6 +198,7 @@ Test(encoder_load, out_of_memory_at_every_allocation_of_a_load)
     cr_assert_eq(bert_weights_random(&c, 9, &w), 0);
     vkbert_context *ctx = test_context(0);
     ctx->env.load_threads = 2;
+    VkDeviceSize in_use = warm_load(ctx, &c, &w, VKBERT_PRECISION_FP32);
     uint32_t failures = 0;
     for (uint32_t n = 1;; n++) {
         ctx->allocation_count = 0;
@@ -201,7 +214,7 @@ Test(encoder_load, out_of_memory_at_every_allocation_of_a_load)
         cr_assert_eq(status, VKBERT_ERROR_OUT_OF_MEMORY, "%s", vkbert_last_error(ctx));
         cr_assert(strstr(vkbert_last_error(ctx), "injected"), "%s", vkbert_last_error(ctx));
         cr_assert_null(e);
-        cr_assert_eq(ctx->in_use_bytes, 0, "allocation %u: buffers left behind", n);
+        cr_assert_eq(ctx->in_use_bytes, in_use, "allocation %u: buffers left behind", n);
         cr_assert_lt(n, 200);
     }
     cr_assert_geq(failures, 2u + (uint32_t)c.num_hidden_layers * 2);
