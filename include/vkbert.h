@@ -163,6 +163,8 @@ typedef struct vkbert_context vkbert_context;
  *                              as the options of the same names below
  *   VKBERT_CACHE_DIR           the on-disk caches' directory, "off" for none (README, "Caches")
  *   VKBERT_FORCE_STAGING=0|1   device-only memory and staging copies, as on discrete GPUs
+ *   VKBERT_LOAD_THREADS=N      threads (1 to 64) that convert, pack and copy weights while a
+ *                              model loads; else the processors, at most 8
  *   VKBERT_FAULT_LOST_AFTER_PASSES=N  a test hook: encoder passes after the first N fail as on
  *                              a lost device (VKBERT_ERROR_DEVICE_LOST, the context lost)
  * and the tuning variables, which override the tuning cache and the built-in table:
@@ -405,7 +407,9 @@ typedef struct vkbert_encoder_config {
 
 /* Loads DIR/config.json and DIR/model.safetensors (F32, F16 or BF16; names with or without
  * "bert."); `config` may be NULL (fp32). A config it cannot run (hidden_act other than "gelu",
- * ...) or a missing or misshapen tensor is an error that names it. */
+ * ...) or a missing or misshapen tensor is an error that names it. The context's lock is held
+ * only for the device steps (making buffers, staged copies): reading the folder and the host
+ * work on the weights (VKBERT_LOAD_THREADS threads) leave the context to other calls. */
 VKBERT_API vkbert_status vkbert_encoder_load(vkbert_context *ctx, const char *model_dir,
                                              const vkbert_encoder_config *config,
                                              vkbert_encoder **out);
@@ -476,7 +480,8 @@ VKBERT_API int32_t vkbert_tokenizer_token_id(const vkbert_tokenizer *tokenizer, 
  * Transformer, Pooling, Dense, Normalize; sentence_bert_config.json;
  * config_sentence_transformers.json's prompts). A folder without modules.json mean-pools and
  * does not normalize. The calls that run on the device (load, embed, rerank, classify,
- * describe, destroy) hold the context's lock; the others only read the loaded model. */
+ * describe, destroy) hold the context's lock; the others only read the loaded model. A load
+ * holds it only for its device steps, as vkbert_encoder_load does. */
 typedef struct vkbert_model vkbert_model;
 
 typedef struct vkbert_model_config {

@@ -409,7 +409,9 @@ static vkbert_status encoder_load(vkbert_context *ctx, const char *model_dir,
     CHECK_ARG(ctx, (unsigned)precision <= VKBERT_PRECISION_INT8, "unknown precision");
     if (!model) return vkb_fail(ctx, vkb_io_status(VKBERT_ERROR_MALFORMED_FILE), "%s", err);
     uint32_t before = ctx->validation_count;
+    vkb_unlock(ctx); /* vkb_encoder_new takes the lock for its device steps only */
     vkbert_status status = vkb_encoder_new(ctx, &model->config, &model->weights, precision, out);
+    vkb_lock(ctx);
     return status ? status : vkb_check_validation(ctx, before);
 }
 

@@ -421,8 +421,12 @@ static vkbert_status encoder_checked(vkbert_context *ctx,
     vkbert_encoder *e = NULL;
     double *gpu = malloc((size_t)runs * sizeof *gpu), *wall = malloc((size_t)runs * sizeof *wall);
     uint32_t before = ctx->validation_count;
-    status = gpu && wall ? vkb_encoder_new(ctx, &c, &w, precision, &e)
-                         : vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (!gpu || !wall) status = vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    if (!status) { /* vkb_encoder_new takes the lock for its device steps only */
+        vkb_unlock(ctx);
+        status = vkb_encoder_new(ctx, &c, &w, precision, &e);
+        vkb_lock(ctx);
+    }
     bert_weights_free(&w);
     if (!status)
         status = shape->lengths

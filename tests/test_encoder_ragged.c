@@ -35,9 +35,7 @@ static void setup(fixture *f)
                          .layer_norm_eps = 1e-12};
     strcpy(f->c.hidden_act, "gelu");
     cr_assert_eq(bert_weights_random(&f->c, 13, &f->w), 0);
-    vkb_lock(f->ctx); /* held by its callers: the load lets it go around host work */
     vkbert_status loaded = vkb_encoder_new(f->ctx, &f->c, &f->w, VKBERT_PRECISION_FP32, &f->e);
-    vkb_unlock(f->ctx);
     TEST_OK(loaded);
     encoder_head_spec head = {.pool_modes = MODES,
                               .labels = LABELS,

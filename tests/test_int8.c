@@ -30,14 +30,11 @@ static bert_config config(int hidden, int layers, int heads, int inter, int posi
     return c;
 }
 
-/* vkb_encoder_new's caller holds the lock (the load lets it go around host work). */
+/* vkb_encoder_new is called without the lock (it takes it for its device steps). */
 static vkbert_status new_encoder(vkbert_context *ctx, const bert_config *c, const bert_weights *w,
                                  vkbert_precision precision, vkbert_encoder **out)
 {
-    vkb_lock(ctx);
-    vkbert_status status = vkb_encoder_new(ctx, c, w, precision, out);
-    vkb_unlock(ctx);
-    return status;
+    return vkb_encoder_new(ctx, c, w, precision, out);
 }
 
 /* Each row of W [out][in] replaced by its dequantized Q8_0 blocks. */

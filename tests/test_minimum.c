@@ -263,9 +263,7 @@ static void check_small_encoder(vkbert_context *ctx, kernels_seen *seen)
     bert_weights w;
     cr_assert_eq(bert_weights_random(&c, 21, &w), 0);
     vkbert_encoder *encoder = NULL;
-    vkb_lock(ctx); /* held by its callers: the load lets it go around host work */
     vkbert_status loaded = vkb_encoder_new(ctx, &c, &w, VKBERT_PRECISION_FP32, &encoder);
-    vkb_unlock(ctx);
     TEST_OK(loaded);
     enum { batch = 2, seq = 11, n = batch * seq };
     int32_t ids[n], mask[n];
@@ -370,9 +368,7 @@ Test(minimum, bert_base_encoder, .timeout = 600)
     for (int i = 0; i < 12; i++)
         w.layers[i] = two.layers[i % 2];
     vkbert_encoder *encoder = NULL;
-    vkb_lock(ctx); /* held by its callers: the load lets it go around host work */
     vkbert_status loaded = vkb_encoder_new(ctx, &c, &w, VKBERT_PRECISION_FP32, &encoder);
-    vkb_unlock(ctx);
     TEST_OK(loaded);
 
     enum { batch = 2, seq = 13, n = batch * seq, h = 768 };

@@ -2,7 +2,6 @@
  * through per-shape plans. */
 #include "nn/attention.h"
 
-#include "io/half.h"
 #include "nn/weights_q8.h"
 #include "tune.h"
 
@@ -11,170 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Input projections are stored transposed, [in][out], the layout the matmul reads as B [K,N]
- * with contiguous vec4 columns; their outputs are laid out by head with pitch dp (D rounded
- * up to 4), zero columns between, so that every head starts 16-byte aligned. Q's weights and
- * bias carry the 1/sqrt(D) of the scores. */
-static void pack_in_projection(const vkbert_attention *l, const float *w, float scale, float *out)
-{
-    uint32_t e = l->embed_dim, d = l->head_dim, dp = l->head_pitch, width = l->heads_width;
-    for (uint32_t in = 0; in < e; in++)
-        for (uint32_t col = 0; col < width; col++) {
-            uint32_t h = col / dp, t = col % dp;
-            out[(size_t)in * width + col] = t < d ? w[(size_t)(h * d + t) * e + in] * scale : 0.0f;
-        }
-}
-
-static void pack_in_bias(const vkbert_attention *l, const float *b, float scale, float *out)
-{
-    uint32_t d = l->head_dim, dp = l->head_pitch;
-    for (uint32_t col = 0; col < l->heads_width; col++)
-        out[col] = col % dp < d ? b[(col / dp) * d + col % dp] * scale : 0.0f;
-}
-
-/* The output projection reads the heads' layout: rows h*dp + t of W_o^T, zero rows between. */
-static void pack_out_projection(const vkbert_attention *l, const float *w, float *out)
-{
-    uint32_t e = l->embed_dim, d = l->head_dim, dp = l->head_pitch, ep = l->pitch;
-    for (uint32_t row = 0; row < l->heads_width; row++) {
-        uint32_t h = row / dp, t = row % dp;
-        for (uint32_t o = 0; o < ep; o++)
-            out[(size_t)row * ep + o] = t < d && o < e ? w[(size_t)o * e + h * d + t] : 0.0f;
-    }
-}
-
-/* Elements of one weight block: [E][H*Dp] for an input projection, [H*Dp][Ep] for the
- * output one. */
-static size_t weight_elements(const vkbert_attention *l)
-{
-    size_t in = (size_t)l->embed_dim * l->heads_width, out = (size_t)l->heads_width * l->pitch;
-    return in > out ? in : out;
-}
-
-/* The same layouts quantized (VKBERT_PRECISION_INT8): B's columns are W's rows, each
- * quantized along the input dimension, the heads' padding zero. */
-typedef struct projection_source {
-    const vkbert_attention *l;
-    const float *w;
-    float scale;
-} projection_source;
-
-/* Column n of W_in^T [E][H*Dp]: row h*d + t of W, scaled, for t < d. */
-static bool in_projection_column(const void *source, uint32_t n, float *column)
-{
-    const projection_source *s = source;
-    uint32_t e = s->l->embed_dim, d = s->l->head_dim, dp = s->l->head_pitch, t = n % dp;
-    const float *row = t < d ? s->w + (size_t)((n / dp) * d + t) * e : NULL;
-    for (uint32_t i = 0; i < e; i++)
-        column[i] = row ? row[i] * s->scale : 0.0f;
-    return true;
-}
-
-/* Column o of W_o^T [H*Dp][Ep]: row o of W, a zero at each head's padding. */
-static bool out_projection_column(const void *source, uint32_t o, float *column)
-{
-    const projection_source *s = source;
-    uint32_t e = s->l->embed_dim, d = s->l->head_dim, dp = s->l->head_pitch;
-    for (uint32_t r = 0; r < s->l->heads_width; r++)
-        column[r] = r % dp < d ? s->w[(size_t)o * e + (r / dp) * d + r % dp] : 0.0f;
-    return true;
-}
-
-static vkbert_status upload_q8(vkbert_attention *layer, int z, const float *w, float scale,
-                               const char *name)
-{
-    projection_source source = {layer, w, scale};
-    uint32_t e = layer->embed_dim, width = layer->heads_width;
-    q8_matrix in = {e, width, width, in_projection_column, &source, name};
-    q8_matrix out = {width, e, layer->pitch, out_projection_column, &source, name};
-    return vkb_q8_upload(layer->ctx, &layer->weights, layer->weight_block * z, z < 3 ? &in : &out);
-}
-
 /* Bytes of one weight block: [E][H*Dp] for an input projection, [H*Dp][Ep] for the output
  * one, fp32, fp16 or Q8_0. */
 static uint64_t weight_bytes(const vkbert_attention *l)
 {
-    if (!l->q8) return weight_elements(l) * (l->half ? 2 : 4);
+    if (!l->q8) return attention_weight_elements(l) * (l->half ? 2 : 4);
     uint64_t in = vkb_q8_bytes(l->embed_dim, l->heads_width);
     uint64_t out = vkb_q8_bytes(l->heads_width, l->pitch);
     return in > out ? in : out;
 }
 
-static vkbert_status check_finite(vkbert_context *ctx, const float *data, size_t count,
-                                  const char *name)
-{
-    for (size_t i = 0; i < count; i++)
-        if (!isfinite(data[i]))
-            return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "%s[%zu] is not finite", name, i);
-    return VKBERT_OK;
-}
-
-/* Weight block z packed as fp32 into `packed`, uploaded as fp16 through `halves` when given. */
-static vkbert_status upload_packed(vkbert_attention *layer, int z, const float *w, float scale,
-                                   float *packed, uint16_t *halves)
-{
-    size_t elems = weight_elements(layer);
-    if (z < 3)
-        pack_in_projection(layer, w, scale, packed);
-    else
-        pack_out_projection(layer, w, packed);
-    for (size_t i = 0; halves && i < elems; i++)
-        halves[i] = float_to_half(packed[i]);
-    return vkb_buffer_upload(layer->ctx, &layer->weights, layer->weight_block * z,
-                             halves ? (const void *)halves : packed, elems * (halves ? 2 : 4));
-}
-
-static vkbert_status upload_weights(vkbert_attention *layer, const vkbert_attention_weights *w)
-{
-    vkbert_context *ctx = layer->ctx;
-    uint32_t e = layer->embed_dim;
-    const float *weights[4] = {w->q_weight, w->k_weight, w->v_weight, w->out_weight};
-    const float *biases[4] = {w->q_bias, w->k_bias, w->v_bias, w->out_bias};
-    static const char *names[4][2] = {{"q_weight", "q_bias"},
-                                      {"k_weight", "k_bias"},
-                                      {"v_weight", "v_bias"},
-                                      {"out_weight", "out_bias"}};
-    for (int z = 0; z < 4; z++) {
-        if (!weights[z] || !biases[z])
-            return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "%s is NULL",
-                            weights[z] ? names[z][1] : names[z][0]);
-        vkbert_status status = check_finite(ctx, weights[z], (size_t)e * e, names[z][0]);
-        if (!status) status = check_finite(ctx, biases[z], e, names[z][1]);
-        if (status) return status;
-    }
-    /* Q8_0 quantizes through a bounded scratch of its own: packed holds a bias. */
-    size_t elems = layer->q8 ? layer->bias_block / 4 : weight_elements(layer);
-    float *packed = calloc(elems, sizeof *packed);
-    uint16_t *halves = layer->half ? malloc(elems * sizeof *halves) : NULL;
-    if (!packed || (layer->half && !halves)) {
-        free(packed);
-        return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
-    }
-    float q_scale = (float)(1.0 / sqrt((double)layer->head_dim));
-    vkbert_status status = VKBERT_OK;
-    for (int z = 0; z < 4 && !status; z++) {
-        float scale = z == 0 ? q_scale : 1.0f;
-        if (layer->q8)
-            status = upload_q8(layer, z, weights[z], scale, names[z][0]);
-        else
-            status = upload_packed(layer, z, weights[z], scale, packed, halves);
-        memset(packed, 0, layer->bias_block);
-        if (z < 3)
-            pack_in_bias(layer, biases[z], scale, packed);
-        else
-            memcpy(packed, biases[z], e * 4);
-        if (!status)
-            status = vkb_buffer_upload(ctx, &layer->biases, layer->bias_block * z, packed,
-                                       layer->bias_block);
-    }
-    free(halves);
-    free(packed);
-    return status;
-}
-
-vkbert_status vkb_attention_new(vkbert_context *ctx, int embed_dim, int num_heads,
-                                const vkbert_attention_weights *weights,
-                                const vkbert_attention_config *config, vkbert_attention **out)
+vkbert_status attention_alloc(vkbert_context *ctx, int embed_dim, int num_heads,
+                              const vkbert_attention_config *config, vkbert_attention **out)
 {
     *out = NULL;
     if (embed_dim < 1 || num_heads < 1 || embed_dim % num_heads)
@@ -201,13 +48,26 @@ vkbert_status vkb_attention_new(vkbert_context *ctx, int embed_dim, int num_head
     vkbert_status status = vkb_check_range(ctx, block_bytes, "one weight matrix");
     if (!status) status = vkb_buffer_create(ctx, 4 * layer->weight_block, &layer->weights);
     if (!status) status = vkb_buffer_create(ctx, 4 * layer->bias_block, &layer->biases);
-    if (!status) status = upload_weights(layer, weights);
     if (status) {
         vkb_attention_free(layer);
         return status;
     }
     *out = layer;
     return VKBERT_OK;
+}
+
+vkbert_status vkb_attention_new(vkbert_context *ctx, int embed_dim, int num_heads,
+                                const vkbert_attention_weights *weights,
+                                const vkbert_attention_config *config, vkbert_attention **out)
+{
+    vkbert_status status = attention_alloc(ctx, embed_dim, num_heads, config, out);
+    vkb_writer locked = vkb_writer_of(ctx, true);
+    if (!status) status = attention_upload_weights(*out, weights, &locked);
+    if (status) {
+        vkb_attention_free(*out);
+        *out = NULL;
+    }
+    return status;
 }
 
 void vkb_attention_free(vkbert_attention *layer)

@@ -64,9 +64,18 @@ struct vkbert_attention {
     uint32_t timing_count;
 };
 
+/* attention_alloc, then attention_upload_weights; the caller holds the lock. */
 vkbert_status vkb_attention_new(vkbert_context *ctx, int embed_dim, int num_heads,
                                 const vkbert_attention_weights *weights,
                                 const vkbert_attention_config *config, vkbert_attention **out);
+/* The layer and its (unwritten) buffers: the device part of vkb_attention_new, under the lock. */
+vkbert_status attention_alloc(vkbert_context *ctx, int embed_dim, int num_heads,
+                              const vkbert_attention_config *config, vkbert_attention **out);
+/* Checks, packs and writes the weights (attention_weights.c): host work through `out`, which
+ * need not hold the lock (vkb_writer). Elements of one packed fp32 weight block. */
+vkbert_status attention_upload_weights(vkbert_attention *layer, const vkbert_attention_weights *w,
+                                       vkb_writer *out);
+size_t attention_weight_elements(const vkbert_attention *layer);
 /* What the layer runs: precision, path and kernels, for benchmarks. */
 void vkb_attention_describe(const vkbert_attention *layer, char *out, size_t size);
 void vkb_attention_free(vkbert_attention *layer);

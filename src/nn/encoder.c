@@ -4,15 +4,18 @@
 
 #include "io/half.h"
 #include "io/io_error.h"
+#include "nn/load_pool.h"
 #include "nn/weights_q8.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Loading runs under the context's lock, as every internal call does, but lets it go around the
- * work on host memory (reading and converting the file's rows, packing, and copying into a
- * mapped buffer that this load made and no other call sees yet), so that a load does not hold
- * up other calls on the context (issue 13). vkb_encoder_new's caller holds the lock. */
+/* A load (vkb_encoder_new, called without the context's lock) makes every buffer under the
+ * lock first; then the host work (reading and converting the file's rows, packing, quantizing,
+ * copying into mapped buffers that only this load has seen) runs without it, spread over
+ * workers (load_pool.h) one task at a time: a layer, a piece of the word table, the small
+ * tables, the pooler; then the head, under the lock again. Other calls on the context go on
+ * meanwhile (issue 13). */
 
 static uint64_t align256(uint64_t bytes)
 {
@@ -32,9 +35,9 @@ static void pack_rows(const float *src, uint32_t count, uint32_t n, uint32_t pit
     }
 }
 
-static vkbert_status unreadable(vkbert_encoder *e, const char *name)
+static vkbert_status unreadable(vkb_writer *out, const char *name)
 {
-    return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "the weights lack %s", name);
+    return vkb_write_fail(out, VKBERT_ERROR_INVALID_ARGUMENT, "the weights lack %s", name);
 }
 
 /* Rows [first, first + n) of tensor t (`cols` wide), padded with zeros to `pitch`, into dst.
@@ -71,42 +74,16 @@ static bool pack_transposed(const bert_weights *w, float *const *t, uint32_t out
     return true;
 }
 
-/* A dense weight of tensor t packed by pack_transposed without the lock. */
-static vkbert_status pack_dense(vkbert_encoder *e, const bert_weights *w, float *const *t,
-                                uint32_t out, uint32_t in, uint32_t pitch, float *rows_scratch,
-                                float *dst)
-{
-    vkb_unlock(e->ctx);
-    bool ok = pack_transposed(w, t, out, in, pitch, rows_scratch, dst);
-    bert_weights_release(w, *t, (size_t)out * in);
-    vkb_lock(e->ctx);
-    return ok ? VKBERT_OK : unreadable(e, "a dense weight");
-}
-
-/* `bytes` at `at` of dst. Into a mapped buffer it is a memcpy (vkb_buffer_upload touches
- * nothing else of the context then), done without the lock; a staged copy submits under it. */
-static vkbert_status upload_bytes(vkbert_encoder *e, vkb_buffer *dst, uint64_t at, const void *src,
-                                  uint64_t bytes)
-{
-    if (!dst->mapped) return vkb_buffer_upload(e->ctx, dst, at, src, bytes);
-    vkb_unlock(e->ctx);
-    vkbert_status status = vkb_buffer_upload(e->ctx, dst, at, src, bytes);
-    vkb_lock(e->ctx);
-    return status;
-}
-
 /* Uploads `count` packed weights at `at` of `dst`, as fp16 when `half` (converted in place:
  * half i lands on bytes already read) or fp32. */
-static vkbert_status upload_weights(vkbert_encoder *e, vkb_buffer *dst, uint64_t at, float *packed,
+static vkbert_status upload_weights(vkb_writer *out, vkb_buffer *dst, uint64_t at, float *packed,
                                     size_t count, bool half)
 {
-    if (!half) return upload_bytes(e, dst, at, packed, count * 4);
+    if (!half) return vkb_write(out, dst, at, packed, count * 4);
     uint16_t *halves = (uint16_t *)packed;
-    vkb_unlock(e->ctx);
     for (size_t i = 0; i < count; i++)
         halves[i] = float_to_half(packed[i]);
-    vkb_lock(e->ctx);
-    return upload_bytes(e, dst, at, halves, count * 2);
+    return vkb_write(out, dst, at, halves, count * 2);
 }
 
 uint64_t encoder_weight_bytes(const vkbert_encoder *e, uint32_t k, uint32_t ldb)
@@ -131,29 +108,41 @@ static bool source_row(const void *source, uint32_t n, float *column)
     return true;
 }
 
-/* Dense weight t, W [out][in], as B [in][ldb] at `at` of e->dense: Q8_0 blocks, quantized under
- * the lock (its pieces' copies interleave with the quantizing), or packed transposed without it
- * and uploaded as fp16 or fp32. */
-static vkbert_status upload_matrix(vkbert_encoder *e, const bert_weights *w, float *const *t,
-                                   uint32_t out, uint32_t in, uint32_t ldb, uint64_t at,
-                                   float *scratch, float *rows, const char *name)
+/* Dense weight t, W [out][in], as B [in][ldb] at `at` of e->dense: Q8_0 blocks (quantized a
+ * piece at a time through a scratch of their own), or packed transposed into `packed` and
+ * written as fp16 or fp32. */
+static vkbert_status upload_matrix(vkbert_encoder *e, const bert_weights *w, vkb_writer *out,
+                                   float *const *t, const uint32_t shape[3], uint64_t at,
+                                   float *packed, const char *name)
 {
+    uint32_t rows = shape[0], in = shape[1], ldb = shape[2];
+    /* A CPU device's mapped memory is the process's own: fp32 is packed straight into it, one
+     * pass over the weight and no copy. Elsewhere (memory that may be write-combined, or not
+     * mapped) it goes through `packed`. */
+    float *direct = !e->q8 && !e->half && e->dense.mapped &&
+                            e->ctx->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU
+                        ? (float *)(e->dense.mapped + at)
+                        : NULL;
+    vkbert_status status = VKBERT_OK;
     if (e->q8) {
         source_rows source = {w, t, in};
-        q8_matrix m = {in, out, ldb, source_row, &source, name};
-        vkbert_status status = vkb_q8_upload(e->ctx, &e->dense, at, &m);
-        bert_weights_release(w, *t, (size_t)out * in);
-        return status;
+        q8_matrix m = {in, rows, ldb, source_row, &source, name};
+        status = vkb_q8_upload(out, &e->dense, at, &m);
+    } else if (!pack_transposed(w, t, rows, in, ldb, packed + (size_t)in * ldb,
+                                direct ? direct : packed)) {
+        status = unreadable(out, name);
+    } else if (!direct) {
+        status = upload_weights(out, &e->dense, at, packed, (size_t)in * ldb, e->half);
     }
-    vkbert_status status = pack_dense(e, w, t, out, in, ldb, rows, scratch);
-    return status ? status : upload_weights(e, &e->dense, at, scratch, (size_t)in * ldb, e->half);
+    bert_weights_release(w, *t, (size_t)rows * in);
+    return status;
 }
 
-/* Host memory for packing the word table, whatever its size. */
-#define WORD_PIECE_BYTES ((uint64_t)16 << 20)
+/* Host memory for packing a piece of the word table, whatever its size. */
+#define WORD_PIECE_BYTES ((uint64_t)8 << 20)
 
 /* Chunks of as many word rows as one storage binding and one allocation hold. */
-static vkbert_status plan_word_chunks(vkbert_encoder *e)
+static vkbert_status create_word(vkbert_encoder *e)
 {
     uint64_t row = (uint64_t)e->hp * (e->word_half ? 2 : 4), vocab = (uint64_t)e->config.vocab_size;
     uint64_t limit = e->ctx->props.limits.maxStorageBufferRange;
@@ -167,145 +156,128 @@ static vkbert_status plan_word_chunks(vkbert_encoder *e)
     e->word_rows = (uint32_t)(limit / row < vocab ? limit / row : vocab);
     e->word_chunks = (uint32_t)((vocab + e->word_rows - 1) / e->word_rows);
     e->word = calloc(e->word_chunks, sizeof *e->word);
-    return e->word ? VKBERT_OK : vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
-}
-
-/* Word rows [first, first + n) at `at` of dst. F32 rows without padding, going as fp32, are
- * uploaded from the file as they lie (a NULL scratch takes them only in place); others are
- * converted and packed in scratch (n x hp floats), through conv when padded. */
-static vkbert_status upload_word_piece(vkbert_encoder *e, const bert_weights *w, vkb_buffer *dst,
-                                       uint64_t at, uint32_t first, uint32_t n, float *scratch,
-                                       float *conv)
-{
-    uint32_t h = (uint32_t)e->config.hidden_size, hp = e->hp;
-    const float *rows;
-    if (h == hp && !e->word_half && bert_weights_rows(w, &w->word, first, n, NULL, &rows)) {
-        vkbert_status status = upload_bytes(e, dst, at, rows, (uint64_t)n * h * 4);
-        bert_weights_release(w, rows, (size_t)n * h);
-        return status;
-    }
-    vkb_unlock(e->ctx);
-    bool ok = pack_source_rows(w, &w->word, first, n, h, hp, conv, scratch);
-    vkb_lock(e->ctx);
-    if (!ok) return unreadable(e, "the word embeddings");
-    return upload_weights(e, dst, at, scratch, (size_t)n * hp, e->word_half);
-}
-
-/* Each chunk packed (and converted to fp16) a piece at a time, so that host memory stays
- * bounded for a table of any size. */
-static vkbert_status upload_word(vkbert_encoder *e, const bert_weights *w)
-{
-    uint32_t h = (uint32_t)e->config.hidden_size, hp = e->hp;
-    uint64_t row = (uint64_t)hp * (e->word_half ? 2 : 4);
-    vkbert_status status = plan_word_chunks(e);
-    if (status) return status;
-    uint32_t piece = (uint32_t)(WORD_PIECE_BYTES / 4 / hp);
-    piece = piece < e->word_rows ? (piece ? piece : 1) : e->word_rows;
-    /* Packed rows, then, when padding is needed, the rows converted from the file. */
-    float *scratch = malloc((size_t)piece * (hp + (h == hp ? 0 : h)) * sizeof *scratch);
-    if (!scratch) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
-    uint32_t vocab = (uint32_t)e->config.vocab_size;
+    if (!e->word) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    vkbert_status status = VKBERT_OK;
     for (uint32_t k = 0; k < e->word_chunks && !status; k++) {
-        uint32_t first = k * e->word_rows, rows = vocab - first;
-        rows = rows < e->word_rows ? rows : e->word_rows;
-        status = vkb_buffer_create(e->ctx, rows * row, &e->word[k]);
-        for (uint32_t r = 0; r < rows && !status; r += piece) {
-            uint32_t n = rows - r < piece ? rows - r : piece;
-            status = upload_word_piece(e, w, &e->word[k], r * row, first + r, n, scratch,
-                                       scratch + (size_t)piece * hp);
-        }
+        uint64_t rows = vocab - (uint64_t)k * e->word_rows;
+        status = vkb_buffer_create(e->ctx, (rows < e->word_rows ? rows : e->word_rows) * row,
+                                   &e->word[k]);
     }
-    free(scratch);
-    bert_weights_release_all(w); /* a converted table's pages */
     return status;
 }
 
-/* The word table in chunks; position, token type, gamma and beta in one small buffer. */
-static vkbert_status upload_tables(vkbert_encoder *e, const bert_weights *w)
+/* Rows of one piece of the word table: a load task packs (converts) one piece. */
+static uint32_t word_piece_rows(const vkbert_encoder *e)
+{
+    uint32_t piece = (uint32_t)(WORD_PIECE_BYTES / 4 / e->hp);
+    return piece < e->word_rows ? (piece ? piece : 1) : e->word_rows;
+}
+
+static uint32_t word_pieces(const vkbert_encoder *e)
+{
+    uint32_t piece = word_piece_rows(e);
+    return e->word_chunks * ((e->word_rows + piece - 1) / piece);
+}
+
+/* Piece p of the word table. F32 rows without padding, going as fp32, are written from the
+ * file as they lie (a NULL scratch takes them only in place); others are converted and packed
+ * in scratch (piece x hp floats), through the room after it when padded. */
+static vkbert_status upload_word_piece(vkbert_encoder *e, const bert_weights *w, vkb_writer *out,
+                                       uint32_t p, float *scratch)
+{
+    uint32_t h = (uint32_t)e->config.hidden_size, hp = e->hp, piece = word_piece_rows(e);
+    uint32_t per_chunk = (e->word_rows + piece - 1) / piece, k = p / per_chunk;
+    uint32_t first = k * e->word_rows, r = (p % per_chunk) * piece;
+    uint32_t rows = (uint32_t)e->config.vocab_size - first;
+    rows = rows < e->word_rows ? rows : e->word_rows;
+    if (r >= rows) return VKBERT_OK; /* past the end of a shorter last chunk */
+    uint32_t n = rows - r < piece ? rows - r : piece;
+    uint64_t at = (uint64_t)r * hp * (e->word_half ? 2 : 4);
+    const float *in_place;
+    if (h == hp && !e->word_half && bert_weights_rows(w, &w->word, first + r, n, NULL, &in_place)) {
+        vkbert_status status = vkb_write(out, &e->word[k], at, in_place, (uint64_t)n * h * 4);
+        bert_weights_release(w, in_place, (size_t)n * h);
+        return status;
+    }
+    if (!pack_source_rows(w, &w->word, first + r, n, h, hp, scratch + (size_t)piece * hp, scratch))
+        return unreadable(out, "the word embeddings");
+    return upload_weights(out, &e->word[k], at, scratch, (size_t)n * hp, e->word_half);
+}
+
+/* Position, token type, gamma and beta in one small buffer; then the word table. */
+static vkbert_status create_tables(vkbert_encoder *e)
 {
     const bert_config *c = &e->config;
-    uint32_t h = (uint32_t)c->hidden_size, hp = e->hp;
-    e->type_off = (uint64_t)c->max_position_embeddings * hp;
-    e->gamma_off = e->type_off + (uint64_t)c->type_vocab_size * hp;
-    e->beta_off = e->gamma_off + hp;
-    uint64_t count = e->beta_off + hp;
+    e->type_off = (uint64_t)c->max_position_embeddings * e->hp;
+    e->gamma_off = e->type_off + (uint64_t)c->type_vocab_size * e->hp;
+    e->beta_off = e->gamma_off + e->hp;
+    uint64_t count = e->beta_off + e->hp;
     vkbert_status status = vkb_check_range(e->ctx, count * 4, "the position and type tables");
-    uint32_t positions = (uint32_t)c->max_position_embeddings, types = (uint32_t)c->type_vocab_size;
-    /* The packed tables, then room to convert the larger of the two when padding is needed. */
-    uint64_t conv = h == hp ? 0 : (uint64_t)(positions > types ? positions : types) * h;
-    float *packed = status ? NULL : malloc((count + conv) * sizeof *packed);
-    if (!status && !packed)
-        status = vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
-    if (status) return status;
-    if (!pack_source_rows(w, &w->position, 0, positions, h, hp, packed + count, packed) ||
-        !pack_source_rows(w, &w->token_type, 0, types, h, hp, packed + count,
-                          packed + e->type_off) ||
-        !pack_source_rows(w, &w->ln_gamma, 0, 1, h, hp, packed + count, packed + e->gamma_off) ||
-        !pack_source_rows(w, &w->ln_beta, 0, 1, h, hp, packed + count, packed + e->beta_off))
-        status = unreadable(e, "an embedding table");
     if (!status) status = vkb_buffer_create(e->ctx, count * 4, &e->tables);
-    if (!status) status = vkb_buffer_upload(e->ctx, &e->tables, 0, packed, count * 4);
-    free(packed);
-    /* The vectors are a few pages, released with their neighbours. */
-    bert_weights_release(w, w->position, (size_t)c->max_position_embeddings * h);
-    return status ? status : upload_word(e, w);
+    return status ? status : create_word(e);
+}
+
+/* Floats of the small tables packed, then room to convert the larger of the two when
+ * padding is needed. */
+static uint64_t tables_floats(const vkbert_encoder *e)
+{
+    uint64_t positions = (uint64_t)e->config.max_position_embeddings;
+    uint64_t types = (uint64_t)e->config.type_vocab_size, h = (uint64_t)e->config.hidden_size;
+    return e->beta_off + e->hp + (h == e->hp ? 0 : (positions > types ? positions : types) * h);
+}
+
+static vkbert_status upload_tables(vkbert_encoder *e, const bert_weights *w, vkb_writer *out,
+                                   float *packed)
+{
+    uint32_t h = (uint32_t)e->config.hidden_size, hp = e->hp, types = e->config.type_vocab_size;
+    uint32_t positions = (uint32_t)e->config.max_position_embeddings;
+    float *conv = packed + e->beta_off + hp;
+    if (!pack_source_rows(w, &w->position, 0, positions, h, hp, conv, packed) ||
+        !pack_source_rows(w, &w->token_type, 0, types, h, hp, conv, packed + e->type_off) ||
+        !pack_source_rows(w, &w->ln_gamma, 0, 1, h, hp, conv, packed + e->gamma_off) ||
+        !pack_source_rows(w, &w->ln_beta, 0, 1, h, hp, conv, packed + e->beta_off))
+        return unreadable(out, "an embedding table");
+    bert_weights_release(w, w->position, (size_t)positions * h);
+    return vkb_write(out, &e->tables, 0, packed, (e->beta_off + hp) * 4);
 }
 
 /* One layer's attention. Its four H x H matrices are read whole (the attention packs whole
  * matrices), converted into `scratch` (4 x H x H floats) when the file's dtype is not F32: one
- * layer's worth of host memory, not the model's. */
-static vkbert_status new_attention(vkbert_encoder *e, const bert_weights *w, int l, float *scratch)
+ * layer's worth of host memory per worker, not the model's. */
+static vkbert_status upload_attention(vkbert_encoder *e, const bert_weights *w, vkb_writer *out,
+                                      int l, float *scratch)
 {
     const bert_layer_weights *lw = &w->layers[l];
     uint64_t h = (uint64_t)e->config.hidden_size;
     float *const *fields[4] = {&lw->q_w, &lw->k_w, &lw->v_w, &lw->attn_out_w};
     const float *m[4];
-    bool ok = true;
-    vkb_unlock(e->ctx);
     for (int z = 0; z < 4; z++)
-        ok = ok && bert_weights_rows(w, fields[z], 0, h, scratch + z * h * h, &m[z]);
-    vkb_lock(e->ctx);
-    if (!ok) return unreadable(e, "an attention weight");
+        if (!bert_weights_rows(w, fields[z], 0, h, scratch + z * h * h, &m[z]))
+            return unreadable(out, "an attention weight");
     vkbert_attention_weights aw = {sizeof aw, m[0],    lw->q_b, m[1],          lw->k_b,
                                    m[2],      lw->v_b, m[3],    lw->attn_out_b};
-    /* fp16 encoders keep fp32 attention layers, as before int8 came. */
-    vkbert_attention_config int8 = {sizeof int8, VKBERT_PRECISION_INT8};
-    vkbert_status status =
-        vkb_attention_new(e->ctx, e->config.hidden_size, e->config.num_attention_heads, &aw,
-                          e->q8 ? &int8 : NULL, &e->attention[l]);
+    vkbert_status status = attention_upload_weights(e->attention[l], &aw, out);
     for (int z = 0; z < 4; z++)
         bert_weights_release(w, m[z], h * h);
-    bert_weights_release_all(w);
     return status;
 }
 
-static vkbert_status create_attention(vkbert_encoder *e, const bert_weights *w)
-{
-    uint64_t h = (uint64_t)e->config.hidden_size;
-    e->attention = calloc((size_t)e->config.num_hidden_layers, sizeof *e->attention);
-    /* Pages of an F32 model's scratch are never touched, so never resident. */
-    float *scratch = e->attention ? malloc(4 * h * h * sizeof *scratch) : NULL;
-    vkbert_status status = VKBERT_OK;
-    if (!scratch) status = vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
-    for (int l = 0; l < e->config.num_hidden_layers && !status; l++)
-        status = new_attention(e, w, l, scratch);
-    free(scratch);
-    return status;
-}
-
-/* The layer's dense weights at its block of e->dense, its vectors at its block of e->params. */
-static vkbert_status upload_layer(vkbert_encoder *e, const bert_weights *w, int l, float *scratch,
-                                  float *rows)
+/* Layer l: its attention, its dense weights at its block of e->dense, its vectors (each at its
+ * own 256-byte-aligned offset, so that it can be bound alone) at its block of e->params. */
+static vkbert_status upload_layer(vkbert_encoder *e, const bert_weights *w, vkb_writer *out, int l,
+                                  float *scratch)
 {
     const bert_layer_weights *lw = &w->layers[l];
     uint32_t h = (uint32_t)e->config.hidden_size, i = (uint32_t)e->config.intermediate_size;
     uint64_t at = (uint64_t)l * (e->inter_block + e->out_block);
-    vkbert_status status = upload_matrix(e, w, &lw->inter_w, i, h, e->ip, at, scratch, rows,
-                                         "intermediate.dense.weight");
+    const uint32_t inter[3] = {i, h, e->ip}, output[3] = {h, i, e->hp};
+    vkbert_status status = upload_attention(e, w, out, l, scratch);
     if (!status)
-        status = upload_matrix(e, w, &lw->out_w, h, i, e->hp, at + e->inter_block, scratch, rows,
+        status =
+            upload_matrix(e, w, out, &lw->inter_w, inter, at, scratch, "intermediate.dense.weight");
+    if (!status)
+        status = upload_matrix(e, w, out, &lw->out_w, output, at + e->inter_block, scratch,
                                "output.dense.weight");
-    /* Each vector at its own 256-byte-aligned offset, so that it can be bound alone. */
     uint64_t base = (uint64_t)l * e->layer_params;
     const float *vectors[4][2] = {{lw->inter_b, NULL},
                                   {lw->out_b, NULL},
@@ -315,13 +287,28 @@ static vkbert_status upload_layer(vkbert_encoder *e, const bert_weights *w, int 
         uint32_t n = v == 0 ? i : h, pitch = v == 0 ? e->ip : e->hp, rows = v < 2 ? 1 : 2;
         for (uint32_t r = 0; r < rows; r++)
             pack_rows(vectors[v][r], 1, n, pitch, scratch + r * pitch);
-        status = vkb_buffer_upload(e->ctx, &e->params, base + e->param_off[v], scratch,
-                                   (uint64_t)rows * pitch * 4);
+        status =
+            vkb_write(out, &e->params, base + e->param_off[v], scratch, (uint64_t)rows * pitch * 4);
     }
     return status;
 }
 
-static vkbert_status upload_dense(vkbert_encoder *e, const bert_weights *w)
+static vkbert_status upload_pooler(vkbert_encoder *e, const bert_weights *w, vkb_writer *out,
+                                   float *scratch)
+{
+    uint32_t h = (uint32_t)e->config.hidden_size;
+    uint64_t layers = (uint64_t)e->config.num_hidden_layers;
+    const uint32_t shape[3] = {h, h, e->hp};
+    vkbert_status status =
+        upload_matrix(e, w, out, &w->pooler_w, shape, layers * (e->inter_block + e->out_block),
+                      scratch, "pooler.dense.weight");
+    pack_rows(w->pooler_b, 1, h, e->hp, scratch);
+    return status ? status
+                  : vkb_write(out, &e->params, layers * e->layer_params, scratch, e->hp * 4);
+}
+
+/* The dense weights' and vectors' buffers, and each layer's attention (its buffers). */
+static vkbert_status create_layers(vkbert_encoder *e)
 {
     uint32_t h = (uint32_t)e->config.hidden_size, i = (uint32_t)e->config.intermediate_size;
     int layers = e->config.num_hidden_layers;
@@ -340,36 +327,64 @@ static vkbert_status upload_dense(vkbert_encoder *e, const bert_weights *w)
                                    &e->dense);
     if (!status)
         status = vkb_buffer_create(e->ctx, layers * e->layer_params + e->hp * 4, &e->params);
-    /* Packed as fp32 first (int8 quantizes through a bounded scratch of its own, so there this
-     * holds the vectors only); then TRANSPOSE_TILE rows of the widest weight, converted. */
-    uint64_t widest = e->ip > e->hp ? e->ip : e->hp, packed = 2 * widest;
-    uint64_t blocks[3] = {(uint64_t)h * e->ip, (uint64_t)i * e->hp, (uint64_t)h * e->hp};
-    for (int b = 0; b < 3 && !e->q8; b++)
-        packed = blocks[b] > packed ? blocks[b] : packed;
-    size_t rows = TRANSPOSE_TILE * (size_t)(h > i ? h : i);
-    float *scratch = status ? NULL : malloc((packed + rows) * sizeof *scratch);
-    if (!status && !scratch)
+    e->attention = status ? NULL : calloc((size_t)layers, sizeof *e->attention);
+    if (!status && !e->attention)
         status = vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
-    for (int l = 0; l < layers && !status; l++) {
-        status = upload_layer(e, w, l, scratch, scratch + packed);
-        bert_weights_release_all(w);
-    }
-    if (!status && e->has_pooler) {
-        status =
-            upload_matrix(e, w, &w->pooler_w, h, h, e->hp, layers * (e->inter_block + e->out_block),
-                          scratch, scratch + packed, "pooler.dense.weight");
-        pack_rows(w->pooler_b, 1, h, e->hp, scratch);
-        if (!status)
-            status =
-                vkb_buffer_upload(e->ctx, &e->params, layers * e->layer_params, scratch, e->hp * 4);
-    }
-    free(scratch);
+    /* fp16 encoders keep fp32 attention layers, as before int8 came. */
+    vkbert_attention_config int8 = {sizeof int8, VKBERT_PRECISION_INT8};
+    for (int l = 0; l < layers && !status; l++)
+        status = attention_alloc(e->ctx, (int)h, e->config.num_attention_heads,
+                                 e->q8 ? &int8 : NULL, &e->attention[l]);
     return status;
 }
 
-vkbert_status vkb_encoder_new(vkbert_context *ctx, const bert_config *config,
-                              const bert_weights *weights, vkbert_precision precision,
-                              vkbert_encoder **out)
+/* Each worker's scratch: the largest of a task's needs. Pages a task does not touch (an F32
+ * model's conversion room) never become resident. */
+static size_t load_scratch_floats(const vkbert_encoder *e)
+{
+    uint64_t h = (uint64_t)e->config.hidden_size, i = (uint64_t)e->config.intermediate_size;
+    uint64_t widest = e->ip > e->hp ? e->ip : e->hp, packed = 2 * widest;
+    uint64_t blocks[3] = {h * e->ip, i * e->hp, h * e->hp};
+    for (int b = 0; b < 3 && !e->q8; b++)
+        packed = blocks[b] > packed ? blocks[b] : packed;
+    uint64_t need[4] = {packed + TRANSPOSE_TILE * (h > i ? h : i), 4 * h * h,
+                        (uint64_t)word_piece_rows(e) * (e->hp + (h == e->hp ? 0 : h)),
+                        tables_floats(e)};
+    uint64_t most = 0;
+    for (int n = 0; n < 4; n++)
+        most = need[n] > most ? need[n] : most;
+    return (size_t)most;
+}
+
+typedef struct load_job {
+    vkbert_encoder *e;
+    const bert_weights *w;
+} load_job;
+
+/* Tasks: the layers, the word table's pieces, the small tables, the pooler. */
+static vkbert_status run_task(void *job, uint32_t task, vkb_writer *out, float *scratch)
+{
+    vkbert_encoder *e = ((load_job *)job)->e;
+    const bert_weights *w = ((load_job *)job)->w;
+    uint32_t layers = (uint32_t)e->config.num_hidden_layers, pieces = word_pieces(e);
+    vkbert_status status;
+    if (task < layers)
+        status = upload_layer(e, w, out, (int)task, scratch);
+    else if (task < layers + pieces)
+        status = upload_word_piece(e, w, out, task - layers, scratch);
+    else if (task == layers + pieces)
+        status = upload_tables(e, w, out, scratch);
+    else
+        status = upload_pooler(e, w, out, scratch);
+    /* Also the pages a read of a neighbouring small vector brought back. */
+    bert_weights_release_all(w);
+    return status;
+}
+
+/* The encoder with every buffer made and nothing written: the load's device part, under the
+ * lock. */
+static vkbert_status encoder_create(vkbert_context *ctx, const bert_config *config, bool has_pooler,
+                                    vkbert_precision precision, vkbert_encoder **out)
 {
     *out = NULL;
     if (strcmp(config->hidden_act, "gelu"))
@@ -382,24 +397,48 @@ vkbert_status vkb_encoder_new(vkbert_context *ctx, const bert_config *config,
     e->config = *config;
     e->hp = vkb_pitch((uint64_t)config->hidden_size);
     e->ip = vkb_pitch((uint64_t)config->intermediate_size);
-    e->has_pooler = weights->has_pooler != 0;
+    e->has_pooler = has_pooler;
     e->half = precision == VKBERT_PRECISION_FP16;
     e->q8 = precision == VKBERT_PRECISION_INT8;
     /* int8 keeps the word table as fp16 precision does: as fp32 it would be half of int8's
      * memory (BERT-base: 94 MB beside 96 MB of int8 weights), and fp16's error is far below
      * int8's. */
     e->word_half = e->half || e->q8;
-    vkbert_status status = upload_tables(e, weights);
-    if (!status) status = create_attention(e, weights);
-    if (!status) status = upload_dense(e, weights);
-    encoder_head_spec mean_pooling = {.pool_modes = VKB_POOL_MEAN};
-    if (!status) status = vkb_encoder_set_head(e, &mean_pooling);
+    vkbert_status status = create_tables(e);
+    if (!status) status = create_layers(e);
     if (status) {
         vkb_encoder_free(e);
         return status;
     }
     *out = e;
     return VKBERT_OK;
+}
+
+vkbert_status vkb_encoder_new(vkbert_context *ctx, const bert_config *config,
+                              const bert_weights *weights, vkbert_precision precision,
+                              vkbert_encoder **out)
+{
+    *out = NULL;
+    vkbert_encoder *e;
+    vkb_lock(ctx);
+    vkbert_status status = encoder_create(ctx, config, weights->has_pooler != 0, precision, &e);
+    vkb_unlock(ctx);
+    if (status) return status;
+    load_job job = {e, weights};
+    uint32_t tasks = (uint32_t)config->num_hidden_layers + word_pieces(e) + 1 + e->has_pooler;
+    load_pool_spec spec = {ctx, tasks, load_scratch_floats(e), run_task, &job};
+    vkb_writer failure;
+    status = load_pool_run(&spec, &failure);
+    vkb_lock(ctx);
+    if (status) vkb_fail(ctx, status, "%s", failure.message);
+    encoder_head_spec mean_pooling = {.pool_modes = VKB_POOL_MEAN};
+    if (!status) status = vkb_encoder_set_head(e, &mean_pooling);
+    if (status)
+        vkb_encoder_free(e);
+    else
+        *out = e;
+    vkb_unlock(ctx);
+    return status;
 }
 
 void vkb_encoder_free(vkbert_encoder *e)

@@ -185,8 +185,11 @@ struct vkbert_encoder {
  * caller's text. */
 vkbert_status vkb_io_status(vkbert_status content);
 
-/* The caller holds ctx's lock; the load lets it go while it converts, packs and copies on the
- * host, and takes it again for each device step (buffers, staged copies, the attention). */
+/* Called WITHOUT ctx's lock (it takes it for the device steps only: making the buffers and
+ * the attention layers, staged copies, the head), so that other calls on the context go on
+ * while the file's rows are converted, packed, quantized and copied into mapped memory, spread
+ * over up to VKBERT_LOAD_THREADS workers (nn/load_pool.h). A failure, a worker's included, is
+ * set on ctx as usual and frees everything the load made. */
 vkbert_status vkb_encoder_new(vkbert_context *ctx, const bert_config *config,
                               const bert_weights *weights, vkbert_precision precision,
                               vkbert_encoder **out);

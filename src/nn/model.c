@@ -265,8 +265,11 @@ static vkbert_status load_parts(vkbert_model *m, const char *dir, const vkbert_m
     if (m->max_length > bm.config.max_position_embeddings)
         m->max_length = bm.config.max_position_embeddings;
     status = copy_labels(m, &bm);
-    if (!status)
+    if (!status) { /* vkb_encoder_new takes the lock for its device steps only */
+        vkb_unlock(m->ctx);
         status = vkb_encoder_new(m->ctx, &bm.config, &bm.weights, m->precision, &m->encoder);
+        vkb_lock(m->ctx);
+    }
     if (!status) status = build_head(m, &bm.weights);
     bert_model_free(&bm);
     return status;

@@ -45,8 +45,8 @@ static void place_column(uint8_t *group, uint64_t blocks, uint32_t j, const q8_s
 }
 
 /* Groups [first, first + count) of B into s->piece. */
-static vkbert_status pack_groups(vkbert_context *ctx, const q8_matrix *m, uint32_t first,
-                                 uint32_t count, const q8_scratch *s)
+static vkbert_status pack_groups(vkb_writer *w, const q8_matrix *m, uint32_t first, uint32_t count,
+                                 const q8_scratch *s)
 {
     uint64_t blocks = q8_blocks(m->k);
     for (uint32_t g = 0; g < count; g++)
@@ -55,18 +55,19 @@ static vkbert_status pack_groups(vkbert_context *ctx, const q8_matrix *m, uint32
             bool present = n < m->n;
             if (present) {
                 if (!m->column(m->source, n, s->column))
-                    return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "%s: row %u cannot be read",
-                                    m->name, n);
+                    return vkb_write_fail(w, VKBERT_ERROR_INVALID_ARGUMENT,
+                                          "%s: row %u cannot be read", m->name, n);
                 if (!q8_quantize_row(s->column, m->k, s->quants, s->scales))
-                    return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
-                                    "%s: row %u holds a value that is not finite", m->name, n);
+                    return vkb_write_fail(w, VKBERT_ERROR_INVALID_ARGUMENT,
+                                          "%s: row %u holds a value that is not finite", m->name,
+                                          n);
             }
             place_column(s->piece + g * blocks * Q8_BLOCK_BYTES, blocks, j, s, present);
         }
     return VKBERT_OK;
 }
 
-vkbert_status vkb_q8_upload(vkbert_context *ctx, vkb_buffer *dst, uint64_t at, const q8_matrix *m)
+vkbert_status vkb_q8_upload(vkb_writer *w, vkb_buffer *dst, uint64_t at, const q8_matrix *m)
 {
     uint64_t blocks = q8_blocks(m->k), group_bytes = blocks * Q8_BLOCK_BYTES;
     uint32_t groups = m->ldb / 4;
@@ -76,13 +77,11 @@ vkbert_status vkb_q8_upload(vkbert_context *ctx, vkb_buffer *dst, uint64_t at, c
                     malloc(blocks * Q8_BLOCK), malloc(per_piece * group_bytes)};
     vkbert_status status = VKBERT_OK;
     if (!s.column || !s.scales || !s.quants || !s.piece)
-        status = vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+        status = vkb_write_fail(w, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     for (uint32_t g = 0; g < groups && !status; g += (uint32_t)per_piece) {
         uint32_t count = groups - g < per_piece ? groups - g : (uint32_t)per_piece;
-        status = pack_groups(ctx, m, g, count, &s);
-        if (!status)
-            status =
-                vkb_buffer_upload(ctx, dst, at + g * group_bytes, s.piece, count * group_bytes);
+        status = pack_groups(w, m, g, count, &s);
+        if (!status) status = vkb_write(w, dst, at + g * group_bytes, s.piece, count * group_bytes);
     }
     free(s.column), free(s.scales), free(s.quants), free(s.piece);
     return status;
@@ -94,5 +93,6 @@ vkbert_status vkb_q8_upload_linear(vkbert_context *ctx, vkb_buffer *dst, uint64_
 {
     q8_rows rows = {w, in, 1.0f};
     q8_matrix m = {in, out, ldb, q8_rows_column, &rows, name};
-    return vkb_q8_upload(ctx, dst, at, &m);
+    vkb_writer locked = vkb_writer_of(ctx, true);
+    return vkb_q8_upload(&locked, dst, at, &m);
 }

@@ -28,11 +28,13 @@ bool q8_rows_column(const void *source, uint32_t n, float *column);
 /* Bytes of B [k][ldb] as Q8_0 blocks: ldb / 4 column groups of ceil(k / 32) blocks. */
 uint64_t vkb_q8_bytes(uint32_t k, uint32_t ldb);
 
-/* Quantizes B and uploads it at `at` of `dst`, vkb_q8_bytes(k, ldb) bytes. A non-finite
- * weight or an unreadable row is VKBERT_ERROR_INVALID_ARGUMENT naming m->name. */
-vkbert_status vkb_q8_upload(vkbert_context *ctx, vkb_buffer *dst, uint64_t at, const q8_matrix *m);
+/* Quantizes B and uploads it at `at` of `dst`, vkb_q8_bytes(k, ldb) bytes, through `w`: the
+ * quantizing is host work, done without the context's lock when `w` is not locked. A
+ * non-finite weight or an unreadable row is VKBERT_ERROR_INVALID_ARGUMENT naming m->name. */
+vkbert_status vkb_q8_upload(vkb_writer *w, vkb_buffer *dst, uint64_t at, const q8_matrix *m);
 
-/* W [out][in] (PyTorch's Linear) as B = W^T [in][ldb]: vkb_q8_upload of q8_rows. */
+/* W [out][in] (PyTorch's Linear) as B = W^T [in][ldb]: vkb_q8_upload of q8_rows, the caller
+ * holding the lock. */
 vkbert_status vkb_q8_upload_linear(vkbert_context *ctx, vkb_buffer *dst, uint64_t at,
                                    const float *w, uint32_t out, uint32_t in, uint32_t ldb,
                                    const char *name);

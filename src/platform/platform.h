@@ -50,6 +50,16 @@ void plat_mutex_unlock(plat_mutex *m);
 void plat_process_lock(void);
 void plat_process_unlock(void);
 
+/* ---- threads ---- */
+
+/* A thread running fn(arg); NULL when none could be started (the caller then does the work
+ * itself). plat_thread_join waits for it to return and frees it. */
+typedef struct plat_thread plat_thread;
+plat_thread *plat_thread_start(void (*fn)(void *), void *arg);
+void plat_thread_join(plat_thread *t);
+/* Processors this process may run on, at least 1 (1 when the system does not say). */
+int plat_cpu_count(void);
+
 /* ---- time ---- */
 
 double plat_now_ms(void); /* a monotonic clock, in milliseconds from an arbitrary start */

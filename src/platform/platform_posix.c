@@ -61,6 +61,45 @@ void plat_process_unlock(void)
     pthread_mutex_unlock(&process_lock);
 }
 
+/* ---- threads ---- */
+
+struct plat_thread {
+    pthread_t id;
+    void (*fn)(void *);
+    void *arg;
+};
+
+static void *thread_main(void *t)
+{
+    plat_thread *self = t;
+    self->fn(self->arg);
+    return NULL;
+}
+
+plat_thread *plat_thread_start(void (*fn)(void *), void *arg)
+{
+    plat_thread *t = malloc(sizeof *t);
+    if (!t) return NULL;
+    t->fn = fn;
+    t->arg = arg;
+    if (!pthread_create(&t->id, NULL, thread_main, t)) return t;
+    free(t);
+    return NULL;
+}
+
+void plat_thread_join(plat_thread *t)
+{
+    if (!t) return;
+    pthread_join(t->id, NULL);
+    free(t);
+}
+
+int plat_cpu_count(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 1024 ? 1024 : (int)n;
+}
+
 /* ---- time ---- */
 
 double plat_now_ms(void)

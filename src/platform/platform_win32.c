@@ -81,6 +81,51 @@ void plat_process_unlock(void)
     ReleaseSRWLockExclusive(&process_lock);
 }
 
+/* ---- threads ---- */
+
+struct plat_thread {
+    HANDLE handle;
+    void (*fn)(void *);
+    void *arg;
+};
+
+static DWORD WINAPI thread_main(LPVOID t)
+{
+    plat_thread *self = t;
+    self->fn(self->arg);
+    return 0;
+}
+
+plat_thread *plat_thread_start(void (*fn)(void *), void *arg)
+{
+    plat_thread *t = malloc(sizeof *t);
+    if (!t) return NULL;
+    t->fn = fn;
+    t->arg = arg;
+    t->handle = CreateThread(NULL, 0, thread_main, t, 0, NULL);
+    if (t->handle) return t;
+    free(t);
+    return NULL;
+}
+
+void plat_thread_join(plat_thread *t)
+{
+    if (!t) return;
+    WaitForSingleObject(t->handle, INFINITE);
+    CloseHandle(t->handle);
+    free(t);
+}
+
+int plat_cpu_count(void)
+{
+    DWORD_PTR process, system;
+    if (!GetProcessAffinityMask(GetCurrentProcess(), &process, &system) || !process) return 1;
+    int n = 0;
+    for (; process; process &= process - 1)
+        n++;
+    return n;
+}
+
 /* ---- time ---- */
 
 double plat_now_ms(void)

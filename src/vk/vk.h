@@ -97,6 +97,7 @@ typedef struct vkb_env {
     bool force_staging;                /* VKBERT_FORCE_STAGING=1 */
     bool validation;                   /* VKBERT_VALIDATION=1 */
     uint64_t timeout_ms;               /* VKBERT_TIMEOUT_MS; 0 when unset */
+    uint32_t load_threads;             /* VKBERT_LOAD_THREADS (1 to 64); 0 when unset */
     /* VKBERT_FAULT_LOST_AFTER_PASSES, a test hook: encoder passes after the first this many
      * fail as on a lost device. -1 when unset. */
     int64_t lost_after_passes;
@@ -226,6 +227,25 @@ const char *vkb_result_name(VkResult result);
 /* The message of this thread's last failure on `ctx` when it was the last context this
  * thread failed on, else the context's own last message. */
 const char *vkb_last_error(const vkbert_context *ctx);
+/* Host work on a context's buffers by a thread that may not hold its lock (a load's workers):
+ * a writer keeps its thread's first failure and message for the caller to set on the context
+ * under the lock, so that no worker touches the context's message. A locked writer (the
+ * calling thread holds the lock) fails on the context directly. */
+typedef struct vkb_writer {
+    vkbert_context *ctx;
+    bool locked;
+    vkbert_status status; /* the first failure of an unlocked writer, else VKBERT_OK */
+    char message[VKB_ERROR_SIZE];
+} vkb_writer;
+vkb_writer vkb_writer_of(vkbert_context *ctx, bool locked);
+/* The failure on the writer (its first is kept); returns `status`. */
+vkbert_status vkb_write_fail(vkb_writer *w, vkbert_status status, const char *fmt, ...)
+    PLAT_PRINTF(3, 4);
+/* vkb_buffer_upload for a writer: a mapped buffer, which only this load uses, takes a memcpy
+ * without the lock; a staged copy takes the lock (an unlocked writer's thread then holds it
+ * for that copy only). */
+vkbert_status vkb_write(vkb_writer *w, vkb_buffer *dst, VkDeviceSize offset, const void *src,
+                        VkDeviceSize size);
 /* Thread-local message for calls made without a context. */
 vkbert_status vkb_fail_global(vkbert_status status, const char *fmt, ...) PLAT_PRINTF(2, 3);
 const char *vkb_global_error(void);

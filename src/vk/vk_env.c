@@ -180,6 +180,18 @@ static vkbert_status read_timeout(vkbert_context *ctx)
     return VKBERT_OK;
 }
 
+static vkbert_status read_load_threads(vkbert_context *ctx)
+{
+    const char *name = "VKBERT_LOAD_THREADS", *value = getenv(name), *end;
+    uint64_t n;
+    ctx->env.load_threads = 0;
+    if (unset(value)) return VKBERT_OK;
+    if (!parse_count(value, &end, 64, &n) || *end || !n)
+        return bad(ctx, name, value, "a number of threads from 1 to 64");
+    ctx->env.load_threads = (uint32_t)n;
+    return VKBERT_OK;
+}
+
 static vkbert_status read_fault_hook(vkbert_context *ctx)
 {
     const char *name = "VKBERT_FAULT_LOST_AFTER_PASSES", *value = getenv(name), *end;
@@ -202,6 +214,7 @@ static vkbert_status read_device_env(vkbert_context *ctx)
                               &env->force_staging);
     if (!status) status = read_timeout(ctx);
     if (!status) status = read_fault_hook(ctx);
+    if (!status) status = read_load_threads(ctx);
     if (!status) status = copy_text(ctx, "VKBERT_DEVICE", env->device, sizeof env->device);
     if (!status) status = copy_text(ctx, "VKBERT_LIMITS", env->limits, sizeof env->limits);
     return status;

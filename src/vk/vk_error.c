@@ -27,6 +27,27 @@ const char *vkb_last_error(const vkbert_context *ctx)
     return ctx->serial && ctx->serial == thread_error_serial ? thread_error : ctx->error;
 }
 
+vkb_writer vkb_writer_of(vkbert_context *ctx, bool locked)
+{
+    vkb_writer w = {.ctx = ctx, .locked = locked};
+    return w;
+}
+
+vkbert_status vkb_write_fail(vkb_writer *w, vkbert_status status, const char *fmt, ...)
+{
+    char message[VKB_ERROR_SIZE];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(message, sizeof message, fmt, args);
+    va_end(args);
+    if (w->locked) return vkb_fail(w->ctx, status, "%s", message);
+    if (!w->status) {
+        w->status = status;
+        memcpy(w->message, message, sizeof message);
+    }
+    return status;
+}
+
 vkbert_status vkb_fail_global(vkbert_status status, const char *fmt, ...)
 {
     va_list args;

@@ -363,6 +363,17 @@ vkbert_status vkb_buffer_upload(vkbert_context *ctx, vkb_buffer *dst, VkDeviceSi
     return status;
 }
 
+vkbert_status vkb_write(vkb_writer *w, vkb_buffer *dst, VkDeviceSize offset, const void *src,
+                        VkDeviceSize size)
+{
+    if (w->locked || dst->mapped) return vkb_buffer_upload(w->ctx, dst, offset, src, size);
+    vkb_lock(w->ctx);
+    vkbert_status status = vkb_buffer_upload(w->ctx, dst, offset, src, size);
+    if (status) vkb_write_fail(w, status, "%s", vkb_last_error(w->ctx));
+    vkb_unlock(w->ctx);
+    return status;
+}
+
 vkbert_status vkb_buffer_download(vkbert_context *ctx, const vkb_buffer *src, VkDeviceSize offset,
                                   void *dst, VkDeviceSize size)
 {
