@@ -85,8 +85,8 @@ static vkbert_status upload_q8(vkbert_attention *layer, int z, const float *w, f
 {
     projection_source source = {layer, w, scale};
     uint32_t e = layer->embed_dim, width = layer->heads_width;
-    q8_matrix in = {e, width, width, in_projection_column, &source, name};
-    q8_matrix out = {width, e, layer->pitch, out_projection_column, &source, name};
+    q8_matrix in = {e, width, width, in_projection_column, &source, name, layer->q8_dot};
+    q8_matrix out = {width, e, layer->pitch, out_projection_column, &source, name, layer->q8_dot};
     return vkb_q8_upload(layer->ctx, &layer->weights, layer->weight_block * z, z < 3 ? &in : &out);
 }
 
@@ -194,6 +194,11 @@ vkbert_status vkb_attention_new(vkbert_context *ctx, int embed_dim, int num_head
     layer->heads_width = layer->heads * layer->head_pitch;
     layer->half = config && config->precision == VKBERT_PRECISION_FP16;
     layer->q8 = config && config->precision == VKBERT_PRECISION_INT8;
+    vkbert_status dot = layer->q8 ? vkb_tune_int8_dot(ctx, &layer->q8_dot) : VKBERT_OK;
+    if (dot) {
+        free(layer);
+        return dot;
+    }
     uint64_t block_bytes = weight_bytes(layer);
     layer->weight_block = (block_bytes + 255) / 256 * 256;
     uint32_t widest = layer->heads_width > layer->pitch ? layer->heads_width : layer->pitch;

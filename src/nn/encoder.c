@@ -1,6 +1,7 @@
 /* The BERT encoder: weights uploaded once in the layouts the kernels read, forward passes
  * through a plan recorded for the last shape. */
 #include "nn/encoder.h"
+#include "tune.h"
 
 #include "io/half.h"
 #include "io/io_error.h"
@@ -140,7 +141,7 @@ static vkbert_status upload_matrix(vkbert_encoder *e, const bert_weights *w, flo
 {
     if (e->q8) {
         source_rows source = {w, t, in};
-        q8_matrix m = {in, out, ldb, source_row, &source, name};
+        q8_matrix m = {in, out, ldb, source_row, &source, name, e->q8_dot};
         vkbert_status status = vkb_q8_upload(e->ctx, &e->dense, at, &m);
         bert_weights_release(w, *t, (size_t)out * in);
         return status;
@@ -389,7 +390,8 @@ vkbert_status vkb_encoder_new(vkbert_context *ctx, const bert_config *config,
      * memory (BERT-base: 94 MB beside 96 MB of int8 weights), and fp16's error is far below
      * int8's. */
     e->word_half = e->half || e->q8;
-    vkbert_status status = upload_tables(e, weights);
+    vkbert_status status = e->q8 ? vkb_tune_int8_dot(ctx, &e->q8_dot) : VKBERT_OK;
+    if (!status) status = upload_tables(e, weights);
     if (!status) status = create_attention(e, weights);
     if (!status) status = upload_dense(e, weights);
     encoder_head_spec mean_pooling = {.pool_modes = VKB_POOL_MEAN};
