@@ -265,6 +265,8 @@ void vkb_read_device(vkbert_context *ctx);
 /* ctx->int8_dot, int8_dot_fast and shader_int8 from the physical device (vk_int8.c); a
  * device vkbert makes only, before vkb_limits_init (whose switch may turn int8_dot off). */
 void vkb_read_int8_dot(vkbert_context *ctx);
+/* Whether the physical device lists the device extension `name`. */
+bool vkb_device_has_extension(VkPhysicalDevice device, const char *name);
 /* Where ctx->int8_dot: its extension appended to `extensions` (unless core) and `feature`
  * filled to enable shaderIntegerDotProduct, chained before `next`; returns the chain's head. */
 const void *vkb_int8_dot_chain(const vkbert_context *ctx,

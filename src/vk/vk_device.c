@@ -201,7 +201,7 @@ static vkbert_device_type device_type(VkPhysicalDeviceType type)
     }
 }
 
-static bool device_has_extension(VkPhysicalDevice device, const char *name)
+bool vkb_device_has_extension(VkPhysicalDevice device, const char *name)
 {
     uint32_t count = 0;
     vkEnumerateDeviceExtensionProperties(device, NULL, &count, NULL);
@@ -231,7 +231,7 @@ static void query_subgroup_control(VkPhysicalDevice device, uint32_t device_vers
     memset(features, 0, sizeof *features);
     memset(props, 0, sizeof *props);
     if (!subgroup_control_core(device_version, instance_api) &&
-        !device_has_extension(device, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME))
+        !vkb_device_has_extension(device, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME))
         return;
     features->sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES;
     VkPhysicalDeviceFeatures2 features2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
@@ -431,7 +431,7 @@ static vkbert_status create_device(vkbert_context *ctx)
     };
     const char *extensions[3];
     uint32_t extension_count = 0;
-    if (device_has_extension(ctx->physical, "VK_KHR_portability_subset"))
+    if (vkb_device_has_extension(ctx->physical, "VK_KHR_portability_subset"))
         extensions[extension_count++] = "VK_KHR_portability_subset";
     /* Subgroup size control only where the device has it and no switch turned it off
      * (vk_limits.c): the pipelines' flags follow these same fields. */

@@ -4,23 +4,6 @@
  * int8 weights always have the dequantizing matmul as their other path. */
 #include "vk.h"
 
-#include <stdlib.h>
-#include <string.h>
-
-static bool has_extension(VkPhysicalDevice device, const char *name)
-{
-    uint32_t count = 0;
-    vkEnumerateDeviceExtensionProperties(device, NULL, &count, NULL);
-    VkExtensionProperties *ext = calloc(count ? count : 1, sizeof *ext);
-    if (!ext) return false;
-    vkEnumerateDeviceExtensionProperties(device, NULL, &count, ext);
-    bool found = false;
-    for (uint32_t i = 0; i < count && !found; i++)
-        found = !strcmp(ext[i].extensionName, name);
-    free(ext);
-    return found;
-}
-
 /* Core where both the instance and the device have Vulkan 1.3. */
 static bool dot_core(const vkbert_context *ctx)
 {
@@ -37,8 +20,9 @@ void vkb_read_int8_dot(vkbert_context *ctx)
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
     VkPhysicalDeviceShaderIntegerDotProductProperties props = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES};
-    bool present = dot_core(ctx) ||
-                   has_extension(ctx->physical, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+    bool present =
+        dot_core(ctx) ||
+        vkb_device_has_extension(ctx->physical, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
     int8.pNext = present ? &dot : NULL;
     features.pNext = &int8;
     vkGetPhysicalDeviceFeatures2(ctx->physical, &features);
