@@ -172,7 +172,16 @@ typedef struct vkbert_context vkbert_context;
  *   VKBERT_ATTENTION=fused|unfused  the attention path
  *   VKBERT_MATMUL_TILES=wg_x,wg_y,tm,tn4[,bk]  the matmul tiles (bk 0: no shared memory)
  *   VKBERT_MATMUL_FALLBACK=0|1 1: the gpu family's matmul without shared memory
- *   VKBERT_SIMD_SHUFFLE=0|1    0: the simd family's kernels share no rows by subgroup shuffles */
+ *   VKBERT_SIMD_SHUFFLE=0|1    0: the simd family's kernels share no rows by subgroup shuffles
+ *   VKBERT_INT8_PATH=dot|dequant  how VKBERT_PRECISION_INT8's layer matmuls run: activations
+ *                              quantized per row and 8-bit integer dot products
+ *                              (VK_KHR_shader_integer_dot_product), or the weights dequantized
+ *                              in the matmul (every device). Else the tuning cache, else dot
+ *                              only where the driver calls it accelerated. dot on a device
+ *                              without integer dot products: VKBERT_ERROR_DEVICE_LIMIT at
+ *                              context creation (or at the layer's creation, when set by
+ *                              vkbert_bench_override). Read when an encoder or attention layer
+ *                              is made: its weights' layout follows it. */
 typedef struct vkbert_context_options {
     uint32_t struct_size; /* VKBERT_CONTEXT_OPTIONS_INIT */
     /* Device: a decimal index or a substring of the device name. NULL or "" means the
@@ -199,10 +208,13 @@ typedef struct vkbert_context_options {
      *               the device's own limit changes nothing. min_storage_buffer_offset_alignment
      *               and min_texel_buffer_offset_alignment go the other way: a power of two up to
      *               256 that raises them.
-     *   fp16_storage=0, fp16_arithmetic=0, fp16_texels=0, subgroup_size_control=0
+     *   fp16_storage=0, fp16_arithmetic=0, fp16_texels=0, subgroup_size_control=0,
+     *   integer_dot_product=0
      *               feature switches, each alone: no 16-bit storage buffers, no shaderFloat16,
      *               no R16G16B16A16_SFLOAT uniform texel buffers, no subgroup size control
-     *               (VK_EXT_subgroup_size_control, Vulkan 1.3) (=1 keeps the device's).
+     *               (VK_EXT_subgroup_size_control, Vulkan 1.3), no integer dot products
+     *               (VK_KHR_shader_integer_dot_product, Vulkan 1.3; int8 weights then always
+     *               dequantize) (=1 keeps the device's).
      *   subgroup_operations=basic[+vote+arithmetic+ballot+shuffle+shuffle_relative+clustered
      *               +quad]  keeps only these of the device's subgroup operations (basic always).
      *   minimum     the smallest conformant Vulkan 1.1 device: every limit above at the
@@ -211,7 +223,8 @@ typedef struct vkbert_context_options {
      *               4 storage buffers, 16 sampled images and 128 resources per stage, 65536
      *               texels, 128 bytes of push constants, 4 descriptor sets, 4096 allocations of
      *               at most 1 GiB, alignments 256), fp16_storage=0, fp16_arithmetic=0,
-     *               subgroup_size_control=0 and subgroup_operations=basic. Combines with
+     *               subgroup_size_control=0, integer_dot_product=0 and
+     *               subgroup_operations=basic. Combines with
      *               other items; the lowest cap wins.
      * Applied after the environment variable VKBERT_LIMITS of the same form. An unknown name or
      * a bad value fails context creation. vkbert_context_device reports the result. NULL:

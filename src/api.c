@@ -114,6 +114,8 @@ vkbert_status vkb_context_create(const vkbert_context_options *options,
     }
     status = device ? vkb_context_init_external(ctx, &opts, device) : vkb_context_init(ctx, &opts);
     if (!status) vkb_tune_cache_load(ctx); /* never fails: a bad cache is ignored */
+    bool dot; /* VKBERT_INT8_PATH=dot where the device cannot: said now, not at a first load */
+    if (!status) status = vkb_tune_int8_dot(ctx, &dot);
     if (!status) status = vkb_check_validation(ctx, 0);
     ctx->startup_ms = plat_now_ms() - start;
     if (status) {

@@ -443,7 +443,8 @@ static vkbert_status encoder_checked(vkbert_context *ctx,
         result->kernels[0] = (vkbert_timing){"encoder", result->gpu_median_ms};
         result->device_memory_bytes = ctx->allocated_bytes;
         int n = snprintf(result->config, sizeof result->config, "%s, %d layers, %s kernels",
-                         e->q8     ? "int8 weights"
+                         e->q8_dot ? "int8 weights, integer dot products"
+                         : e->q8   ? "int8 weights, dequantized"
                          : e->half ? "fp16 weights and attention activations"
                                    : "fp32",
                          shape->layers, vkb_family_name(vkb_tune_family(ctx)));

@@ -262,3 +262,19 @@ uint32_t vkb_tune_elementwise_workgroup(const vkbert_context *ctx)
 {
     return clamp_workgroup(ctx, 256);
 }
+
+vkbert_status vkb_tune_int8_dot(vkbert_context *ctx, bool *dot)
+{
+    vkb_env_int8 forced = ctx->env.tuning.int8_path;
+    *dot = false;
+    if (forced == VKB_INT8_DEQUANT) return VKBERT_OK;
+    if (forced == VKB_INT8_DOT && !ctx->int8_dot)
+        return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT,
+                        "VKBERT_INT8_PATH is dot, but %s has no 4x8-bit packed integer dot "
+                        "product (VK_KHR_shader_integer_dot_product, enabled by vkbert)",
+                        ctx->info.name);
+    int measured = vkb_tune_cache_int8_dot(ctx);
+    *dot = forced == VKB_INT8_DOT ||
+           (ctx->int8_dot && (measured >= 0 ? measured == 1 : ctx->int8_dot_fast));
+    return VKBERT_OK;
+}

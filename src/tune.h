@@ -65,7 +65,8 @@ bool vkb_tune_tiles_fit(const vkbert_context *ctx, vkb_matmul_tiles *t);
  *    "device": {"name", "vendor_id", "device_id", "driver_version", "uuid"},
  *    "matmul": [{"family": "simd"|"gpu", "m", "n", "k", "batch",
  *                "wg_x", "wg_y", "tm", "tn4", "bk"}, ...],
- *    "attention": [{"family", "score_bytes", "fused": true|false}, ...]}
+ *    "attention": [{"family", "score_bytes", "fused": true|false}, ...],
+ *    "int8_path": "dot"|"dequant"}
  * Other members (timings, shape names) are for people and ignored. A file that does not parse,
  * has another version or was written for another device is ignored whole; an entry that is
  * malformed or exceeds the device's limits is ignored alone. Entries apply to their family
@@ -82,6 +83,14 @@ bool vkb_tune_cache_matmul(const vkbert_context *ctx, vkb_family family, uint32_
 /* 1 fused, 0 unfused, as measured for the device's family (vkb_tune_family) at the nearest
  * size of scores within 4x; -1: unknown. */
 int vkb_tune_cache_fused(const vkbert_context *ctx, uint64_t score_bytes);
+/* 1 "dot", 0 "dequant" as measured for int8 weights' matmuls on this device (a "dot" where
+ * ctx->int8_dot is false is ignored); -1: unknown. */
+int vkb_tune_cache_int8_dot(const vkbert_context *ctx);
+/* Whether int8 weights' matmuls in layers made now run through integer dot products
+ * (VKBERT_INT8_PATH, else the cache, else: where the driver says they are accelerated).
+ * VKBERT_INT8_PATH=dot on a device without them (ctx->int8_dot false) is
+ * VKBERT_ERROR_DEVICE_LIMIT, said. */
+vkbert_status vkb_tune_int8_dot(vkbert_context *ctx, bool *dot);
 /* Checks `json` (the matmul and attention arrays above), adds the version and the device and
  * the file's entries of any family `json` does not mention, writes it to this device's file
  * and makes it ctx's tuning cache. `path` may be NULL. */

@@ -35,6 +35,7 @@ struct vkb_tune_cache {
     tuned_matmul matmul[TUNE_MAX_ENTRIES];
     tuned_attention attention[TUNE_MAX_ENTRIES];
     uint32_t matmul_count, attention_count;
+    int int8_dot; /* "int8_path": 1 "dot", 0 "dequant", -1 absent */
 };
 
 /* ---- reading entries ---- */
@@ -181,10 +182,26 @@ static bool parse_attentions(const cJSON *array, bool strict, vkb_tune_cache *ca
     return true;
 }
 
+/* "int8_path": 1 "dot", 0 "dequant", -1 absent, -2 anything else. */
+static int int8_path_of(const cJSON *doc)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(doc, "int8_path");
+    const char *path = cJSON_GetStringValue(item);
+    if (!item) return -1;
+    return !path ? -2 : !strcmp(path, "dot") ? 1 : !strcmp(path, "dequant") ? 0 : -2;
+}
+
 /* Fills `cache` from a document for this device. */
 static bool parse_doc(const vkbert_context *ctx, const cJSON *doc, bool strict,
                       vkb_tune_cache *cache, char *why, size_t why_size)
 {
+    cache->int8_dot = int8_path_of(doc);
+    if (cache->int8_dot == -2 && strict) {
+        snprintf(why, why_size, "\"int8_path\" must be \"dot\" or \"dequant\"");
+        return false;
+    }
+    if (cache->int8_dot == 1 && !ctx->int8_dot) cache->int8_dot = -2;
+    if (cache->int8_dot == -2) cache->int8_dot = -1; /* ignored: this device cannot run it */
     const cJSON *matmul = cJSON_GetObjectItemCaseSensitive(doc, "matmul");
     const cJSON *attention = cJSON_GetObjectItemCaseSensitive(doc, "attention");
     if (strict &&
@@ -215,7 +232,7 @@ void vkb_tune_cache_load(vkbert_context *ctx)
     vkb_tune_cache *cache = doc ? calloc(1, sizeof *cache) : NULL;
     char why[8];
     if (cache && for_this_device(ctx, doc) && parse_doc(ctx, doc, false, cache, why, sizeof why) &&
-        (cache->matmul_count || cache->attention_count))
+        (cache->matmul_count || cache->attention_count || cache->int8_dot >= 0))
         ctx->tune = cache;
     else
         free(cache);
@@ -248,6 +265,11 @@ bool vkb_tune_cache_matmul(const vkbert_context *ctx, vkb_family family, uint32_
         if (distance < best) best = distance, *out = t;
     }
     return best < INFINITY;
+}
+
+int vkb_tune_cache_int8_dot(const vkbert_context *ctx)
+{
+    return ctx->tune ? ctx->tune->int8_dot : -1;
 }
 
 int vkb_tune_cache_fused(const vkbert_context *ctx, uint64_t score_bytes)
@@ -300,7 +322,8 @@ static cJSON *array_in(const cJSON *object, const char *name)
 }
 
 /* `vkbert tune` measures one family (VKBERT_KERNELS can force the other): the valid entries
- * of the file for a family the new results do not mention are kept. */
+ * of the file for a family the new results do not mention are kept, and its "int8_path" when
+ * the results have none. */
 static void keep_other_families(const vkbert_context *ctx, const char *file, cJSON *doc)
 {
     static const char *const arrays[] = {"matmul", "attention"};
@@ -328,6 +351,9 @@ static void keep_other_families(const vkbert_context *ctx, const char *file, cJS
                 cJSON_AddItemToArray(to, cJSON_Duplicate(entry, true));
         }
     }
+    if (usable && int8_path_of(doc) == -1 && int8_path_of(old) >= 0)
+        cJSON_AddItemToObject(doc, "int8_path",
+                              cJSON_Duplicate(cJSON_GetObjectItem(old, "int8_path"), true));
     cJSON_Delete(old);
 }
 

@@ -121,7 +121,8 @@ static void check(vkbert_context *ctx, mm_case c, uint64_t seed)
                          half_act,
                          half_act,
                          activation,
-                         q8_b};
+                         q8_b,
+                         false};
     vkb_dispatch dispatch = {0};
     vkb_view bias_view = vkb_whole(&bbias);
     TEST_OK(vkb_op_matmul(ctx, pool, &d, vkb_whole(&ba), vkb_whole(&bb), c.bias ? &bias_view : NULL,

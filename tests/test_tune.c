@@ -380,6 +380,33 @@ Test(tune_cache, attention_path_from_the_cache)
     test_context_done(ctx);
 }
 
+/* "int8_path": checked when saved, kept when later results do not say, ignored as "dot" where
+ * the device has no integer dot product; VKBERT_INT8_PATH wins over it. */
+Test(tune_cache, int8_path_from_the_cache)
+{
+    use_fresh_cache();
+    vkbert_context *ctx = test_context(0);
+    cr_assert_eq(vkbert_tune_save(ctx, "{\"int8_path\": \"fast\"}", NULL, 0),
+                 VKBERT_ERROR_INVALID_ARGUMENT);
+    TEST_OK(vkbert_tune_save(ctx, "{\"int8_path\": \"dot\"}", NULL, 0));
+    TEST_OK(vkbert_tune_save(ctx, "{}", NULL, 0)); /* nothing new: the path kept */
+    test_context_done(ctx);
+    ctx = test_context(0);
+    bool dot = false;
+    TEST_OK(vkb_tune_int8_dot(ctx, &dot));
+    cr_assert_eq(vkb_tune_cache_int8_dot(ctx), ctx->int8_dot ? 1 : -1);
+    cr_assert_eq(dot, ctx->int8_dot, "the measured dot, where the device has it");
+    override(ctx, "VKBERT_INT8_PATH", "dequant");
+    TEST_OK(vkb_tune_int8_dot(ctx, &dot));
+    cr_assert_not(dot, "the override wins over the cache");
+    test_context_done(ctx);
+    ctx = test_context_limited("integer_dot_product=0");
+    TEST_OK(vkb_tune_int8_dot(ctx, &dot));
+    cr_assert_not(dot, "a measured dot where the device has none is ignored");
+    cr_assert_eq(vkb_tune_cache_int8_dot(ctx), -1);
+    test_context_done(ctx);
+}
+
 /* Tuning one family keeps what was measured for the other (VKBERT_KERNELS forces either). */
 Test(tune_cache, other_family_kept)
 {

@@ -41,6 +41,11 @@ vkbert_status attention_alloc(vkbert_context *ctx, int embed_dim, int num_heads,
     layer->heads_width = layer->heads * layer->head_pitch;
     layer->half = config && config->precision == VKBERT_PRECISION_FP16;
     layer->q8 = config && config->precision == VKBERT_PRECISION_INT8;
+    vkbert_status dot = layer->q8 ? vkb_tune_int8_dot(ctx, &layer->q8_dot) : VKBERT_OK;
+    if (dot) {
+        free(layer);
+        return dot;
+    }
     uint64_t block_bytes = weight_bytes(layer);
     layer->weight_block = (block_bytes + 255) / 256 * 256;
     uint32_t widest = layer->heads_width > layer->pitch ? layer->heads_width : layer->pitch;

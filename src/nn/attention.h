@@ -6,7 +6,7 @@
 #include "ops/ops.h"
 #include "tensor.h"
 
-#define ATTENTION_DISPATCHES 11
+#define ATTENTION_DISPATCHES 13 /* 11, and two quantizings of A on the integer-dot path */
 #define ATTENTION_MAX_PLANS 8
 
 /* What a recorded command buffer depends on beyond the shape. Compared bytewise. */
@@ -30,6 +30,7 @@ typedef struct attention_plan {
     vkb_buffer heads;   /* unfused: [3][B,H,S,Dp] */
     vkb_buffer scores;  /* unfused: [B,H,S,Sp] */
     vkb_buffer context; /* unfused: P*V, [B,H,S,Dp] */
+    vkb_buffer a_q8;    /* integer-dot path: x, then merged, quantized per row (ops.h) */
     uint64_t qkv_block, heads_block; /* bytes between the Q, K, V blocks */
     VkDescriptorPool pool;
     VkCommandBuffer cmd;
@@ -50,8 +51,9 @@ struct vkbert_attention {
     uint32_t heads_width; /* heads * head_pitch: a row of Q, K, V or O, heads padded */
     bool half;            /* weights stored as fp16 */
     bool q8;              /* weights stored as Q8_0 blocks (nn/weights_q8.h) */
-    vkb_buffer weights;   /* W_q^T, W_k^T, W_v^T [E][H*Dp], W_o^T [H*Dp][Ep], in blocks */
-    vkb_buffer biases;    /* [H*Dp] three times, then [Ep] */
+    bool q8_dot;        /* ... in the dot order, run by integer dot products (vkb_tune_int8_dot) */
+    vkb_buffer weights; /* W_q^T, W_k^T, W_v^T [E][H*Dp], W_o^T [H*Dp][Ep], in blocks */
+    vkb_buffer biases;  /* [H*Dp] three times, then [Ep] */
     uint64_t weight_block, bias_block;
     attention_plan *plans[ATTENTION_MAX_PLANS];
     uint32_t plan_count;
@@ -123,6 +125,12 @@ typedef struct attention_sink {
 
 /* The next free dispatch, zeroed; NULL when the list is full. */
 vkb_dispatch *attention_sink_next(attention_sink *sink);
+/* For an integer-dot matmul (vkb_matmul_desc.b_q8_dot) over A [rows, k] (pitch mm->lda):
+ * appends the quantizing of A into `a_q` and points `a` and mm->lda at the result. */
+vkbert_status attention_quantize_a(vkbert_context *ctx, attention_sink *sink, vkb_matmul_desc *mm,
+                                   const vkb_buffer *a_q, vkb_view *a);
+/* Bytes of `rows` rows of k quantized for it. */
+uint64_t attention_q8_rows_bytes(uint32_t rows, uint32_t k);
 /* Activation buffers of one shape without command objects, for callers that record several
  * layers into their own command buffer (the encoder); free with attention_plan_free. */
 vkbert_status attention_scratch_new(vkbert_attention *layer, uint32_t batch, uint32_t seq_len,

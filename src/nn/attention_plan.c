@@ -57,6 +57,9 @@ static vkbert_status create_buffers(vkbert_attention *layer, attention_plan *pla
     status = vkb_buffer_create(ctx, 3 * plan->qkv_block + VKB_FUSED_SLACK * elem, &plan->qkv);
     if (!status) status = vkb_buffer_create(ctx, rows_bytes, &plan->merged);
     if (!status && !plan->fused) status = create_unfused_buffers(layer, plan);
+    uint32_t widest = layer->heads_width > layer->embed_dim ? layer->heads_width : layer->embed_dim;
+    if (!status && layer->q8_dot)
+        status = vkb_buffer_create(ctx, attention_q8_rows_bytes((uint32_t)m, widest), &plan->a_q8);
     return status;
 }
 
@@ -86,6 +89,7 @@ void attention_plan_free(vkbert_attention *layer, attention_plan *plan)
     vkb_buffer_destroy(ctx, &plan->scores);
     vkb_buffer_destroy(ctx, &plan->context);
     vkb_buffer_destroy(ctx, &plan->merged);
+    vkb_buffer_destroy(ctx, &plan->a_q8);
     free(plan);
 }
 
@@ -186,6 +190,25 @@ static vkbert_status sink_full(vkbert_attention *layer)
     return vkb_fail(layer->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "internal: dispatch list full");
 }
 
+uint64_t attention_q8_rows_bytes(uint32_t rows, uint32_t k)
+{
+    return (uint64_t)rows * vkb_q8_rows_pitch(k) * 4;
+}
+
+vkbert_status attention_quantize_a(vkbert_context *ctx, attention_sink *sink, vkb_matmul_desc *mm,
+                                   const vkb_buffer *a_q, vkb_view *a)
+{
+    vkb_dispatch *d = attention_sink_next(sink);
+    if (!d) return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "internal: dispatch list full");
+    d->name = "quantize_rows";
+    vkb_view out = vkb_sub(a_q, 0, attention_q8_rows_bytes(mm->m, mm->k));
+    vkbert_status status = vkb_op_quantize_rows(ctx, sink->pool, mm->m, mm->k, mm->lda, *a, out, d);
+    mm->lda = vkb_q8_rows_pitch(mm->k);
+    mm->b_q8_dot = true;
+    *a = out;
+    return status;
+}
+
 static vkb_view block(const vkb_buffer *buffer, uint64_t block_bytes, int index, uint64_t bytes)
 {
     return vkb_sub(buffer, block_bytes * (uint64_t)index, bytes);
@@ -218,6 +241,10 @@ static vkbert_status prepare_projections(vkbert_attention *layer, attention_plan
                           .c_half = plan->half,
                           .b_q8 = layer->q8};
     static const char *names[3] = {"q_projection", "k_projection", "v_projection"};
+    if (layer->q8_dot) {
+        vkbert_status status = attention_quantize_a(ctx, sink, &mm, &plan->a_q8, &x);
+        if (status) return status;
+    }
     for (int z = 0; z < (one ? 1 : 3); z++) {
         vkb_dispatch *proj = attention_sink_next(sink);
         if (!proj) return sink_full(layer);
@@ -363,9 +390,6 @@ static vkbert_status prepare_output(vkbert_attention *layer, attention_plan *pla
                                     attention_sink *sink, vkb_view y)
 {
     uint32_t m = attention_rows(plan), ep = layer->pitch;
-    vkb_dispatch *out = attention_sink_next(sink);
-    if (!out) return sink_full(layer);
-    out->name = "out_projection";
     vkb_matmul_desc mm = {.m = m,
                           .n = layer->embed_dim,
                           .k = layer->heads_width,
@@ -380,8 +404,14 @@ static vkbert_status prepare_output(vkbert_attention *layer, attention_plan *pla
     uint64_t w_bytes = layer->q8 ? vkb_q8_bytes(layer->heads_width, ep)
                                  : (uint64_t)layer->heads_width * ep * (layer->half ? 2 : 4);
     vkb_view weights = block(&layer->weights, layer->weight_block, 3, w_bytes);
-    return vkb_op_matmul(layer->ctx, sink->pool, &mm, vkb_whole(&plan->merged), weights, &bias, y,
-                         out);
+    vkb_view a = vkb_whole(&plan->merged);
+    vkbert_status status =
+        layer->q8_dot ? attention_quantize_a(layer->ctx, sink, &mm, &plan->a_q8, &a) : VKBERT_OK;
+    vkb_dispatch *out = status ? NULL : attention_sink_next(sink);
+    if (!status && !out) return sink_full(layer);
+    if (status) return status;
+    out->name = "out_projection";
+    return vkb_op_matmul(layer->ctx, sink->pool, &mm, a, weights, &bias, y, out);
 }
 
 vkbert_status attention_append(vkbert_attention *layer, attention_plan *scratch,

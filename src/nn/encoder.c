@@ -1,6 +1,7 @@
 /* The BERT encoder: weights uploaded once in the layouts the kernels read, forward passes
  * through a plan recorded for the last shape. */
 #include "nn/encoder.h"
+#include "tune.h"
 
 #include "io/half.h"
 #include "io/io_error.h"
@@ -126,7 +127,7 @@ static vkbert_status upload_matrix(vkbert_encoder *e, const bert_weights *w, vkb
     vkbert_status status = VKBERT_OK;
     if (e->q8) {
         source_rows source = {w, t, in};
-        q8_matrix m = {in, rows, ldb, source_row, &source, name};
+        q8_matrix m = {in, rows, ldb, source_row, &source, name, e->q8_dot};
         status = vkb_q8_upload(out, &e->dense, at, &m);
     } else if (!pack_transposed(w, t, rows, in, ldb, packed + (size_t)in * ldb,
                                 direct ? direct : packed)) {
@@ -404,7 +405,8 @@ static vkbert_status encoder_create(vkbert_context *ctx, const bert_config *conf
      * memory (BERT-base: 94 MB beside 96 MB of int8 weights), and fp16's error is far below
      * int8's. */
     e->word_half = e->half || e->q8;
-    vkbert_status status = create_tables(e);
+    vkbert_status status = e->q8 ? vkb_tune_int8_dot(e->ctx, &e->q8_dot) : VKBERT_OK;
+    if (!status) status = create_tables(e);
     if (!status) status = create_layers(e);
     if (status) {
         vkb_encoder_free(e);

@@ -65,6 +65,7 @@ typedef struct encoder_plan {
     vkb_buffer ids;    /* int32: ids [B*S], token type ids [B*S], (ragged: positions [T]), a flag */
     vkb_buffer mask;   /* float [B][Sp]: 1 keep, 0 masked (key padding) */
     vkb_buffer hidden; /* [B*S][Hp], the layers' input and output */
+    vkb_buffer a_q8;   /* q8_dot: a dense matmul's A quantized per row (ops.h) */
     vkb_buffer attn_y, h1, inter, o2; /* [B*S][Hp], [B*S][Hp], [B*S][Ip], [B*S][Hp] */
     vkb_buffer pooled;                /* [B][Hp] */
     vkb_buffer pool_mask;             /* float [B][Sp]: the tokens pooling sees (prompt excluded) */
@@ -152,6 +153,9 @@ struct vkbert_encoder {
     bool half; /* dense weights and the word table stored as fp16 (biases, LayerNorms stay fp32) */
     bool q8;   /* dense weights (layers, pooler, head) as Q8_0 blocks (nn/weights_q8.h) */
     bool word_half; /* the word table as fp16: with half, and with q8 */
+    /* q8 with the layers' and the pooler's blocks in the dot order, run by integer dot
+     * products over activations quantized per row (vkb_tune_int8_dot; heads stay dequantized) */
+    bool q8_dot;
     /* The word table [vocab][hp] in word_chunks buffers of word_rows rows (the last may hold
      * fewer), each within maxStorageBufferRange and maxMemoryAllocationSize: the tables of
      * multilingual vocabularies exceed one binding. */

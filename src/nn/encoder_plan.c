@@ -20,6 +20,11 @@ static vkbert_status create_buffers(vkbert_encoder *e, encoder_plan *p)
         status = vkb_buffer_create(ctx, rows, hp_rows[i]);
     if (!status) status = vkb_buffer_create(ctx, m * e->ip * 4, &p->inter);
     if (!status) status = vkb_buffer_create(ctx, (uint64_t)p->batch * e->hp * 4, &p->pooled);
+    uint32_t widest = e->config.intermediate_size > e->config.hidden_size
+                          ? (uint32_t)e->config.intermediate_size
+                          : (uint32_t)e->config.hidden_size;
+    if (!status && e->q8_dot)
+        status = vkb_buffer_create(ctx, attention_q8_rows_bytes((uint32_t)m, widest), &p->a_q8);
     if (!status) status = encoder_head_buffers(e, p);
     if (!status && p->ragged)
         status =
@@ -43,8 +48,8 @@ void encoder_plan_free(vkbert_encoder *e, encoder_plan *p)
     vkDestroyQueryPool(ctx->device, p->queries, NULL);
     vkDestroyDescriptorPool(ctx->device, p->pool, NULL);
     if (p->scratch) attention_plan_free(e->attention[0], p->scratch);
-    vkb_buffer *buffers[] = {&p->ids,   &p->mask, &p->hidden, &p->attn_y, &p->h1,
-                             &p->inter, &p->o2,   &p->pooled, &p->flag,   &p->offsets};
+    vkb_buffer *buffers[] = {&p->ids, &p->mask,   &p->hidden, &p->attn_y,  &p->h1,  &p->inter,
+                             &p->o2,  &p->pooled, &p->flag,   &p->offsets, &p->a_q8};
     for (size_t i = 0; i < sizeof buffers / sizeof *buffers; i++)
         vkb_buffer_destroy(ctx, buffers[i]);
     encoder_head_buffers_free(e, p);
@@ -112,12 +117,14 @@ static vkbert_status prepare_norm(vkbert_encoder *e, encoder_plan *p, attention_
 }
 
 /* C = act(A W^T + b) with W^T at `w_at` of e->dense ([k][n pitch]) and b at `b_at`. */
-static vkbert_status prepare_dense(vkbert_encoder *e, attention_sink *sink, vkb_matmul_desc *mm,
-                                   vkb_view a, uint64_t w_at, uint64_t b_at, vkb_view c,
-                                   const char *name)
+static vkbert_status prepare_dense(vkbert_encoder *e, encoder_plan *p, attention_sink *sink,
+                                   vkb_matmul_desc *mm, vkb_view a, uint64_t w_at, uint64_t b_at,
+                                   vkb_view c, const char *name)
 {
     vkb_dispatch *d;
-    vkbert_status status = next(e, sink, &d);
+    vkbert_status status =
+        e->q8_dot ? attention_quantize_a(e->ctx, sink, mm, &p->a_q8, &a) : VKBERT_OK;
+    if (!status) status = next(e, sink, &d);
     if (status) return status;
     d->name = name;
     vkb_view bias = vkb_sub(&e->params, b_at, (uint64_t)mm->ldc * 4);
@@ -155,12 +162,12 @@ static vkbert_status prepare_layer(vkbert_encoder *e, encoder_plan *p, attention
                              .ldc = e->ip,
                              .activation = VKB_ACTIVATION_GELU};
     if (!status)
-        status = prepare_dense(e, sink, &inter, vkb_whole(&p->h1), dense, params + e->param_off[0],
-                               vkb_whole(&p->inter), "intermediate_gelu");
+        status = prepare_dense(e, p, sink, &inter, vkb_whole(&p->h1), dense,
+                               params + e->param_off[0], vkb_whole(&p->inter), "intermediate_gelu");
     vkb_matmul_desc out = {
         .m = m, .n = h, .k = i, .batch = 1, .lda = e->ip, .ldb = e->hp, .ldc = e->hp};
     if (!status)
-        status = prepare_dense(e, sink, &out, vkb_whole(&p->inter), dense + e->inter_block,
+        status = prepare_dense(e, p, sink, &out, vkb_whole(&p->inter), dense + e->inter_block,
                                params + e->param_off[1], vkb_whole(&p->o2), "output_dense");
     if (!status)
         status = prepare_norm(e, p, sink, &p->o2, &p->h1, params + e->param_off[3], &p->hidden,
@@ -184,7 +191,7 @@ static vkbert_status prepare_pooler(vkbert_encoder *e, encoder_plan *p, attentio
                           .ldb = e->hp,
                           .ldc = e->hp,
                           .activation = VKB_ACTIVATION_TANH};
-    return prepare_dense(e, sink, &mm, vkb_whole(p->ragged ? &p->o2 : &p->hidden),
+    return prepare_dense(e, p, sink, &mm, vkb_whole(p->ragged ? &p->o2 : &p->hidden),
                          (uint64_t)layers * (e->inter_block + e->out_block),
                          (uint64_t)layers * e->layer_params, vkb_whole(&p->pooled), "pooler");
 }
@@ -299,7 +306,7 @@ static vkbert_status prepare_all(vkbert_encoder *e, encoder_plan *p)
     uint32_t layers = (uint32_t)e->config.num_hidden_layers;
     /* the embeddings' chunks, the layers, the pooler (and its gather) and the head */
     p->capacity =
-        e->word_chunks + 2 + layers * (ATTENTION_DISPATCHES + 4) + encoder_head_dispatches(e);
+        e->word_chunks + 2 + layers * (ATTENTION_DISPATCHES + 6) + 1 + encoder_head_dispatches(e);
     p->dispatches = calloc(p->capacity, sizeof *p->dispatches);
     if (!p->dispatches) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     vkbert_status status = vkb_descriptor_pool(e->ctx, p->capacity + 2, &p->pool);

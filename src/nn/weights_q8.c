@@ -31,16 +31,21 @@ typedef struct q8_scratch {
     uint8_t *piece;
 } q8_scratch;
 
+uint32_t vkb_q8_quant_at(uint32_t r, uint32_t j, bool dot)
+{
+    return 16 + 16 * (r / 4) + (dot ? 4 * j + r % 4 : 4 * (r % 4) + j);
+}
+
 /* Column j (0..3) of a group's blocks from its quants and scales; a zero column when absent. */
 static void place_column(uint8_t *group, uint64_t blocks, uint32_t j, const q8_scratch *s,
-                         bool present)
+                         bool present, bool dot)
 {
     for (uint64_t b = 0; b < blocks; b++) {
         uint8_t *block = group + b * Q8_BLOCK_BYTES;
         float scale = present ? s->scales[b] : 0.0f;
         memcpy(block + 4 * j, &scale, 4);
         for (uint32_t r = 0; r < Q8_BLOCK; r++)
-            block[16 + 4 * r + j] = present ? (uint8_t)s->quants[b * Q8_BLOCK + r] : 0;
+            block[vkb_q8_quant_at(r, j, dot)] = present ? (uint8_t)s->quants[b * Q8_BLOCK + r] : 0;
     }
 }
 
@@ -62,7 +67,7 @@ static vkbert_status pack_groups(vkb_writer *w, const q8_matrix *m, uint32_t fir
                                           "%s: row %u holds a value that is not finite", m->name,
                                           n);
             }
-            place_column(s->piece + g * blocks * Q8_BLOCK_BYTES, blocks, j, s, present);
+            place_column(s->piece + g * blocks * Q8_BLOCK_BYTES, blocks, j, s, present, m->dot);
         }
     return VKBERT_OK;
 }
@@ -92,7 +97,7 @@ vkbert_status vkb_q8_upload_linear(vkbert_context *ctx, vkb_buffer *dst, uint64_
                                    const char *name)
 {
     q8_rows rows = {w, in, 1.0f};
-    q8_matrix m = {in, out, ldb, q8_rows_column, &rows, name};
+    q8_matrix m = {in, out, ldb, q8_rows_column, &rows, name, false};
     vkb_writer locked = vkb_writer_of(ctx, true);
     return vkb_q8_upload(&locked, dst, at, &m);
 }

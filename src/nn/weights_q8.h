@@ -14,6 +14,9 @@ typedef struct q8_matrix {
     q8_column_fn column;
     const void *source;
     const char *name; /* for a message: the weight a non-finite value is in */
+    /* The dot order (vkb_matmul_desc.b_q8_dot): within each uvec4 of a block, a uint holds 4 k
+     * of one column instead of 4 columns of one k (the 4 x 4 bytes transposed). */
+    bool dot;
 } q8_matrix;
 
 /* The common source: B = W^T * scale for W [out][in] (PyTorch's Linear), so column n is
@@ -38,5 +41,8 @@ vkbert_status vkb_q8_upload(vkb_writer *w, vkb_buffer *dst, uint64_t at, const q
 vkbert_status vkb_q8_upload_linear(vkbert_context *ctx, vkb_buffer *dst, uint64_t at,
                                    const float *w, uint32_t out, uint32_t in, uint32_t ldb,
                                    const char *name);
+
+/* The byte of k `r` (0..31) of column j (0..3) within a 144-byte block, after the scales. */
+uint32_t vkb_q8_quant_at(uint32_t r, uint32_t j, bool dot);
 
 #endif

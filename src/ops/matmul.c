@@ -8,12 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct matmul_push {
-    uint32_t m, n, k;
-    uint32_t lda4, ldb4, ldc4;
-    uint32_t batch_a4, batch_b4, batch_c4, batch_bias4;
-} matmul_push;
-
 /* The compiled register tiles of the simd family (CMakeLists.txt); the largest that fits.
  * `shared`, `shared_q8`: the variants whose subgroups of 8 lanes share A's rows by shuffles
  * (NULL where none is compiled); `q8`, `shared_q8`: the ones reading B in Q8_0 blocks. */
@@ -103,6 +97,7 @@ vkbert_status vkb_op_matmul(vkbert_context *ctx, VkDescriptorPool pool, const vk
     if (d->batch_a / 4 > UINT32_MAX || d->batch_b / 4 > UINT32_MAX || d->batch_c / 4 > UINT32_MAX ||
         d->batch_bias / 4 > UINT32_MAX)
         return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT, "matmul: batch stride too large");
+    if (d->b_q8 && d->b_q8_dot) return vkb_op_matmul_dot(ctx, pool, d, a, b, bias, c, out);
     vkb_matmul_tiles t =
         vkb_tune_matmul_batched(ctx, d->m, d->n, d->k, d->batch, texel_count(ctx, a, d->a_half),
                                 texel_count(ctx, b, d->b_half));
@@ -128,16 +123,16 @@ vkbert_status vkb_op_matmul(vkbert_context *ctx, VkDescriptorPool pool, const vk
     static const VkDescriptorType texel[4] = {
         VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
         VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER};
-    matmul_push push = {d->m,
-                        d->n,
-                        d->k,
-                        d->lda / 4,
-                        d->ldb / 4,
-                        d->ldc / 4,
-                        (uint32_t)(d->batch_a / 4),
-                        (uint32_t)(d->batch_b / 4),
-                        (uint32_t)(d->batch_c / 4),
-                        (uint32_t)(d->batch_bias / 4)};
+    vkb_matmul_push push = {d->m,
+                            d->n,
+                            d->k,
+                            d->lda / 4,
+                            d->ldb / 4,
+                            d->ldc / 4,
+                            (uint32_t)(d->batch_a / 4),
+                            (uint32_t)(d->batch_b / 4),
+                            (uint32_t)(d->batch_c / 4),
+                            (uint32_t)(d->batch_bias / 4)};
     vkb_kernel kernel = {shader, simd ? texel : NULL, spec, spec_count, views, 4,
                          &push,  sizeof push,         lanes};
     status = vkb_dispatch_prepare(ctx, pool, &kernel, out);

@@ -19,7 +19,31 @@ typedef struct vkb_matmul_desc {
      * column groups of ceil(K / 32) blocks of 144 bytes. Needs a batch of 1 and b_trans false;
      * the gpu family runs its fallback, shaders/matmul.comp, for it. */
     bool b_q8;
+    /* With b_q8: B's blocks in the dot order (a uint = 4 k of one column, nn/weights_q8.h) and
+     * A already quantized per row by vkb_op_quantize_rows (lda: that output's pitch, in uints,
+     * vkb_q8_rows_pitch); runs shaders/matmul_dot.comp, which needs ctx->int8_dot. A and C fp32. */
+    bool b_q8_dot;
 } vkb_matmul_desc;
+
+/* The matmul kernels' push constants (pitches and strides in vec4). */
+typedef struct vkb_matmul_push {
+    uint32_t m, n, k;
+    uint32_t lda4, ldb4, ldc4;
+    uint32_t batch_a4, batch_b4, batch_c4, batch_bias4;
+} vkb_matmul_push;
+
+/* C = A_q * B (vkb_matmul_desc.b_q8_dot): vkb_op_matmul sends such a desc here. */
+vkbert_status vkb_op_matmul_dot(vkbert_context *ctx, VkDescriptorPool pool,
+                                const vkb_matmul_desc *d, vkb_view a_q, vkb_view b,
+                                const vkb_view *bias, vkb_view c, vkb_dispatch *out);
+
+/* A [rows, k] (fp32, pitch lda, a multiple of 4) quantized per row to int8 for the dot matmul
+ * (shaders/quantize_rows.comp has the rule and the layout): row r at uint r * pitch, pitch =
+ * vkb_q8_rows_pitch(k), its scale's bits first, then 32 * ceil(k / 32) int8, four a uint. */
+uint32_t vkb_q8_rows_pitch(uint32_t k);
+vkbert_status vkb_op_quantize_rows(vkbert_context *ctx, VkDescriptorPool pool, uint32_t rows,
+                                   uint32_t k, uint32_t lda, vkb_view a, vkb_view out,
+                                   vkb_dispatch *dispatch);
 
 /* Never renumbered: the shaders' specialization constant (shaders/epilogue.glsl). */
 enum {

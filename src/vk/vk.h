@@ -77,6 +77,9 @@ typedef enum vkb_env_attention {
 } vkb_env_attention;
 
 /* VKBERT_MATMUL_TILES="wg_x,wg_y,tm,tn4[,bk]"; bk 16 when not given. */
+/* VKBERT_INT8_PATH=dot|dequant: how int8 weights' matmuls run (src/tune.c). */
+typedef enum vkb_env_int8 { VKB_INT8_BY_TUNING, VKB_INT8_DOT, VKB_INT8_DEQUANT } vkb_env_int8;
+
 typedef struct vkb_env_tiles {
     bool set;
     uint32_t wg_x, wg_y, tm, tn4, bk;
@@ -89,6 +92,7 @@ typedef struct vkb_tuning_env {
     vkb_env_tiles tiles;         /* VKBERT_MATMUL_TILES */
     bool matmul_fallback;        /* VKBERT_MATMUL_FALLBACK=1 */
     bool simd_shuffle;           /* VKBERT_SIMD_SHUFFLE: false when 0 */
+    vkb_env_int8 int8_path;      /* VKBERT_INT8_PATH=dot|dequant */
 } vkb_tuning_env;
 
 typedef struct vkb_env {
@@ -152,8 +156,15 @@ struct vkbert_context {
     VkPhysicalDeviceSubgroupSizeControlProperties subgroup_control; /* zero without either */
     bool full_subgroups, subgroup_size_control;
     vkbert_device_info info;
-    bool subgroup_arithmetic;        /* subgroupAdd/Max usable in compute */
-    bool fp16_texels;                /* R16G16B16A16_SFLOAT uniform texel buffers */
+    bool subgroup_arithmetic; /* subgroupAdd/Max usable in compute */
+    bool fp16_texels;         /* R16G16B16A16_SFLOAT uniform texel buffers */
+    /* 4x8-bit packed signed integer dot products in shaders (VK_KHR_shader_integer_dot_product
+     * or Vulkan 1.3's shaderIntegerDotProduct), enabled on the device; false on a caller's
+     * device (vkbert_context_create_vulkan cannot know what it enabled) and where the switch
+     * integer_dot_product=0 (vk_limits.c) turned it off. int8_dot_fast: the driver says
+     * integerDotProduct4x8BitPackedSignedAccelerated. shader_int8: the shaderInt8 feature,
+     * recorded for `vkbert info`-like reports; the packed dot does not need it. */
+    bool int8_dot, int8_dot_fast, shader_int8;
     bool host_visible_device_memory; /* tensors live in mapped memory: no staging copies */
     bool timestamps;
     double timestamp_ns; /* nanoseconds per tick */
@@ -271,6 +282,16 @@ void vkb_describe_device_at(VkPhysicalDevice device, uint32_t instance_api,
  * ctx->physical (as far as ctx->instance_version allows), the command pool, fence and
  * pipeline cache on ctx->device, the fence timeout. */
 void vkb_read_device(vkbert_context *ctx);
+/* ctx->int8_dot, int8_dot_fast and shader_int8 from the physical device (vk_int8.c); a
+ * device vkbert makes only, before vkb_limits_init (whose switch may turn int8_dot off). */
+void vkb_read_int8_dot(vkbert_context *ctx);
+/* Whether the physical device lists the device extension `name`. */
+bool vkb_device_has_extension(VkPhysicalDevice device, const char *name);
+/* Where ctx->int8_dot: its extension appended to `extensions` (unless core) and `feature`
+ * filled to enable shaderIntegerDotProduct, chained before `next`; returns the chain's head. */
+const void *vkb_int8_dot_chain(const vkbert_context *ctx,
+                               VkPhysicalDeviceShaderIntegerDotProductFeatures *feature,
+                               const void *next, const char **extensions, uint32_t *count);
 vkbert_status vkb_create_device_objects(vkbert_context *ctx);
 bool vkb_queue_has_timestamps(const vkbert_context *ctx);
 uint64_t vkb_timeout_ns(const vkbert_context *ctx, const vkbert_context_options *options);

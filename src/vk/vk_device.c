@@ -201,7 +201,7 @@ static vkbert_device_type device_type(VkPhysicalDeviceType type)
     }
 }
 
-static bool device_has_extension(VkPhysicalDevice device, const char *name)
+bool vkb_device_has_extension(VkPhysicalDevice device, const char *name)
 {
     uint32_t count = 0;
     vkEnumerateDeviceExtensionProperties(device, NULL, &count, NULL);
@@ -231,7 +231,7 @@ static void query_subgroup_control(VkPhysicalDevice device, uint32_t device_vers
     memset(features, 0, sizeof *features);
     memset(props, 0, sizeof *props);
     if (!subgroup_control_core(device_version, instance_api) &&
-        !device_has_extension(device, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME))
+        !vkb_device_has_extension(device, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME))
         return;
     features->sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES;
     VkPhysicalDeviceFeatures2 features2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
@@ -429,9 +429,9 @@ static vkbert_status create_device(vkbert_context *ctx)
         .queueCount = 1,
         .pQueuePriorities = &priority,
     };
-    const char *extensions[2];
+    const char *extensions[3];
     uint32_t extension_count = 0;
-    if (device_has_extension(ctx->physical, "VK_KHR_portability_subset"))
+    if (vkb_device_has_extension(ctx->physical, "VK_KHR_portability_subset"))
         extensions[extension_count++] = "VK_KHR_portability_subset";
     /* Subgroup size control only where the device has it and no switch turned it off
      * (vk_limits.c): the pipelines' flags follow these same fields. */
@@ -449,9 +449,11 @@ static vkbert_status create_device(vkbert_context *ctx)
         .pNext = control ? &subgroup_control : NULL,
         .storageBuffer16BitAccess = ctx->info.fp16_storage ? VK_TRUE : VK_FALSE,
     };
+    VkPhysicalDeviceShaderIntegerDotProductFeatures dot;
+    const void *chain = vkb_int8_dot_chain(ctx, &dot, &storage16, extensions, &extension_count);
     VkDeviceCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-        .pNext = &storage16,
+        .pNext = chain,
         .queueCreateInfoCount = 1,
         .pQueueCreateInfos = &queue,
         .enabledExtensionCount = extension_count,
@@ -563,6 +565,7 @@ vkbert_status vkb_context_init(vkbert_context *ctx, const vkbert_context_options
     if (status) return status;
 
     vkb_read_device(ctx);
+    vkb_read_int8_dot(ctx);
     status = vkb_limits_init(ctx, options ? options->limits : NULL);
     if (status) return status;
     ctx->timeout_ns = vkb_timeout_ns(ctx, options);

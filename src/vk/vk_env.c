@@ -122,6 +122,16 @@ static vkbert_status parse_shuffle(vkbert_context *ctx, const char *name, const 
     return parse_switch(ctx, name, value, true, &t->simd_shuffle);
 }
 
+static vkbert_status parse_int8(vkbert_context *ctx, const char *name, const char *value,
+                                vkb_tuning_env *t)
+{
+    static const char *const words[2] = {"dot", "dequant"};
+    int word;
+    vkbert_status status = parse_word(ctx, name, value, words, &word);
+    if (!status) t->int8_path = (vkb_env_int8)word;
+    return status;
+}
+
 #define FIELD(f) offsetof(vkb_tuning_env, f), sizeof(((vkb_tuning_env *)0)->f)
 
 static const struct tuning_var {
@@ -134,6 +144,7 @@ static const struct tuning_var {
     {"VKBERT_MATMUL_TILES", parse_tiles, FIELD(tiles)},
     {"VKBERT_MATMUL_FALLBACK", parse_fallback, FIELD(matmul_fallback)},
     {"VKBERT_SIMD_SHUFFLE", parse_shuffle, FIELD(simd_shuffle)},
+    {"VKBERT_INT8_PATH", parse_int8, FIELD(int8_path)},
 };
 
 #define TUNING_VARS (sizeof tuning_vars / sizeof *tuning_vars)
@@ -153,7 +164,8 @@ vkbert_status vkb_env_override(vkbert_context *ctx, const char *name, const char
     }
     return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
                     "\"%.64s\" is no tuning variable: VKBERT_KERNELS, VKBERT_ATTENTION, "
-                    "VKBERT_MATMUL_TILES, VKBERT_MATMUL_FALLBACK or VKBERT_SIMD_SHUFFLE",
+                    "VKBERT_MATMUL_TILES, VKBERT_MATMUL_FALLBACK, VKBERT_SIMD_SHUFFLE or "
+                    "VKBERT_INT8_PATH",
                     name);
 }
 

@@ -91,10 +91,12 @@ enum {
     SWITCH_FP16_ARITHMETIC,
     SWITCH_FP16_TEXELS,
     SWITCH_SUBGROUP_SIZE_CONTROL,
+    SWITCH_INTEGER_DOT_PRODUCT,
     SWITCH_COUNT
 };
 static const char *const switch_names[SWITCH_COUNT] = {"fp16_storage", "fp16_arithmetic",
-                                                       "fp16_texels", "subgroup_size_control"};
+                                                       "fp16_texels", "subgroup_size_control",
+                                                       "integer_dot_product"};
 
 /* subgroup_operations=basic+shuffle...: VkSubgroupFeatureFlagBits' names in snake case. Basic
  * is always kept: Vulkan 1.1 guarantees it in compute shaders, and nothing more. */
@@ -159,6 +161,7 @@ static void turn_off(vkbert_context *ctx, int which)
     if (which == SWITCH_FP16_STORAGE) ctx->info.fp16_storage = 0;
     if (which == SWITCH_FP16_ARITHMETIC) ctx->info.fp16_arithmetic = 0;
     if (which == SWITCH_FP16_TEXELS) ctx->fp16_texels = false;
+    if (which == SWITCH_INTEGER_DOT_PRODUCT) ctx->int8_dot = ctx->int8_dot_fast = false;
     if (which == SWITCH_SUBGROUP_SIZE_CONTROL) {
         ctx->subgroup_size_control = ctx->full_subgroups = false;
         memset(&ctx->subgroup_control, 0, sizeof ctx->subgroup_control);
@@ -176,6 +179,7 @@ static void apply_minimum(vkbert_context *ctx)
     turn_off(ctx, SWITCH_FP16_STORAGE);
     turn_off(ctx, SWITCH_FP16_ARITHMETIC);
     turn_off(ctx, SWITCH_SUBGROUP_SIZE_CONTROL);
+    turn_off(ctx, SWITCH_INTEGER_DOT_PRODUCT);
     ctx->subgroup.supportedOperations &= VK_SUBGROUP_FEATURE_BASIC_BIT;
 }
 
@@ -230,12 +234,14 @@ static vkbert_status apply_number(vkbert_context *ctx, const char *item, size_t 
     bool allocation = is_name(item, name_len, "max_memory_allocation_size");
     bool budget = is_name(item, name_len, "device_memory_budget");
     if (limit < 0 && alignment < 0 && !allocation && !budget)
-        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
-                        "%s: unknown limit \"%.*s\" (names are VkPhysicalDeviceLimits' in snake "
-                        "case, such as max_storage_buffer_range, or max_memory_allocation_size, "
-                        "device_memory_budget; the switches fp16_storage, fp16_arithmetic, "
-                        "fp16_texels, subgroup_size_control, subgroup_operations; or minimum)",
-                        from, (int)name_len, item);
+        return vkb_fail(
+            ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+            "%s: unknown limit \"%.*s\" (names are VkPhysicalDeviceLimits' in snake "
+            "case, such as max_storage_buffer_range, or max_memory_allocation_size, "
+            "device_memory_budget; the switches fp16_storage, fp16_arithmetic, "
+            "fp16_texels, subgroup_size_control, integer_dot_product, subgroup_operations; "
+            "or minimum)",
+            from, (int)name_len, item);
     uint64_t value;
     if (!parse_size(eq + 1, len - name_len - 1, &value))
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,

@@ -23,8 +23,10 @@ static const char usage[] =
     "median of 7 runs (3 with --quick, which also tries fewer products, tiles and shapes).\n"
     "Prints each configuration tried and the one picked, and writes the picks to the device's\n"
     "tuning cache in VKBERT_CACHE_DIR (else $XDG_CACHE_HOME/vkbert or ~/.cache/vkbert), which\n"
-    "later runs consult before the built-in table. VKBERT_MATMUL_TILES and VKBERT_ATTENTION\n"
-    "still override the cache.\n";
+    "later runs consult before the built-in table. Then times int8 weights' attention layer\n"
+    "(batch 8 x 128) with its matmuls dequantizing and through integer dot products, where the\n"
+    "device has them, and stores the faster as \"int8_path\". VKBERT_MATMUL_TILES,\n"
+    "VKBERT_ATTENTION and VKBERT_INT8_PATH still override the cache.\n";
 
 typedef struct tune_args {
     const char *device;
@@ -314,6 +316,34 @@ static void tune_shape(vkbert_context *ctx, const vkbert_device_info *d, const t
     cJSON_AddItemToArray(entries, e);
 }
 
+/* ---- int8 weights: dequantizing against integer dot products ---- */
+
+static double time_int8(vkbert_context *ctx, const char *path, int runs)
+{
+    vkbert_bench_result r = VKBERT_BENCH_RESULT_INIT;
+    if (vkbert_bench_override(ctx, "VKBERT_INT8_PATH", path) ||
+        vkbert_bench_attention(ctx, 8, 128, EMBED, HEADS, VKBERT_PRECISION_INT8, runs, &r)) {
+        printf("  int8 %s: skipped: %s\n", path, vkbert_last_error(ctx));
+        return -1.0;
+    }
+    printf("  int8 %-8s %9.3f ms\n", path, r.gpu_median_ms);
+    return r.gpu_median_ms;
+}
+
+/* The attention layer at int8 runs four of BERT-base's int8 matmuls (Q, K, V, O), the same
+ * kernels as the intermediate and output ones. No entry where the dot path cannot run. */
+static void tune_int8(vkbert_context *ctx, const tune_args *a, cJSON *results)
+{
+    printf("\nint8 weights, attention b8 s128, GPU time of the whole layer\n");
+    double dequant = time_int8(ctx, "dequant", a->runs);
+    double dot = time_int8(ctx, "dot", a->runs);
+    vkbert_bench_override(ctx, "VKBERT_INT8_PATH", NULL);
+    if (dequant < 0.0 || dot < 0.0) return;
+    int wins = dot < dequant;
+    printf("  -> %s (%.2fx)\n", wins ? "dot" : "dequant", wins ? dequant / dot : dot / dequant);
+    cJSON_AddStringToObject(results, "int8_path", wins ? "dot" : "dequant");
+}
+
 /* ---- storing ---- */
 
 /* Stores the results; the file keeps the entries of a family they do not mention. */
@@ -344,6 +374,7 @@ static int tune_attention(const tune_args *a, int simd, cJSON *results)
     for (size_t i = 0; i < COUNT(attention_shapes); i++)
         if (!a->quick || attention_shapes[i].quick)
             tune_shape(ctx, &d, a, &attention_shapes[i], simd, entries);
+    tune_int8(ctx, a, results);
     int code = save(ctx, results, "\nwrote");
     return cli_close(ctx, code ? CLI_EXIT_FAILURE : CLI_EXIT_OK);
 }
