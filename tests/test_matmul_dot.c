@@ -135,7 +135,8 @@ static vkb_buffer dot_weights(vkbert_context *ctx, float *b, uint32_t k, uint32_
     TEST_OK(vkb_buffer_create(ctx, vkb_q8_bytes(k, ldb), &buffer));
     q8_rows rows = {w, k, 1.0f};
     q8_matrix m = {k, n, ldb, q8_rows_column, &rows, "b", true};
-    TEST_OK(vkb_q8_upload(ctx, &buffer, 0, &m));
+    vkb_writer writer = vkb_writer_of(ctx, false); /* takes the lock only for a staged copy */
+    TEST_OK(vkb_q8_upload(&writer, &buffer, 0, &m));
     size_t blocks = q8_blocks(k);
     int8_t *q = malloc(blocks * Q8_BLOCK);
     float *s = malloc(blocks * 4);
