@@ -95,8 +95,7 @@ static vkbert_status upload_q8(vkbert_attention *layer, vkb_writer *out, int z, 
     projection_source source = {layer, w, scale};
     uint32_t e = layer->embed_dim, width = layer->heads_width;
     q8_matrix in = {e, width, width, in_projection_column, &source, name, layer->q8_dot};
-    q8_matrix o = {width, e, layer->pitch, out_projection_column, &source, name,
-                    layer->q8_dot};
+    q8_matrix o = {width, e, layer->pitch, out_projection_column, &source, name, layer->q8_dot};
     return vkb_q8_upload(out, &layer->weights, layer->weight_block * z, z < 3 ? &in : &o);
 }
 
