@@ -1,5 +1,6 @@
-/* The BERT encoder: weights uploaded once in the layouts the kernels read, forward passes
- * through a plan recorded for the last shape. */
+/* The BERT encoder: weights uploaded once in the layouts the kernels read (the host work on
+ * load workers, outside the context's lock), forward passes through plans recorded per shape
+ * and kept in a small cache (encoder_cache.c). */
 #include "nn/encoder.h"
 #include "tune.h"
 
