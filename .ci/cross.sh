@@ -15,6 +15,7 @@ work="$root/build-cross"
 jobs=${JOBS:-2}
 export DEBIAN_FRONTEND=noninteractive
 mkdir -p "$work"
+source "$root/.ci/apt-archive.sh"
 
 # ---- packages ----
 dpkg --add-architecture arm64
@@ -46,12 +47,15 @@ cross_build() {
 
 # ---- Windows ----
 # cJSON and utf8proc have no MinGW packages: they are built from Debian's source packages, read
-# through a source list of this script's own (the machine's apt configuration is left alone).
+# through a source list of this script's own (the machine's apt configuration is left alone),
+# on the mirror that configuration uses.
 deps_sources() {
-    local apt="$work/apt"
+    local apt="$work/apt" codename uri
+    codename=$(debian_codename)
+    uri=$(debian_archive_uri "$codename")
     mkdir -p "$apt/lists/partial"
     echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" \
-        "http://deb.debian.org/debian bookworm main" > "$apt/sources.list"
+        "$uri $codename main" > "$apt/sources.list"
     local options=(-o "Dir::Etc::SourceList=$apt/sources.list" -o "Dir::Etc::SourceParts=/dev/null"
         -o "Dir::State::Lists=$apt/lists")
     apt-get "${options[@]}" update -qq

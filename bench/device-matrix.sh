@@ -6,9 +6,10 @@
 #   - the system's lavapipe, and the same at LP_NATIVE_VECTOR_WIDTH=128 and 512 (subgroups of
 #     4 and 16 instead of 8);
 #   - SwiftShader, its two files taken from Debian's chromium-common (as .ci/swiftshader.sh);
-#   - Mesa 25's lavapipe from bookworm-backports, extracted beside the build with whichever of
-#     its dependencies backports has newer (libdrm), found through LD_LIBRARY_PATH: the
-#     backports source goes into a private apt folder, the system's sources are not touched;
+#   - Mesa 25's lavapipe from the release's backports (bookworm-backports), extracted beside the
+#     build with whichever of its dependencies backports has newer (libdrm), found through
+#     LD_LIBRARY_PATH: the backports source, on the mirror the machine's own sources use, goes
+#     into a private apt folder, the system's sources are not touched;
 #   - every device the loader lists by itself that is not a CPU (a real GPU).
 # A driver that cannot be found or extracted gets a row that says so.
 #
@@ -27,6 +28,9 @@ cases=${MATRIX_CASES:-matmul-1024x768x768 attention-base-b1-s128}
 kernels='^test_(matmul|head_split|head_merge|softmax|attention_fused|encoder|minimum)_(gpu|simd)$'
 subset=${MATRIX_SUBSET:-"$kernels|^test_(layer_norm|embedding|pool|l2_normalize)\$"}
 log() { echo "[device-matrix] $*" >&2; }
+source "$root/.ci/apt-archive.sh"
+codename=$(debian_codename)
+backports="$codename-backports"
 
 # Extracts PATHS from the Debian package PKG (as apt-get download names it) into DEST.
 extract() {
@@ -44,12 +48,17 @@ swiftshader_icd() {
     [ -f "$dir/$icd" ] && echo "$dir/$icd"
 }
 
-# A private apt state that knows bookworm-backports only.
+# A private apt state that knows the release's backports only, from the mirror that the
+# machine's sources name for the release itself.
 apt_private=()
 backports_apt() {
-    local dir="$out/apt"
+    local dir="$out/apt" uri
+    if ! uri=$(debian_archive_uri "$codename"); then
+        log "no mirror to take $backports from"
+        return 1
+    fi
     mkdir -p "$dir/lists/partial" "$dir/archives/partial" "$dir/parts"
-    echo "deb http://deb.debian.org/debian bookworm-backports main" > "$dir/sources.list"
+    echo "deb $uri $backports main" > "$dir/sources.list"
     apt_private=(-o "Dir::Etc::SourceList=$dir/sources.list" -o "Dir::Etc::SourceParts=$dir/parts"
         -o "Dir::State::Lists=$dir/lists" -o "Dir::Cache::Archives=$dir/archives"
         -o "Dir::Cache::pkgcache=" -o "Dir::Cache::srcpkgcache=")
@@ -61,12 +70,12 @@ mesa25_icd() {
     local dir="$build/mesa25" lib=usr/lib/x86_64-linux-gnu
     if [ ! -f "$dir/$lib/libvulkan_lvp.so" ]; then
         backports_apt || return 1
-        extract mesa-vulkan-drivers/bookworm-backports "$dir" "./$lib/libvulkan_lvp.so" || return 1
+        extract "mesa-vulkan-drivers/$backports" "$dir" "./$lib/libvulkan_lvp.so" || return 1
         local dep
-        for dep in $(apt-cache "${apt_private[@]}" show mesa-vulkan-drivers/bookworm-backports |
+        for dep in $(apt-cache "${apt_private[@]}" show "mesa-vulkan-drivers/$backports" |
             sed -n 's/^Depends: //p' | head -1 | tr ',' '\n' | sed 's/ *(.*//; s/ //g'); do
-            apt-cache "${apt_private[@]}" show "$dep/bookworm-backports" > /dev/null 2>&1 &&
-                extract "$dep/bookworm-backports" "$dir" "./$lib/*.so*"
+            apt-cache "${apt_private[@]}" show "$dep/$backports" > /dev/null 2>&1 &&
+                extract "$dep/$backports" "$dir" "./$lib/*.so*"
         done
     fi
     [ -f "$dir/$lib/libvulkan_lvp.so" ] || return 1

@@ -28,6 +28,7 @@ def run_cli(*args, env=None):
 @pytest.mark.parametrize("args", [
     ["--port", "abc"], ["--port", "70000"], ["--nonsense"], ["--max-batch-tokens", "-5"],
     ["--precision", "fp8"], ["--port"], ["--max-client-batch-size", "0"], [],
+    ["--auto-truncate", "maybe"], ["--auto-truncate="],
     # a limit whose + 1 wraps to 0 sized a chunked body's buffer at 0 bytes
     ["--payload-limit", str(2**64 - 1)],
 ])
@@ -43,6 +44,13 @@ def test_help_exits_0():
     done = run_cli("--help")
     assert done.returncode == 0, done.stderr
     assert "--max-batch-tokens" in done.stdout + done.stderr
+    assert "VKBERT_SERVE_AUTO_TRUNCATE" in done.stdout
+
+
+def test_a_bad_variable_exits_2_naming_it(folders):
+    done = run_cli("--model", folders["st"], env={"VKBERT_SERVE_AUTO_TRUNCATE": "yes"})
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert "VKBERT_SERVE_AUTO_TRUNCATE must be true or false, not 'yes'" in done.stderr
 
 
 def test_a_bad_model_folder_exits_1_with_the_librarys_message(tmp_path):

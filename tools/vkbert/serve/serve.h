@@ -41,6 +41,7 @@ typedef struct serve_config {
     size_t payload_limit;          /* TEI: 2000000 bytes of body */
     const char *api_key;           /* NULL: none needed */
     const char *served_model_name; /* NULL: the folder's last path component */
+    int auto_truncate;             /* TEI: true; `truncate` when a request leaves it out */
     int quiet;                     /* no per-request log line */
 } serve_config;
 

@@ -15,7 +15,8 @@ static const char usage[] =
     "                    [--precision fp32|fp16|int8] [--max-batch-tokens N]\n"
     "                    [--max-batch-requests N] [--max-client-batch-size N]\n"
     "                    [--max-concurrent-requests N] [--payload-limit BYTES]\n"
-    "                    [--api-key KEY] [--served-model-name NAME] [--quiet]\n"
+    "                    [--api-key KEY] [--served-model-name NAME]\n"
+    "                    [--auto-truncate [true|false]] [--quiet]\n"
     "\n"
     "Serves a model folder over HTTP: OpenAI's POST /v1/embeddings and text-embeddings-\n"
     "inference's POST /embed, /rerank, /predict, /tokenize and GET /health, /info, /metrics,\n"
@@ -44,6 +45,10 @@ static const char usage[] =
     "                               then needs `Authorization: Bearer KEY` (default: none)\n"
     "  --served-model-name NAME     VKBERT_SERVE_SERVED_MODEL_NAME: the model's name in replies\n"
     "                               (default: the folder's name)\n"
+    "  --auto-truncate [true|false] VKBERT_SERVE_AUTO_TRUNCATE: what a request without\n"
+    "                               `truncate` (and every /v1/embeddings one) does with a text\n"
+    "                               over the model's limit: true cuts it, false refuses it with\n"
+    "                               413 (default true; the flag alone means true)\n"
     "  --quiet                      VKBERT_SERVE_QUIET=1: no line per request on stderr\n";
 
 /* Every setting: its flag, its variable, and the text it was given (the flag's, else the
@@ -61,6 +66,7 @@ enum {
     S_PAYLOAD_LIMIT,
     S_API_KEY,
     S_SERVED_MODEL_NAME,
+    S_AUTO_TRUNCATE,
     S_QUIET,
     S_COUNT
 };
@@ -78,6 +84,7 @@ static const char *const flag_names[S_COUNT] = {
     "payload-limit",
     "api-key",
     "served-model-name",
+    "auto-truncate",
     "quiet",
 };
 
@@ -94,6 +101,7 @@ static const char *const env_names[S_COUNT] = {
     "VKBERT_SERVE_PAYLOAD_LIMIT",
     "VKBERT_SERVE_API_KEY",
     "VKBERT_SERVE_SERVED_MODEL_NAME",
+    "VKBERT_SERVE_AUTO_TRUNCATE",
     "VKBERT_SERVE_QUIET",
 };
 
@@ -202,6 +210,18 @@ static int quiet_setting(const sources *src, int *out)
     return cli_usage_error(usage, "%s must be 0 or 1, not '%s'", env_names[S_QUIET], q);
 }
 
+/* TEI's --auto-truncate is a boolean with the default true; 1 and 0 are taken too, as
+ * VKBERT_SERVE_QUIET's words. */
+static int auto_truncate_setting(const sources *src, int *out)
+{
+    const char *t = src->text[S_AUTO_TRUNCATE];
+    char name[64];
+    if (!t || !strcmp(t, "true") || !strcmp(t, "1")) return *out = 1, 0;
+    if (!strcmp(t, "false") || !strcmp(t, "0")) return *out = 0, 0;
+    setting_name(src, S_AUTO_TRUNCATE, name, sizeof name);
+    return cli_usage_error(usage, "%s must be true or false, not '%s'", name, t);
+}
+
 static int numbers(const sources *src, serve_config *out)
 {
     unsigned long long port = (unsigned long long)out->port, payload = out->payload_limit;
@@ -235,9 +255,19 @@ static int find_flag(const char *arg, size_t len)
     return -1;
 }
 
-/* Reads "--flag value", "--flag=value" and "--quiet" over the environment's texts. cli_parse
- * keeps one value per option, and --device may be repeated, so the flags are read here with
- * cli_parse's syntax and messages. */
+/* The value of flag s at argv[*i]: after '=', else the next argument (consumed). The value of
+ * --auto-truncate is optional: without one, or before another flag, it is "true". */
+static const char *flag_value(int argc, char **argv, int *i, int s, const char *eq)
+{
+    if (eq) return eq + 1;
+    int next = *i + 1 < argc;
+    if (s == S_AUTO_TRUNCATE && (!next || !strncmp(argv[*i + 1], "--", 2))) return "true";
+    return next ? argv[++*i] : NULL;
+}
+
+/* Reads "--flag value", "--flag=value", "--auto-truncate" and "--quiet" over the environment's
+ * texts. cli_parse keeps one value per option, and --device may be repeated, so the flags are
+ * read here with cli_parse's syntax and messages. */
 static int read_flags(int argc, char **argv, sources *src)
 {
     for (int i = 1; i < argc; i++) {
@@ -251,7 +281,7 @@ static int read_flags(int argc, char **argv, sources *src)
             if (eq) return cli_usage_error(usage, "--quiet takes no value");
             continue;
         }
-        const char *text = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+        const char *text = flag_value(argc, argv, &i, s, eq);
         if (!text) return cli_usage_error(usage, "--%s needs a value", flag_names[s]);
         if (s != S_DEVICE) {
             src->text[s] = text;
@@ -278,11 +308,13 @@ static void set_defaults(serve_config *out)
     out->port = 8080;
     out->precision = VKBERT_PRECISION_FP32;
     /* TEI's defaults (router/src/main.rs): max_batch_tokens 16384, max_batch_requests none,
-     * max_client_batch_size 32, max_concurrent_requests 512, payload_limit 2000000 */
+     * max_client_batch_size 32, max_concurrent_requests 512, payload_limit 2000000,
+     * auto_truncate true */
     out->max_batch_tokens = 16384;
     out->max_client_batch_size = 32;
     out->max_concurrent_requests = 512;
     out->payload_limit = 2000000;
+    out->auto_truncate = 1;
 }
 
 int serve_config_parse(int argc, char **argv, serve_config *out)
@@ -296,6 +328,7 @@ int serve_config_parse(int argc, char **argv, serve_config *out)
     if (!code) code = numbers(&src, out);
     if (!code) code = devices_setting(&src, out);
     if (!code) code = precision_setting(&src, &out->precision);
+    if (!code) code = auto_truncate_setting(&src, &out->auto_truncate);
     if (!code) code = quiet_setting(&src, &out->quiet);
     if (code) return code;
     if (!src.text[S_MODEL])

@@ -56,6 +56,10 @@ typedef struct serve_encode_opts {
     int truncate_left;
 } serve_encode_opts;
 
+/* The options before a request's own fields: no prompt name, truncation as --auto-truncate
+ * says, from the right. */
+serve_encode_opts serve_encode_defaults(const serve_server *s);
+
 int serve_inputs_alloc(serve_inputs *x, int count, serve_fail *f);
 void serve_inputs_free(serve_inputs *x);
 /* Tokenizes input i (a text, or a pair when `pair` is not NULL) with TEI's checks. */

@@ -95,13 +95,13 @@ static cJSON *openai_json(const serve_server *s, const openai_request *r, const 
     return root;
 }
 
-/* TEI's openai_embed: truncation as the server's default (--auto-truncate, false), from the
- * right, no prompt name, embeddings always normalized. */
+/* TEI's openai_embed: truncation as --auto-truncate says (the request has no field for it),
+ * from the right, no prompt name, embeddings always normalized. */
 serve_reply serve_openai_embeddings(serve_server *s, const serve_call *call)
 {
     serve_fail f;
     serve_inputs x;
-    serve_encode_opts o = {NULL, 0, 0};
+    serve_encode_opts o = serve_encode_defaults(s);
     openai_request r = {0, 0};
     float *rows = NULL;
     cJSON *root = NULL, *out = NULL;

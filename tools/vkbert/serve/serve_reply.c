@@ -170,8 +170,8 @@ static void add_limits(cJSON *info, const serve_config *c, const cJSON *describe
     else
         cJSON_AddNullToObject(info, "max_batch_requests");
     cJSON_AddNumberToObject(info, "max_client_batch_size", c->max_client_batch_size);
-    /* The server's default for `truncate` (TEI's --auto-truncate): vkbert serve has no flag. */
-    cJSON_AddBoolToObject(info, "auto_truncate", 0);
+    /* The server's default for `truncate`, under TEI's name. */
+    cJSON_AddBoolToObject(info, "auto_truncate", c->auto_truncate);
 }
 
 /* TEI's Info (lib.rs), plus the devices and the backend. */

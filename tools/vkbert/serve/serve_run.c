@@ -7,6 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+serve_encode_opts serve_encode_defaults(const serve_server *s)
+{
+    return (serve_encode_opts){NULL, s->config->auto_truncate, 0};
+}
+
 int serve_inputs_alloc(serve_inputs *x, int count, serve_fail *f)
 {
     memset(x, 0, sizeof *x);

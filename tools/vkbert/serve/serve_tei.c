@@ -31,7 +31,7 @@ static serve_reply request_end(request *q, cJSON *ok)
     return r;
 }
 
-/* truncate (null: the server's default, TEI's --auto-truncate, false) and
+/* truncate (absent or null: --auto-truncate's, as TEI's req.truncate.unwrap_or) and
  * truncation_direction, as TEI's requests carry them. */
 static int truncation_fields(const cJSON *root, serve_encode_opts *o, serve_fail *f)
 {
@@ -52,7 +52,7 @@ static int embed_fields(serve_server *s, const cJSON *root, serve_encode_opts *o
 serve_reply serve_tei_embed(serve_server *s, const serve_call *call)
 {
     request q;
-    serve_encode_opts o = {NULL, 0, 0};
+    serve_encode_opts o = serve_encode_defaults(s);
     int normalize = 1, dimensions = 0, width = 0;
     if (request_begin(s, call, &q) || embed_fields(s, q.root, &o, &normalize, &dimensions, &q.fail))
         return request_end(&q, NULL);
@@ -157,7 +157,7 @@ static cJSON *rerank_json(const cJSON *root, const float *scores, int n, int ret
 serve_reply serve_tei_rerank(serve_server *s, const serve_call *call)
 {
     request q;
-    serve_encode_opts o = {NULL, 0, 0};
+    serve_encode_opts o = serve_encode_defaults(s);
     int raw_scores = 0, return_text = 0;
     if (request_begin(s, call, &q) ||
         serve_field_bool(q.root, "raw_scores", 0, &raw_scores, &q.fail) ||
@@ -205,7 +205,7 @@ static int predict_parse(const cJSON *v, const char ***texts, int *count, int *b
 static int predict_inputs(serve_server *s, const cJSON *root, serve_inputs *x, int *batch,
                           serve_fail *f)
 {
-    serve_encode_opts o = {NULL, 0, 0};
+    serve_encode_opts o = serve_encode_defaults(s);
     const char **texts = NULL;
     int n = 0, max = s->config->max_client_batch_size, r = 0;
     r = truncation_fields(root, &o, f) ||
