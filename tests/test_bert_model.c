@@ -637,6 +637,21 @@ Test(bert_model, bad_config_values)
     REFUSED("config.json", "position_embedding_type", "absolute");
 }
 
+/* Another family's folder is named as such, not read as BERT; absent, model_type is no error. */
+Test(bert_model, other_model_type)
+{
+    save_with(small_config());
+    edit_config("model_type", cJSON_CreateString("mpnet"));
+    REFUSED("config.json", "model_type", "mpnet", "BERT");
+    edit_config("model_type", cJSON_CreateNumber(1));
+    REFUSED("config.json", "model_type", "not a string");
+    edit_config("model_type", NULL);
+    char err[512] = "";
+    bert_model m;
+    cr_assert_eq(bert_model_load(tmpdir, &m, err, sizeof err), 0, "%s", err);
+    bert_model_free(&m);
+}
+
 Test(bert_model, hidden_size_not_divisible_by_heads)
 {
     bert_config c = small_config();

@@ -69,6 +69,31 @@ static int check_position_type(const err_ctx *e, const cJSON *root)
                       "supported");
 }
 
+/* model_type names the architecture transformers builds from the folder. Absent, it is left to
+ * the fields: vkbert's own older folders have none. */
+static int check_model_type(const err_ctx *e, const cJSON *root)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "model_type");
+    if (!v || (cJSON_IsString(v) && strcmp(v->valuestring, "bert") == 0)) return 0;
+    if (!cJSON_IsString(v)) return io_fail(e, "field 'model_type' is not a string");
+    return io_fail(e,
+                   "field 'model_type' is \"%.40s\": vkbert runs BERT encoders (model_type "
+                   "\"bert\") only",
+                   v->valuestring);
+}
+
+int bert_config_check_type(const char *path, char *err, size_t err_size)
+{
+    err_ctx e = {path, err, err_size};
+    /* A missing or unreadable file is left to bert_config_load, in its usual place. */
+    if (!path || !io_path_exists(path)) return 0;
+    char ignored[8];
+    cJSON *root = io_json_load(&(err_ctx){path, ignored, sizeof ignored});
+    int rc = root && cJSON_IsObject(root) ? check_model_type(&e, root) : 0;
+    cJSON_Delete(root);
+    return rc;
+}
+
 /* ---- the classifier's fields ---- */
 
 static int read_architecture(const err_ctx *e, const cJSON *root, char *out, size_t size)
@@ -151,6 +176,7 @@ static int read_problem(const err_ctx *e, const cJSON *root, bert_problem *out)
 static int parse_config(const err_ctx *e, const cJSON *root, bert_config *c)
 {
     if (!cJSON_IsObject(root)) return io_fail(e, "not a JSON object");
+    if (check_model_type(e, root) != 0) return -1;
     for (size_t i = 0; i < N_INT_FIELDS; i++)
         if (io_json_positive_int(e, root, int_fields[i].key, 1,
                                  (int *)((char *)c + int_fields[i].offset)) != 0)

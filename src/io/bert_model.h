@@ -93,6 +93,10 @@ typedef struct bert_model {
  * "problem_type" is null or one of HF's three strings. On failure returns -1 and writes a
  * message naming the file and the field into err. */
 int bert_config_load(const char *path, bert_config *out, char *err, size_t err_size);
+/* Whether the config.json at path names another architecture than BERT (model_type): -1 with
+ * the message then, else 0 (also for a missing or malformed file, which bert_config_load
+ * reports). Read before the tokenizer, whose errors would hide the cause. */
+int bert_config_check_type(const char *path, char *err, size_t err_size);
 
 /* The label names of config.json, [num_labels] (the config's count): id2label's values, or
  * "LABEL_i" when it has none. Free with bert_labels_free. */

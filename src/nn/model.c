@@ -4,6 +4,8 @@
 
 #include "nn/model.h"
 
+#include "io/json_file.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,10 +235,13 @@ static vkbert_status apply_config(vkbert_model *m, const vkbert_model_config *co
  * 2 the BERT folder) with its message in err. */
 static int read_folder(vkbert_model *m, const char *dir, bert_model *bm, char *err, size_t size)
 {
-    if (st_model_load(dir, &m->st, err, size) ||
-        vkb_tokenizer_open(dir, &m->st, &m->tokenizer, err, size))
-        return 1;
+    if (st_model_load(dir, &m->st, err, size)) return 1;
     const char *bert_dir = m->st.has_modules ? m->st.transformer_dir : dir;
+    char *config = io_path_join(bert_dir, "config.json");
+    int other_family = config && bert_config_check_type(config, err, size) != 0;
+    free(config);
+    if (other_family) return 2;
+    if (vkb_tokenizer_open(dir, &m->st, &m->tokenizer, err, size)) return 1;
     return bert_model_load(bert_dir, bm, err, size) ? 2 : 0;
 }
 
