@@ -461,9 +461,10 @@ typedef struct vkbert_tokenizer vkbert_tokenizer;
 VKBERT_API vkbert_status vkbert_tokenizer_load(const char *model_dir, vkbert_tokenizer **out);
 VKBERT_API void vkbert_tokenizer_destroy(vkbert_tokenizer *tokenizer);
 
-/* The folder's length limit: the smallest of sentence_bert_config.json's max_seq_length,
- * tokenizer_config.json's model_max_length and config.json's max_position_embeddings that
- * the folder states (512 when it states none). */
+/* The folder's length limit, as sentence-transformers' Transformer sets it:
+ * sentence_bert_config.json's max_seq_length when given, else tokenizer_config.json's
+ * model_max_length, either capped at config.json's max_position_embeddings (512 when the
+ * folder states none of them). */
 VKBERT_API int vkbert_tokenizer_max_length(const vkbert_tokenizer *tokenizer);
 
 /* One encoded input: [CLS] text [SEP] (pair [SEP]) with the folder's template. Filled in by
