@@ -223,6 +223,7 @@ def test_minilm_as_given_and_resaved(tmp_path):
     texts = TEXTS + [" ".join(["sentence"] * 300)]  # over its 256 tokens
     SentenceTransformer(given).save(str(tmp_path / "resaved"))
     modules = json.loads((tmp_path / "resaved" / "modules.json").read_text())
-    assert modules[1]["type"] == "sentence_transformers.sentence_transformer.modules.pooling.Pooling"
+    pooling = "sentence_transformers.sentence_transformer.modules.pooling.Pooling"
+    assert modules[1]["type"] == pooling
     check_embed(given, tmp_path, texts)
     check_embed(tmp_path / "resaved", tmp_path, texts)
