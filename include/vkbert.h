@@ -605,15 +605,17 @@ VKBERT_API vkbert_status vkbert_model_score_inputs(vkbert_model *model,
 VKBERT_API int vkbert_model_labels(const vkbert_model *model);
 VKBERT_API const char *vkbert_model_label(const vkbert_model *model, int index);
 
-/* scores[count] of (query, document) pairs with a one-label cross-encoder: the sigmoid of the
- * logit (sentence-transformers' CrossEncoder), or the logit with `raw_scores`. */
+/* scores[count] of (query, document) pairs with a one-label cross-encoder: the logit through
+ * the folder's activation_fn, else its sigmoid (sentence-transformers' CrossEncoder), or the
+ * logit with `raw_scores`. */
 VKBERT_API vkbert_status vkbert_model_rerank(vkbert_model *model, const char *query,
                                              const char *const *documents, int count,
                                              int raw_scores, float *scores);
 
 /* scores[count][labels]: softmax over the logits for single-label classifiers, the sigmoid of
  * each logit for one label or multi_label_classification, the logits for regression (the
- * rule of transformers' text-classification pipeline). */
+ * rule of transformers' text-classification pipeline); a cross-encoder folder's activation_fn
+ * instead, as CrossEncoder.predict applies it. */
 VKBERT_API vkbert_status vkbert_model_classify(vkbert_model *model, const char *const *texts,
                                                int count, float *scores);
 
