@@ -461,9 +461,10 @@ typedef struct vkbert_tokenizer vkbert_tokenizer;
 VKBERT_API vkbert_status vkbert_tokenizer_load(const char *model_dir, vkbert_tokenizer **out);
 VKBERT_API void vkbert_tokenizer_destroy(vkbert_tokenizer *tokenizer);
 
-/* The folder's length limit: the smallest of sentence_bert_config.json's max_seq_length,
- * tokenizer_config.json's model_max_length and config.json's max_position_embeddings that
- * the folder states (512 when it states none). */
+/* The folder's length limit, as sentence-transformers' Transformer sets it:
+ * sentence_bert_config.json's max_seq_length when given, else tokenizer_config.json's
+ * model_max_length, either capped at config.json's max_position_embeddings (512 when the
+ * folder states none of them). */
 VKBERT_API int vkbert_tokenizer_max_length(const vkbert_tokenizer *tokenizer);
 
 /* One encoded input: [CLS] text [SEP] (pair [SEP]) with the folder's template. Filled in by
@@ -604,15 +605,17 @@ VKBERT_API vkbert_status vkbert_model_score_inputs(vkbert_model *model,
 VKBERT_API int vkbert_model_labels(const vkbert_model *model);
 VKBERT_API const char *vkbert_model_label(const vkbert_model *model, int index);
 
-/* scores[count] of (query, document) pairs with a one-label cross-encoder: the sigmoid of the
- * logit (sentence-transformers' CrossEncoder), or the logit with `raw_scores`. */
+/* scores[count] of (query, document) pairs with a one-label cross-encoder: the logit through
+ * the folder's activation_fn, else its sigmoid (sentence-transformers' CrossEncoder), or the
+ * logit with `raw_scores`. */
 VKBERT_API vkbert_status vkbert_model_rerank(vkbert_model *model, const char *query,
                                              const char *const *documents, int count,
                                              int raw_scores, float *scores);
 
 /* scores[count][labels]: softmax over the logits for single-label classifiers, the sigmoid of
  * each logit for one label or multi_label_classification, the logits for regression (the
- * rule of transformers' text-classification pipeline). */
+ * rule of transformers' text-classification pipeline); a cross-encoder folder's activation_fn
+ * instead, as CrossEncoder.predict applies it. */
 VKBERT_API vkbert_status vkbert_model_classify(vkbert_model *model, const char *const *texts,
                                                int count, float *scores);
 

@@ -8,10 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The first kept row, row 0 when none is (attention_mask.argmax in 6.2: the first token
+ * after the prompt where include_prompt is false). */
 static void pool_cls(const double *x, int seq, int h, const int32_t *keep, double *out)
 {
-    (void)seq, (void)keep;
-    memcpy(out, x, (size_t)h * sizeof *out); /* token_embeddings[:, 0] */
+    int first = 0;
+    while (first < seq && !keep[first])
+        first++;
+    first = first < seq ? first : 0;
+    memcpy(out, x + (size_t)first * h, (size_t)h * sizeof *out);
 }
 
 /* Padding is set to -1e9 before the max, so a sequence without tokens gives -1e9. */

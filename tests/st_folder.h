@@ -1,9 +1,11 @@
 /* Writes sentence-transformers folders for the tests, file by file as
- * SentenceTransformer.save lays them out (v5): modules.json; the Transformer at the root (or
- * in 0_Transformer) with sentence_bert_config.json; <i>_Pooling/config.json;
- * <i>_Dense/{config.json, model.safetensors}; an empty <i>_Normalize folder;
- * config_sentence_transformers.json. The BERT folder itself is the caller's, written with
- * bert_model_save into st_folder_transformer_dir(). */
+ * SentenceTransformer.save lays them out, as v5 or (v6) as 6.2 does: modules.json; the
+ * Transformer at the root (or in 0_Transformer) with sentence_bert_config.json; <i>_Pooling/
+ * config.json; <i>_Dense/{config.json, model.safetensors}; an <i>_Normalize folder (empty
+ * before v6); config_sentence_transformers.json. v6 also writes the length as
+ * tokenizer_config.json's model_max_length, and writes CrossEncoder.save's folders: the
+ * Transformer (sequence-classification) alone. The BERT folder itself is the caller's, written
+ * with bert_model_save into st_folder_transformer_dir(). */
 #ifndef VKBERT_TEST_ST_FOLDER_H
 #define VKBERT_TEST_ST_FOLDER_H
 
@@ -14,6 +16,9 @@
 #include <stdint.h>
 
 typedef struct st_folder_spec {
+    int v6;                       /* sentence-transformers 6.2's files, else v5's */
+    int cross_encoder;            /* v6: a CrossEncoder, the Transformer alone (no Pooling...) */
+    const char *activation_fn;    /* a CrossEncoder's, in config_sentence_transformers.json */
     int transformer_in_subfolder; /* 1: modules.json puts the BERT folder in 0_Transformer */
     unsigned pool_modes;          /* ST_POOL_* bits */
     int word_embedding_dimension;
@@ -22,7 +27,7 @@ typedef struct st_folder_spec {
     const st_dense *dense; /* [dense_count], weights set (st_folder_dense_random) */
     int dense_f16;         /* the Dense weights stored as F16 */
     int normalize;
-    int max_seq_length; /* 0: written as null */
+    int max_seq_length; /* 0: written as null; v6: tokenizer_config.json's model_max_length */
     int do_lower_case;  /* -1: left out */
     int prompt_count;
     const st_prompt *prompts;

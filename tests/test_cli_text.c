@@ -1,6 +1,7 @@
-/* End-to-end tests of `vkbert info`, `embed`, `rerank`, `classify` and `tokenize` on folders
- * laid out as sentence-transformers and transformers save them: the tool gives what the C API
- * gives (which test_model checks against the double reference), in the documented shapes. */
+/* End-to-end tests of `vkbert info`, `embed`, `rerank`, `classify` (of texts and of pairs)
+ * and `tokenize` on folders laid out as sentence-transformers and transformers save them: the
+ * tool gives what the C API gives (which test_model checks against the double reference), in
+ * the documented shapes. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "io/bert_model.h"
@@ -221,6 +222,29 @@ Test(cli_text, classify_json_lists_labels_by_score)
         }
         cr_assert_float_eq(sum, 1.0, 1e-5, "softmax sums to %g", sum);
     }
+    vkbert_model_destroy(m);
+    test_context_done(ctx);
+    cJSON_Delete(j);
+}
+
+/* --query: each (query, text) pair, scored as vkbert_model_score_inputs scores it. */
+Test(cli_text, classify_query_scores_pairs)
+{
+    const char *args[] = {"classify", "--model", classifier_dir, "--query",
+                          "the cat",  "--json",  docs[1],        NULL};
+    cJSON *j = run_json(args);
+    vkbert_context *ctx = test_context(0);
+    vkbert_model *m = load(ctx, classifier_dir);
+    vkbert_model_input in = VKBERT_MODEL_INPUT_INIT;
+    float want[3];
+    TEST_OK(vkbert_model_encode(m, "the cat", docs[1], NULL, &in));
+    TEST_OK(vkbert_model_score_inputs(m, &in, 1, 0, want));
+    for (const cJSON *item = j->child->child; item; item = item->next) {
+        const char *label = cJSON_GetObjectItem(item, "label")->valuestring;
+        double score = cJSON_GetObjectItem(item, "score")->valuedouble;
+        cr_assert_float_eq(score, want[label[6] - '0'], 1e-6, "%s", label);
+    }
+    vkbert_model_input_free(&in);
     vkbert_model_destroy(m);
     test_context_done(ctx);
     cJSON_Delete(j);

@@ -119,7 +119,7 @@ static void run_padded(fixture *f, const batch *b, output_kind kind, float *out)
 }
 
 /* sentence-transformers' Pooling over one sequence's reference hidden states [len][H], the
- * first `prompt` tokens left out of max and mean (include_prompt = false), cls its row 0. */
+ * first `prompt` tokens left out (include_prompt = false): cls is the first row after them. */
 static void ref_pool(const double *hidden, int len, int prompt, int h, double *out)
 {
     for (int j = 0; j < h; j++) {
@@ -129,7 +129,8 @@ static void ref_pool(const double *hidden, int len, int prompt, int h, double *o
             most = v > most ? v : most;
             sum += v;
         }
-        out[j] = hidden[j], out[h + j] = most, out[2 * h + j] = sum / (len - prompt);
+        out[j] = hidden[(size_t)(prompt < len ? prompt : 0) * h + j];
+        out[h + j] = most, out[2 * h + j] = sum / (len - prompt);
     }
 }
 

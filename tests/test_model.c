@@ -9,6 +9,7 @@
 #include "io/st_model.h"
 #include "reference_bert.h"
 #include "reference_st.h"
+#include "model_check.h"
 #include "st_folder.h"
 #include "support.h"
 
@@ -16,24 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-static const char *const vocab[] = {
-    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat",     "sat",   "on",    "mat",  "a",
-    "dog",   "ran",   "far",   "away",  "query",  ":",   "passage", "hello", "world", "!",    ".",
-    ",",     "big",   "small", "red",   "blue",   "##s", "##ing",   "run",   "fast",  "slow", "and",
-    "or",    "is",    "was",   "it",    "good",   "bad", "very",    "Cat"};
-#define VOCAB_SIZE ((int)(sizeof vocab / sizeof *vocab))
-
-static const char *const texts[] = {
-    "the cat sat on the mat.",
-    "a dog ran far away!",
-    "hello",
-    "the big red dog and the small blue cat were running very fast , or slow .",
-    "it was good",
-    "cats",
-    "hello world hello world hello world hello world hello world hello world hello world",
-};
-#define TEXT_COUNT ((int)(sizeof texts / sizeof *texts))
 
 static char tmp[64];
 
@@ -54,13 +37,7 @@ TestSuite(model, .init = setup, .fini = teardown, .timeout = 300);
 
 static bert_config small_config(int labels)
 {
-    return st_folder_small_config(VOCAB_SIZE, labels);
-}
-
-/* A BERT folder at dir (random weights kept in *w for the reference). */
-static void write_bert(const char *dir, const bert_config *c, bert_weights *w, uint64_t seed)
-{
-    st_folder_write_bert(dir, c, seed, vocab, VOCAB_SIZE, w);
+    return st_folder_small_config(MODEL_VOCAB_SIZE, labels);
 }
 
 /* A Pooling of `modes` over c's hidden states, prompts included, nothing else. */
@@ -70,52 +47,6 @@ static st_folder_spec pooling_spec(unsigned modes, const bert_config *c)
                             .word_embedding_dimension = c->hidden_size,
                             .include_prompt = 1,
                             .do_lower_case = -1};
-}
-
-/* A sentence-transformers folder in tmp/name around a random BERT. */
-static void write_st(const char *name, const st_folder_spec *spec, const bert_config *c,
-                     bert_weights *w, char *dir)
-{
-    char bert_dir[512], err[512];
-    snprintf(dir, 256, "%s/%s", tmp, name);
-    mkdir(dir, 0700);
-    st_folder_transformer_dir(dir, spec, bert_dir, sizeof bert_dir);
-    write_bert(bert_dir, c, w, 11);
-    cr_assert_eq(st_folder_write(dir, spec, err, sizeof err), 0, "%s", err);
-}
-
-/* Embeds `count` texts with the model at dir and checks each against the reference of the
- * text with `prefix` prepended, truncated to max_len. */
-static void check_embed(const char *dir, const vkbert_model_config *config,
-                        const vkbert_embed_options *options, const bert_config *c,
-                        const bert_weights *w, const ref_st_pipeline *p, const char *prefix,
-                        const char *const *in, int count, int max_len)
-{
-    vkbert_context *ctx = test_context(0);
-    vkbert_model *m = NULL;
-    vkbert_status status = vkbert_model_load(ctx, dir, config, &m);
-    cr_assert_eq(status, VKBERT_OK, "load %s: %s", dir, vkbert_last_error(ctx));
-    int dim = vkbert_model_dimension(m);
-    float *got = test_poisoned((size_t)count * dim);
-    status = vkbert_model_embed(m, in, count, options, got);
-    cr_assert_eq(status, VKBERT_OK, "embed: %s", vkbert_last_error(ctx));
-    double *want = malloc(4096 * sizeof *want);
-    double bound = config && config->precision == VKBERT_PRECISION_FP16 ? 3e-3 : 1e-4;
-    for (int i = 0; i < count; i++) {
-        char text[1024];
-        snprintf(text, sizeof text, "%s%s", prefix ? prefix : "", in[i]);
-        vkbert_encoding e = VKBERT_ENCODING_INIT;
-        TEST_OK(vkbert_tokenizer_encode(vkbert_model_tokenizer(m), text, NULL, max_len, &e));
-        int width = ref_st_embedding(c, w, p, e.ids, e.type_ids, e.count, want);
-        cr_assert_eq(width, dim, "width %d, dimension %d", width, dim);
-        char what[64];
-        snprintf(what, sizeof what, "%s text %d", dir, i);
-        test_assert_close(got + (size_t)i * dim, want, (size_t)dim, bound, what);
-        vkbert_encoding_free(&e);
-    }
-    free(want), free(got);
-    vkbert_model_destroy(m);
-    test_context_done(ctx);
 }
 
 /* ---- pooling ---- */
@@ -128,9 +59,9 @@ static void check_pooling(unsigned modes, int normalize)
     spec.normalize = normalize;
     char dir[256], name[32];
     snprintf(name, sizeof name, "pool%u", modes);
-    write_st(name, &spec, &c, &w, dir);
+    model_write_st(tmp, name, &spec, &c, &w, dir);
     ref_st_pipeline p = {modes, 0, 0, NULL, normalize};
-    check_embed(dir, NULL, NULL, &c, &w, &p, NULL, texts, TEXT_COUNT, 0);
+    model_check_embed(dir, NULL, NULL, &c, &w, &p, NULL, model_texts, MODEL_TEXT_COUNT, 0);
     bert_weights_free(&w);
 }
 
@@ -166,9 +97,9 @@ Test(model, dense_modules_with_every_activation)
         char dir[256], name[32];
         bert_weights w;
         snprintf(name, sizeof name, "dense%d", k);
-        write_st(name, &spec, &c, &w, dir);
+        model_write_st(tmp, name, &spec, &c, &w, dir);
         ref_st_pipeline p = {spec.pool_modes, 0, 2, dense, spec.normalize};
-        check_embed(dir, NULL, NULL, &c, &w, &p, NULL, texts, TEXT_COUNT, 0);
+        model_check_embed(dir, NULL, NULL, &c, &w, &p, NULL, model_texts, MODEL_TEXT_COUNT, 0);
         bert_weights_free(&w);
         st_folder_dense_free(&dense[0]), st_folder_dense_free(&dense[1]);
     }
@@ -186,11 +117,11 @@ Test(model, fp16_within_the_fp16_bound)
     spec.normalize = 1;
     char dir[256];
     bert_weights w;
-    write_st("fp16", &spec, &c, &w, dir);
+    model_write_st(tmp, "fp16", &spec, &c, &w, dir);
     ref_st_pipeline p = {spec.pool_modes, 0, 1, &dense, 1};
     vkbert_model_config fp16 = {.struct_size = sizeof(vkbert_model_config),
                                 .precision = VKBERT_PRECISION_FP16};
-    check_embed(dir, &fp16, NULL, &c, &w, &p, NULL, texts, TEXT_COUNT, 0);
+    model_check_embed(dir, &fp16, NULL, &c, &w, &p, NULL, model_texts, MODEL_TEXT_COUNT, 0);
     bert_weights_free(&w);
     st_folder_dense_free(&dense);
 }
@@ -223,18 +154,20 @@ Test(model, prompts_default_named_given_and_left_out_of_pooling)
     spec.prompts = prompts;
     spec.default_prompt_name = "query";
     char dir[256];
-    write_st("prompts", &spec, &c, &w, dir);
+    model_write_st(tmp, "prompts", &spec, &c, &w, dir);
     ref_st_pipeline p = {spec.pool_modes, prompt_tokens(dir, "query: "), 0, NULL, 1};
     cr_assert_eq(p.prompt_tokens, 3, "[CLS] query : is 3 tokens, not %d", p.prompt_tokens);
-    check_embed(dir, NULL, NULL, &c, &w, &p, "query: ", texts, TEXT_COUNT, 0);
+    model_check_embed(dir, NULL, NULL, &c, &w, &p, "query: ", model_texts, MODEL_TEXT_COUNT, 0);
     vkbert_embed_options named = {.struct_size = sizeof(vkbert_embed_options),
                                   .prompt_name = "passage"};
     p.prompt_tokens = prompt_tokens(dir, "passage : ");
-    check_embed(dir, NULL, &named, &c, &w, &p, "passage : ", texts, TEXT_COUNT, 0);
+    model_check_embed(dir, NULL, &named, &c, &w, &p, "passage : ", model_texts, MODEL_TEXT_COUNT,
+                      0);
     vkbert_embed_options given = {.struct_size = sizeof(vkbert_embed_options),
                                   .prompt = "hello world "};
     p.prompt_tokens = prompt_tokens(dir, "hello world ");
-    check_embed(dir, NULL, &given, &c, &w, &p, "hello world ", texts, TEXT_COUNT, 0);
+    model_check_embed(dir, NULL, &given, &c, &w, &p, "hello world ", model_texts, MODEL_TEXT_COUNT,
+                      0);
     bert_weights_free(&w);
 }
 
@@ -245,18 +178,19 @@ Test(model, max_seq_length_truncates_and_no_truncate_refuses)
     st_folder_spec spec = pooling_spec(ST_POOL_MAX, &c);
     spec.max_seq_length = 9;
     char dir[256];
-    write_st("short", &spec, &c, &w, dir);
+    model_write_st(tmp, "short", &spec, &c, &w, dir);
     ref_st_pipeline p = {ST_POOL_MAX, 0, 0, NULL, 0};
-    check_embed(dir, NULL, NULL, &c, &w, &p, NULL, texts, TEXT_COUNT, 9);
+    model_check_embed(dir, NULL, NULL, &c, &w, &p, NULL, model_texts, MODEL_TEXT_COUNT, 9);
 
     vkbert_context *ctx = test_context(0);
     vkbert_model *m;
     vkbert_model_config strict = {.struct_size = sizeof(vkbert_model_config), .no_truncate = 1};
     TEST_OK(vkbert_model_load(ctx, dir, &strict, &m));
     float out[64];
-    cr_assert_eq(vkbert_model_embed(m, &texts[3], 1, NULL, out), VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(vkbert_model_embed(m, &model_texts[3], 1, NULL, out),
+                 VKBERT_ERROR_INVALID_ARGUMENT);
     cr_assert_not_null(strstr(vkbert_last_error(ctx), "limit of 9"), "%s", vkbert_last_error(ctx));
-    TEST_OK(vkbert_model_embed(m, &texts[2], 1, NULL, out)); /* "hello" fits */
+    TEST_OK(vkbert_model_embed(m, &model_texts[2], 1, NULL, out)); /* "hello" fits */
     vkbert_model_destroy(m);
     test_context_done(ctx);
     bert_weights_free(&w);
@@ -270,16 +204,17 @@ Test(model, plain_folder_mean_pools_and_overrides_apply)
     bert_weights w;
     char dir[256];
     snprintf(dir, sizeof dir, "%s/plain", tmp);
-    write_bert(dir, &c, &w, 5);
+    model_write_bert(dir, &c, &w, 5);
     ref_st_pipeline p = {ST_POOL_MEAN, 0, 0, NULL, 0};
-    check_embed(dir, NULL, NULL, &c, &w, &p, NULL, texts, TEXT_COUNT, 0);
+    model_check_embed(dir, NULL, NULL, &c, &w, &p, NULL, model_texts, MODEL_TEXT_COUNT, 0);
     vkbert_embed_options prompt = {.struct_size = sizeof(vkbert_embed_options),
                                    .prompt = "hello world "}; /* no Pooling module */
-    check_embed(dir, NULL, &prompt, &c, &w, &p, "hello world ", texts, TEXT_COUNT, 0);
+    model_check_embed(dir, NULL, &prompt, &c, &w, &p, "hello world ", model_texts, MODEL_TEXT_COUNT,
+                      0);
     vkbert_model_config over = {
         .struct_size = sizeof(vkbert_model_config), .pooling = "cls,lasttoken", .normalize = 1};
     ref_st_pipeline q = {ST_POOL_CLS | ST_POOL_LASTTOKEN, 0, 0, NULL, 1};
-    check_embed(dir, &over, NULL, &c, &w, &q, NULL, texts, TEXT_COUNT, 0);
+    model_check_embed(dir, &over, NULL, &c, &w, &q, NULL, model_texts, MODEL_TEXT_COUNT, 0);
     bert_weights_free(&w);
 }
 
@@ -291,7 +226,7 @@ Test(model, many_texts_in_sorted_batches_keep_their_order)
     st_folder_spec spec = pooling_spec(ST_POOL_MEAN, &c);
     spec.normalize = 1;
     char dir[256];
-    write_st("many", &spec, &c, &w, dir);
+    model_write_st(tmp, "many", &spec, &c, &w, dir);
     enum { N = 75 };
     char *many[N];
     ref_rng rng = {99};
@@ -299,12 +234,13 @@ Test(model, many_texts_in_sorted_batches_keep_their_order)
         many[i] = calloc(512, 1);
         int words = 1 + (int)ref_uniform(&rng, 0, 40);
         for (int k = 0; k < words; k++) {
-            strcat(many[i], vocab[5 + (int)ref_uniform(&rng, 0, VOCAB_SIZE - 5 - 1e-9)]);
+            strcat(many[i],
+                   model_vocab[5 + (int)ref_uniform(&rng, 0, MODEL_VOCAB_SIZE - 5 - 1e-9)]);
             strcat(many[i], " ");
         }
     }
     ref_st_pipeline p = {ST_POOL_MEAN, 0, 0, NULL, 1};
-    check_embed(dir, NULL, NULL, &c, &w, &p, NULL, (const char *const *)many, N, 0);
+    model_check_embed(dir, NULL, NULL, &c, &w, &p, NULL, (const char *const *)many, N, 0);
     for (int i = 0; i < N; i++)
         free(many[i]);
     bert_weights_free(&w);
@@ -313,26 +249,6 @@ Test(model, many_texts_in_sorted_batches_keep_their_order)
 /* ---- cross-encoders and classifiers ---- */
 
 /* logits[labels] of BertForSequenceClassification on one input: classifier(pooler(hidden)). */
-static void reference_logits(const bert_config *c, const bert_weights *w, const vkbert_encoding *e,
-                             double *logits)
-{
-    int h = c->hidden_size;
-    double *hidden = malloc((size_t)e->count * h * sizeof *hidden);
-    double *pooled = malloc((size_t)h * sizeof *pooled);
-    ref_bert(c, w, 1, e->count, e->ids, e->type_ids, NULL, hidden, pooled);
-    ref_st_dense(w->classifier_w, w->classifier_b, h, c->num_labels, ST_ACT_IDENTITY, pooled,
-                 logits);
-    free(hidden), free(pooled);
-}
-
-static vkbert_model *load(vkbert_context *ctx, const char *dir)
-{
-    vkbert_model *m = NULL;
-    vkbert_status status = vkbert_model_load(ctx, dir, NULL, &m);
-    cr_assert_eq(status, VKBERT_OK, "load %s: %s", dir, vkbert_last_error(ctx));
-    return m;
-}
-
 /* vkbert_embed_options.normalize overrides, for one call, both the folder's Normalize module
  * and the model's config; the next call without it is back to the model's choice. */
 Test(model, normalize_per_call_overrides_folder_and_config)
@@ -342,27 +258,28 @@ Test(model, normalize_per_call_overrides_folder_and_config)
     st_folder_spec spec = pooling_spec(ST_POOL_MEAN, &c);
     spec.normalize = 1;
     char dir[256];
-    write_st("normalized", &spec, &c, &w, dir);
+    model_write_st(tmp, "normalized", &spec, &c, &w, dir);
     ref_st_pipeline raw = {ST_POOL_MEAN, 0, 0, NULL, 0}, unit = {ST_POOL_MEAN, 0, 0, NULL, 1};
     vkbert_embed_options never = {.struct_size = sizeof(vkbert_embed_options), .normalize = -1},
                          always = {.struct_size = sizeof(vkbert_embed_options), .normalize = 1};
-    check_embed(dir, NULL, &never, &c, &w, &raw, NULL, texts, TEXT_COUNT, 0);
+    model_check_embed(dir, NULL, &never, &c, &w, &raw, NULL, model_texts, MODEL_TEXT_COUNT, 0);
     vkbert_model_config off = {.struct_size = sizeof(vkbert_model_config), .normalize = -1};
-    check_embed(dir, &off, &always, &c, &w, &unit, NULL, texts, TEXT_COUNT, 0);
-    check_embed(dir, &off, NULL, &c, &w, &raw, NULL, texts, TEXT_COUNT, 0);
+    model_check_embed(dir, &off, &always, &c, &w, &unit, NULL, model_texts, MODEL_TEXT_COUNT, 0);
+    model_check_embed(dir, &off, NULL, &c, &w, &raw, NULL, model_texts, MODEL_TEXT_COUNT, 0);
 
     vkbert_context *ctx = test_context(0);
-    vkbert_model *m = load(ctx, dir);
+    vkbert_model *m = model_load(ctx, dir);
     float out[64];
     vkbert_embed_options bad = {.struct_size = sizeof(vkbert_embed_options), .normalize = 2};
-    cr_assert_eq(vkbert_model_embed(m, texts, 1, &bad, out), VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(vkbert_model_embed(m, model_texts, 1, &bad, out), VKBERT_ERROR_INVALID_ARGUMENT);
     cr_assert_not_null(strstr(vkbert_last_error(ctx), "normalize"), "%s", vkbert_last_error(ctx));
     /* normalize came with the struct's first published size (0.2.0): a size ending before it
      * is no vkbert's, not a request for the default */
     vkbert_embed_options short_size = VKBERT_EMBED_OPTIONS_INIT;
     short_size.struct_size = offsetof(vkbert_embed_options, normalize);
     short_size.normalize = 1;
-    cr_assert_eq(vkbert_model_embed(m, texts, 1, &short_size, out), VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(vkbert_model_embed(m, model_texts, 1, &short_size, out),
+                 VKBERT_ERROR_INVALID_ARGUMENT);
     cr_assert_not_null(strstr(vkbert_last_error(ctx), "VKBERT_EMBED_OPTIONS_INIT"), "%s",
                        vkbert_last_error(ctx));
     vkbert_model_destroy(m);
@@ -376,19 +293,19 @@ Test(model, rerank_scores_pairs_as_a_cross_encoder)
     bert_weights w;
     char dir[256];
     snprintf(dir, sizeof dir, "%s/reranker", tmp);
-    write_bert(dir, &c, &w, 21);
+    model_write_bert(dir, &c, &w, 21);
     vkbert_context *ctx = test_context(0);
-    vkbert_model *m = load(ctx, dir);
+    vkbert_model *m = model_load(ctx, dir);
     cr_assert_eq(vkbert_model_labels(m), 1);
-    float scores[TEXT_COUNT], raw[TEXT_COUNT];
+    float scores[MODEL_TEXT_COUNT], raw[MODEL_TEXT_COUNT];
     const char *query = "the dog ran";
-    TEST_OK(vkbert_model_rerank(m, query, texts, TEXT_COUNT, 0, scores));
-    TEST_OK(vkbert_model_rerank(m, query, texts, TEXT_COUNT, 1, raw));
-    for (int i = 0; i < TEXT_COUNT; i++) {
+    TEST_OK(vkbert_model_rerank(m, query, model_texts, MODEL_TEXT_COUNT, 0, scores));
+    TEST_OK(vkbert_model_rerank(m, query, model_texts, MODEL_TEXT_COUNT, 1, raw));
+    for (int i = 0; i < MODEL_TEXT_COUNT; i++) {
         vkbert_encoding e = VKBERT_ENCODING_INIT;
-        TEST_OK(vkbert_tokenizer_encode(vkbert_model_tokenizer(m), query, texts[i], 0, &e));
+        TEST_OK(vkbert_tokenizer_encode(vkbert_model_tokenizer(m), query, model_texts[i], 0, &e));
         double logit;
-        reference_logits(&c, &w, &e, &logit);
+        model_reference_logits(&c, &w, &e, &logit);
         double sig = 1.0 / (1.0 + exp(-logit));
         cr_assert(fabs(raw[i] - logit) <= 1e-4 * (1 + fabs(logit)), "raw %d: %g vs %g", i, raw[i],
                   logit);
@@ -408,18 +325,18 @@ static void check_classify(int multi_label)
     bert_weights w;
     char dir[256];
     snprintf(dir, sizeof dir, "%s/classifier%d", tmp, multi_label);
-    write_bert(dir, &c, &w, 31);
+    model_write_bert(dir, &c, &w, 31);
     vkbert_context *ctx = test_context(0);
-    vkbert_model *m = load(ctx, dir);
+    vkbert_model *m = model_load(ctx, dir);
     cr_assert_eq(vkbert_model_labels(m), 3);
     cr_assert_str_eq(vkbert_model_label(m, 2), "LABEL_2");
-    float *scores = test_poisoned(3 * TEXT_COUNT);
-    TEST_OK(vkbert_model_classify(m, texts, TEXT_COUNT, scores));
-    for (int i = 0; i < TEXT_COUNT; i++) {
+    float *scores = test_poisoned(3 * MODEL_TEXT_COUNT);
+    TEST_OK(vkbert_model_classify(m, model_texts, MODEL_TEXT_COUNT, scores));
+    for (int i = 0; i < MODEL_TEXT_COUNT; i++) {
         vkbert_encoding e = VKBERT_ENCODING_INIT;
-        TEST_OK(vkbert_tokenizer_encode(vkbert_model_tokenizer(m), texts[i], NULL, 0, &e));
+        TEST_OK(vkbert_tokenizer_encode(vkbert_model_tokenizer(m), model_texts[i], NULL, 0, &e));
         double logits[3], want[3], sum = 0;
-        reference_logits(&c, &w, &e, logits);
+        model_reference_logits(&c, &w, &e, logits);
         for (int j = 0; j < 3; j++)
             sum += want[j] = multi_label ? 1.0 / (1.0 + exp(-logits[j])) : exp(logits[j]);
         for (int j = 0; j < 3; j++) {
@@ -430,7 +347,8 @@ static void check_classify(int multi_label)
         vkbert_encoding_free(&e);
     }
     float one;
-    cr_assert_eq(vkbert_model_rerank(m, "q", texts, 1, 0, &one), VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(vkbert_model_rerank(m, "q", model_texts, 1, 0, &one),
+                 VKBERT_ERROR_INVALID_ARGUMENT);
     cr_assert_not_null(strstr(vkbert_last_error(ctx), "one label"), "%s", vkbert_last_error(ctx));
     free(scores);
     vkbert_model_destroy(m);
@@ -451,9 +369,9 @@ Test(model, a_classifier_folder_still_embeds)
     bert_weights w;
     char dir[256];
     snprintf(dir, sizeof dir, "%s/cls_embed", tmp);
-    write_bert(dir, &c, &w, 41);
+    model_write_bert(dir, &c, &w, 41);
     ref_st_pipeline p = {ST_POOL_MEAN, 0, 0, NULL, 0};
-    check_embed(dir, NULL, NULL, &c, &w, &p, NULL, texts, 3, 0);
+    model_check_embed(dir, NULL, NULL, &c, &w, &p, NULL, model_texts, 3, 0);
     bert_weights_free(&w);
 }
 
@@ -489,18 +407,18 @@ Test(model, tokenizer_json_only_and_cased_folders)
     for (int k = 0; k < 3; k++) {
         char dir[256], path[300];
         snprintf(dir, sizeof dir, "%s/json%d", tmp, k);
-        write_bert(dir, &c, &w, 51);
+        model_write_bert(dir, &c, &w, 51);
         snprintf(path, sizeof path, "%s/vocab.txt", dir);
         cr_assert_eq(remove(path), 0);
-        st_folder_write_tokenizer_json(dir, vocab, VOCAB_SIZE, "WordPiece", normalizers[k], NULL,
-                                       NULL);
+        st_folder_write_tokenizer_json(dir, model_vocab, MODEL_VOCAB_SIZE, "WordPiece",
+                                       normalizers[k], NULL, NULL);
         snprintf(path, sizeof path, "%s/tokenizer_config.json", dir);
         FILE *f = k == 1 ? fopen(path, "w") : NULL;
         if (f) fputs("{\"do_lower_case\": false, \"tokenizer_class\": \"BertTokenizer\"}", f);
         if (f) fclose(f);
         int cased = k == 1;
         vkbert_context *ctx = test_context(0);
-        vkbert_model *m = load(ctx, dir);
+        vkbert_model *m = model_load(ctx, dir);
         cr_assert_eq(find_token(m, "the Cat [MASK]", "Cat") >= 0, cased, "folder %d", k);
         cr_assert_eq(find_token(m, "the Cat [MASK]", "cat") >= 0, !cased, "folder %d", k);
         cr_assert_geq(find_token(m, "the Cat [MASK]", "[MASK]"), 0, "[MASK] kept whole");
@@ -508,7 +426,7 @@ Test(model, tokenizer_json_only_and_cased_folders)
         test_context_done(ctx);
         ref_st_pipeline p = {ST_POOL_MEAN, 0, 0, NULL, 0};
         const char *cased_texts[] = {"the Cat sat [MASK] on the mat.", "Cat cat CAT"};
-        check_embed(dir, NULL, NULL, &c, &w, &p, NULL, cased_texts, 2, 0);
+        model_check_embed(dir, NULL, NULL, &c, &w, &p, NULL, cased_texts, 2, 0);
         bert_weights_free(&w);
     }
 }
@@ -523,14 +441,14 @@ Test(model, transformer_in_a_subfolder_keeps_its_limit)
     spec.transformer_in_subfolder = 1;
     spec.max_seq_length = 7;
     char dir[256];
-    write_st("subfolder", &spec, &c, &w, dir);
+    model_write_st(tmp, "subfolder", &spec, &c, &w, dir);
     vkbert_context *ctx = test_context(0);
-    vkbert_model *m = load(ctx, dir);
+    vkbert_model *m = model_load(ctx, dir);
     cr_assert_eq(vkbert_tokenizer_max_length(vkbert_model_tokenizer(m)), 7);
     vkbert_model_destroy(m);
     test_context_done(ctx);
     ref_st_pipeline p = {ST_POOL_MEAN, 0, 0, NULL, 0};
-    check_embed(dir, NULL, NULL, &c, &w, &p, NULL, texts, TEXT_COUNT, 7);
+    model_check_embed(dir, NULL, NULL, &c, &w, &p, NULL, model_texts, MODEL_TEXT_COUNT, 7);
     vkbert_tokenizer *t;
     TEST_OK(vkbert_tokenizer_load(dir, &t)); /* the public tokenizer reads the same folder */
     cr_assert_eq(vkbert_tokenizer_max_length(t), 7);
@@ -571,7 +489,7 @@ Test(model, bad_folders_and_calls_are_clear_errors)
     spec.prompt_count = 1;
     spec.prompts = prompts;
     char dir[256];
-    write_st("errors", &spec, &c, &w, dir);
+    model_write_st(tmp, "errors", &spec, &c, &w, dir);
     vkbert_model_config bad_pool = {.struct_size = sizeof(vkbert_model_config),
                                     .pooling = "mean,median"};
     vkbert_model_config two_modes = {.struct_size = sizeof(vkbert_model_config),
@@ -583,7 +501,7 @@ Test(model, bad_folders_and_calls_are_clear_errors)
     dense_spec.dense_count = 1;
     dense_spec.dense = &narrow;
     char dense_dir[256];
-    write_st("narrow", &dense_spec, &c, &unused, dense_dir);
+    model_write_st(tmp, "narrow", &dense_spec, &c, &unused, dense_dir);
     bert_weights_free(&unused);
     st_folder_dense_free(&narrow);
     expect_load_error(dense_dir, &two_modes, VKBERT_ERROR_INVALID_ARGUMENT,
@@ -601,16 +519,17 @@ Test(model, bad_folders_and_calls_are_clear_errors)
     expect_load_error(dense_dir, NULL, VKBERT_ERROR_MALFORMED_FILE, "modules.json");
 
     vkbert_context *ctx = test_context(0);
-    vkbert_model *m = load(ctx, dir);
+    vkbert_model *m = model_load(ctx, dir);
     float out[64];
     vkbert_embed_options unknown = {.struct_size = sizeof(vkbert_embed_options),
                                     .prompt_name = "nope"};
-    cr_assert_eq(vkbert_model_embed(m, texts, 1, &unknown, out), VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(vkbert_model_embed(m, model_texts, 1, &unknown, out),
+                 VKBERT_ERROR_INVALID_ARGUMENT);
     cr_assert_not_null(strstr(vkbert_last_error(ctx), "nope"), "%s", vkbert_last_error(ctx));
     const char *holes[] = {"fine", NULL};
     cr_assert_eq(vkbert_model_embed(m, holes, 2, NULL, out), VKBERT_ERROR_INVALID_ARGUMENT);
-    cr_assert_eq(vkbert_model_embed(m, texts, 0, NULL, out), VKBERT_ERROR_INVALID_ARGUMENT);
-    cr_assert_eq(vkbert_model_classify(m, texts, 1, out), VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(vkbert_model_embed(m, model_texts, 0, NULL, out), VKBERT_ERROR_INVALID_ARGUMENT);
+    cr_assert_eq(vkbert_model_classify(m, model_texts, 1, out), VKBERT_ERROR_INVALID_ARGUMENT);
     cr_assert_eq(vkbert_model_labels(m), 0);
     vkbert_model_destroy(m);
     test_context_done(ctx);

@@ -42,12 +42,14 @@ static void reference(const float *x, const float *mask, const pool_case *c, uin
     uint32_t seq = c->seq, h = c->hidden;
     int *keep = malloc(seq * sizeof *keep);
     double count = 0, weights = 0;
-    int last = -1;
+    int last = -1, first = -1;
     for (uint32_t s = 0; s < seq; s++) {
         keep[s] = mask[s] != 0;
         count += keep[s], weights += keep[s] * (s + 1.0);
         if (keep[s]) last = (int)s;
+        if (keep[s] && first < 0) first = (int)s;
     }
+    first = first < 0 ? 0 : first; /* attention_mask.argmax: the first kept, else 0 */
     for (uint32_t j = 0; j < h; j++) {
         double top = -INFINITY, sum = 0, weighted = 0;
         for (uint32_t s = 0; s < seq; s++) {
@@ -55,13 +57,14 @@ static void reference(const float *x, const float *mask, const pool_case *c, uin
             top = v > top ? v : top;
             sum += keep[s] ? v : 0, weighted += keep[s] ? (s + 1.0) * v : 0;
         }
-        want[0 * h + j] = x[j];
+        want[0 * h + j] = x[(uint32_t)first * ld + j];
         want[1 * h + j] = top;
         want[2 * h + j] = sum / (count > 1e-9 ? count : 1e-9);
         want[3 * h + j] = sum / sqrt(count > 1e-9 ? count : 1e-9);
         want[4 * h + j] = weighted / (weights > 1e-9 ? weights : 1e-9);
         /* gather of token_embeddings * mask at the last kept index, index 0 when none */
         want[5 * h + j] = last >= 0 ? x[(uint32_t)last * ld + j] : 0.0;
+        want[6 * h + j] = x[j]; /* the pooler's row 0 */
     }
     free(keep);
 }
@@ -70,7 +73,7 @@ static void compare(const float *got, const double *want, const pool_case *c, ui
                     uint32_t b)
 {
     uint32_t block = 0;
-    for (uint32_t mode = 0; mode < 6; mode++) {
+    for (uint32_t mode = 0; mode < 7; mode++) {
         if (!(c->modes & (1u << mode))) continue;
         for (uint32_t j = 0; j < c->hidden; j++) {
             double w = want[mode * c->hidden + j];
@@ -86,7 +89,7 @@ static void compare(const float *got, const double *want, const pool_case *c, ui
 
 static void check(vkbert_context *ctx, VkDescriptorPool pool, pool_case c, uint64_t seed)
 {
-    uint32_t ld = pad4(c.hidden), mask_ld = pad4(c.seq) + 4, out_ld = pad4(6 * c.hidden) + 4;
+    uint32_t ld = pad4(c.hidden), mask_ld = pad4(c.seq) + 4, out_ld = pad4(7 * c.hidden) + 4;
     size_t nh = (size_t)c.batch * c.seq * ld, nm = (size_t)c.batch * mask_ld;
     size_t no = (size_t)c.batch * out_ld;
     float *h = malloc(nh * 4), *mask = test_poisoned(nm), *got = test_poisoned(no);
@@ -106,7 +109,7 @@ static void check(vkbert_context *ctx, VkDescriptorPool pool, pool_case c, uint6
     TEST_OK(vkb_op_pool(ctx, pool, &d, vkb_whole(&bh), vkb_whole(&bm), vkb_whole(&bo), &dispatch));
     test_run(ctx, &dispatch, 1);
     test_buffer_read(ctx, &bo, got, no);
-    double *want = malloc(6 * c.hidden * sizeof *want);
+    double *want = malloc(7 * c.hidden * sizeof *want);
     for (uint32_t b = 0; b < c.batch; b++) {
         reference(h + (size_t)b * c.seq * ld, mask + b * mask_ld, &c, ld, want);
         compare(got + (size_t)b * out_ld, want, &c, out_ld, b);
@@ -140,6 +143,8 @@ Test(pool, shapes)
         check(ctx, pool, (pool_case){5, 6, 7, all}, 4);
         check(ctx, pool, (pool_case){5, 33, 384, all}, 5);
         check(ctx, pool, (pool_case){3, 300, 37, VKB_POOL_MEAN | VKB_POOL_LAST_TOKEN}, 6);
+        check(ctx, pool, (pool_case){10, 9, 20, VKB_POOL_FIRST_ROW}, 7);
+        check(ctx, pool, (pool_case){10, 9, 20, all | VKB_POOL_FIRST_ROW}, 8);
         vkDestroyDescriptorPool(ctx->device, pool, NULL);
         pool = test_pool(ctx);
     }
@@ -182,7 +187,7 @@ static void fill_ragged(float *h, float *mask, const int32_t *offsets, const poo
 static void check_ragged(vkbert_context *ctx, VkDescriptorPool pool, pool_case c,
                          const int32_t *offsets, uint32_t tokens, uint64_t seed)
 {
-    uint32_t ld = pad4(c.hidden), out_ld = pad4(6 * c.hidden) + 4;
+    uint32_t ld = pad4(c.hidden), out_ld = pad4(7 * c.hidden) + 4;
     size_t nh = (size_t)(tokens + 1) * ld, nm = tokens + 4, no = (size_t)c.batch * out_ld;
     float *h = test_poisoned(nh), *mask = test_poisoned(nm), *got = test_poisoned(no);
     ref_rng rng = {seed};
@@ -197,7 +202,7 @@ static void check_ragged(vkbert_context *ctx, VkDescriptorPool pool, pool_case c
                                vkb_whole(&bo), &dispatch));
     test_run(ctx, &dispatch, 1);
     test_buffer_read(ctx, &bo, got, no);
-    double *want = malloc(6 * c.hidden * sizeof *want);
+    double *want = malloc(7 * c.hidden * sizeof *want);
     for (uint32_t b = 0; b < c.batch; b++) {
         uint32_t first, len;
         ragged_span(offsets, b, tokens, &first, &len);
@@ -228,7 +233,8 @@ Test(pool, ragged_random_lengths)
     vkbert_context *ctx = test_context(0);
     uint32_t all = VKB_POOL_CLS | VKB_POOL_MAX | VKB_POOL_MEAN | VKB_POOL_MEAN_SQRT_LEN |
                    VKB_POOL_WEIGHTED_MEAN | VKB_POOL_LAST_TOKEN;
-    pool_case cases[] = {{13, 0, 37, all}, {9, 0, 384, all}, {17, 0, 20, VKB_POOL_MEAN}};
+    pool_case cases[] = {
+        {13, 0, 37, all}, {9, 0, 384, all}, {17, 0, 20, VKB_POOL_MEAN | VKB_POOL_FIRST_ROW}};
     uint32_t max_len[] = {70, 33, 300};
     int32_t offsets[18];
     for (int shared = 0; shared < 2; shared++) {
@@ -340,7 +346,7 @@ Test(pool, bad_descriptions_are_refused)
     vkb_dispatch dispatch = {0};
     vkb_pool_desc bad[] = {
         {2, 3, 8, 8, 4, 0, 8},                           /* no mode */
-        {2, 3, 8, 8, 4, 64, 8},                          /* an unknown bit */
+        {2, 3, 8, 8, 4, 128, 8},                         /* an unknown bit */
         {2, 3, 8, 8, 4, VKB_POOL_CLS | VKB_POOL_MAX, 8}, /* two blocks in 8 columns */
         {2, 3, 8, 8, 2, VKB_POOL_MEAN, 8},               /* mask pitch under seq_len */
     };

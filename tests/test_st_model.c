@@ -6,7 +6,7 @@
 #include "io/bert_model.h"
 #include "io/half.h"
 #include "io/st_model.h"
-#include "st_folder.h"
+#include "st_edit.h"
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
@@ -30,38 +30,16 @@ static void teardown(void)
 
 TestSuite(st_model, .init = setup, .fini = teardown);
 
-#define H 8
+#define H ST_EDIT_H
 
 static void path_of(char *out, const char *name)
 {
     snprintf(out, 512, "%s/%s", tmpdir, name);
 }
 
-/* A tiny BERT folder where the spec puts it. */
-static void save_bert(const st_folder_spec *spec)
-{
-    bert_config c = {.hidden_size = H,
-                     .num_hidden_layers = 1,
-                     .num_attention_heads = 2,
-                     .intermediate_size = 12,
-                     .max_position_embeddings = 16,
-                     .type_vocab_size = 2,
-                     .vocab_size = 20,
-                     .layer_norm_eps = 1e-12};
-    bert_weights w;
-    char dir[512], err[512] = "";
-    strcpy(c.hidden_act, "gelu");
-    cr_assert_eq(bert_weights_random(&c, 3, &w), 0);
-    st_folder_transformer_dir(tmpdir, spec, dir, sizeof dir);
-    cr_assert_eq(bert_model_save(dir, &c, &w, 0, "", err, sizeof err), 0, "%s", err);
-    bert_weights_free(&w);
-}
-
 static void write_folder(const st_folder_spec *spec)
 {
-    char err[512] = "";
-    save_bert(spec);
-    cr_assert_eq(st_folder_write(tmpdir, spec, err, sizeof err), 0, "%s", err);
+    st_edit_write_folder(tmpdir, spec);
 }
 
 /* Mean pooling, no Dense: the plainest folder. */
@@ -79,70 +57,31 @@ static void load_ok(st_model *m)
     cr_assert_eq(st_model_load(tmpdir, m, err, sizeof err), 0, "%s", err);
 }
 
-/* Loading must fail, naming each of `needles` (NULL-terminated). */
-static void assert_refused(const char *const *needles)
-{
-    char err[512] = "";
-    st_model m;
-    cr_assert_eq(st_model_load(tmpdir, &m, err, sizeof err), -1);
-    cr_assert(!m.has_modules && !m.transformer_dir && !m.dense && !m.prompts,
-              "a failed load leaves the model zeroed");
-    for (int k = 0; needles[k]; k++)
-        cr_assert(strstr(err, needles[k]), "message \"%s\" lacks \"%s\"", err, needles[k]);
-}
-
-#define REFUSED(...) assert_refused((const char *const[]){__VA_ARGS__, NULL})
-
-/* ---- editing the JSON files ---- */
+#define REFUSED(...) st_edit_refused(tmpdir, (const char *const[]){__VA_ARGS__, NULL})
 
 static cJSON *read_json(const char *name)
 {
-    char path[512], text[16384];
-    path_of(path, name);
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "%s", path);
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = '\0';
-    cJSON *root = cJSON_Parse(text);
-    cr_assert_not_null(root, "%s", path);
-    return root;
+    return st_edit_read(tmpdir, name);
 }
 
 static void write_text(const char *name, const char *text)
 {
-    char path[512];
-    path_of(path, name);
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f, "%s", path);
-    fputs(text, f);
-    cr_assert_eq(fclose(f), 0);
+    st_edit_write_text(tmpdir, name, text);
 }
 
 static void write_json(const char *name, cJSON *root)
 {
-    char *text = cJSON_Print(root);
-    write_text(name, text);
-    free(text);
-    cJSON_Delete(root);
+    st_edit_write_json(tmpdir, name, root);
 }
 
-/* Replaces (or, with value NULL, removes) one field of an object file. */
 static void edit(const char *name, const char *key, cJSON *value)
 {
-    cJSON *root = read_json(name);
-    cJSON_DeleteItemFromObjectCaseSensitive(root, key);
-    if (value) cJSON_AddItemToObject(root, key, value);
-    write_json(name, root);
+    st_edit_field(tmpdir, name, key, value);
 }
 
-/* Replaces one field of modules.json's entry i. */
 static void edit_module(int i, const char *key, cJSON *value)
 {
-    cJSON *root = read_json("modules.json");
-    cJSON *entry = cJSON_GetArrayItem(root, i);
-    cJSON_ReplaceItemInObjectCaseSensitive(entry, key, value);
-    write_json("modules.json", root);
+    st_edit_module(tmpdir, i, key, value);
 }
 
 /* ---- round trips ---- */
@@ -500,12 +439,31 @@ Test(st_model, unknown_pooling_mode)
     REFUSED("1_Pooling/config.json", "pooling_mode", "median");
 }
 
-Test(st_model, no_pooling_mode)
+/* Pooling.load_config (6.2): no pooling_mode_* flag true means mean, as none given does. */
+Test(st_model, no_pooling_flag_means_mean)
 {
     st_folder_spec spec = plain_spec();
     write_folder(&spec);
     edit("1_Pooling/config.json", "pooling_mode_mean_tokens", cJSON_CreateFalse());
-    REFUSED("1_Pooling/config.json", "no pooling mode");
+    st_model m;
+    load_ok(&m);
+    cr_assert_eq(m.pool_modes, (unsigned)ST_POOL_MEAN);
+    st_model_free(&m);
+}
+
+/* 6.2 reads a missing flag as false, where v5's __init__ had mean_tokens on by default. */
+Test(st_model, flags_given_are_the_modes)
+{
+    st_folder_spec spec = plain_spec();
+    write_folder(&spec);
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "word_embedding_dimension", H);
+    cJSON_AddTrueToObject(root, "pooling_mode_cls_token");
+    write_json("1_Pooling/config.json", root);
+    st_model m;
+    load_ok(&m);
+    cr_assert_eq(m.pool_modes, (unsigned)ST_POOL_CLS);
+    st_model_free(&m);
 }
 
 Test(st_model, dense_shape_not_matching_weights)

@@ -1,9 +1,11 @@
-/* A sentence-transformers model folder, read as sentence-transformers (v3 to v5) reads it:
- * modules.json lists the modules in order, each with its folder; Pooling and Dense keep a
- * config.json there (Dense its weights in model.safetensors too); the Transformer's folder
- * holds sentence_bert_config.json; the root holds config_sentence_transformers.json with the
- * prompts. Only Transformer, Pooling, Dense... and Normalize, in that order, are runnable
- * here: any other module or order is refused by name. Plain C, no Vulkan. */
+/* A sentence-transformers model folder, read as sentence-transformers 6.2 reads it (folders
+ * saved by v3 to v6): modules.json lists the modules in order, each with its folder; Pooling,
+ * Dense and Normalize keep a config.json there (Dense its weights in model.safetensors too); the
+ * Transformer's folder holds sentence_bert_config.json; the root holds
+ * config_sentence_transformers.json with the prompts (and a CrossEncoder's activation_fn). Only
+ * Transformer, Pooling, Dense... and Normalize, in that order, or a sequence-classification
+ * Transformer alone (a CrossEncoder), are runnable here: any other module or order is refused
+ * by name. Plain C, no Vulkan. */
 #ifndef VKBERT_IO_ST_MODEL_H
 #define VKBERT_IO_ST_MODEL_H
 
@@ -21,8 +23,9 @@ enum {
 };
 #define ST_POOL_ALL 63u
 
-/* Dense activations: the torch.nn class whose name config.json's activation_function gives. */
-enum { ST_ACT_IDENTITY = 0, ST_ACT_TANH, ST_ACT_RELU, ST_ACT_GELU, ST_ACT_SIGMOID };
+/* Activations: the torch.nn class whose name Dense's activation_function or a CrossEncoder's
+ * activation_fn gives. Softmax (over the labels) is a CrossEncoder's only. */
+enum { ST_ACT_IDENTITY = 0, ST_ACT_TANH, ST_ACT_RELU, ST_ACT_GELU, ST_ACT_SIGMOID, ST_ACT_SOFTMAX };
 
 typedef struct st_dense {
     int in_features, out_features;
@@ -37,12 +40,14 @@ typedef struct st_prompt {
 } st_prompt;
 
 typedef struct st_model {
-    int has_modules;       /* 0: no modules.json; nothing below was read */
+    int has_modules;       /* 0: no modules.json; nothing below was read but score_activation */
     char *transformer_dir; /* the BERT folder: dir itself, or dir/<path> */
-    int has_pooling;       /* always 1 when has_modules: a model must pool */
+    int cross_encoder;     /* the Transformer's task is sequence-classification: its logits are
+                              the output, and it is the only module */
+    int has_pooling;       /* 1 when has_modules, but for a cross-encoder */
     unsigned pool_modes;   /* ST_POOL_* bits, at least one */
     int include_prompt;    /* 0: prompt tokens are left out of the pooling */
-    int word_embedding_dimension;
+    int word_embedding_dimension; /* Pooling's embedding_dimension */
     int dense_count;
     st_dense *dense;    /* [dense_count], in order */
     int normalize;      /* a Normalize module ends the list: L2 normalization */
@@ -51,9 +56,17 @@ typedef struct st_model {
     int prompt_count;
     st_prompt *prompts;        /* [prompt_count], in file order; a null text reads as "" */
     char *default_prompt_name; /* NULL: none */
+    /* What a CrossEncoder applies to its logits (config_sentence_transformers.json's
+     * activation_fn, else config.json's): ST_ACT_*; ST_SCORES_DEFAULT for a CrossEncoder folder
+     * that saves none (Sigmoid for one label, else Identity); ST_SCORES_NONE for any other
+     * folder (the caller's rule). Read also without modules.json. */
+    int score_activation;
 } st_model;
 
-/* Reads the folder `dir`. Without modules.json returns 0 with has_modules 0. On failure
+enum { ST_SCORES_NONE = -1, ST_SCORES_DEFAULT = -2 };
+
+/* Reads the folder `dir`. Without modules.json returns 0 with has_modules 0 (and the
+ * activation a v4/v5 CrossEncoder saved in config.json, if any). On failure
  * returns -1, leaves *out zeroed and writes "<path>: <problem>" into err. */
 int st_model_load(const char *dir, st_model *out, char *err, size_t err_size);
 void st_model_free(st_model *m);

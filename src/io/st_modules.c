@@ -55,41 +55,79 @@ const char *st_pool_mode_name(unsigned bit)
     return NULL;
 }
 
-/* Pooling.__init__: a pooling_mode string (lowercased) replaces every pooling_mode_* flag. */
-static int read_mode_string(const err_ctx *e, const cJSON *root, unsigned *modes)
+/* The bit of one of Pooling.POOLING_MODES, any case (v5 lowercased it); -1 when unknown. */
+static int mode_bit(const char *s, unsigned *bit)
 {
-    const char *s;
-    if (io_json_string(e, root, "pooling_mode", &s) != 0) return -1;
-    if (!s) return 0;
     for (int i = 0; i < N_POOL; i++)
-        if (strcasecmp(s, pool_names[i].mode) == 0) {
-            *modes = pool_names[i].bit;
-            return 0;
-        }
+        if (strcasecmp(s, pool_names[i].mode) == 0) return *bit = pool_names[i].bit, 0;
+    return -1;
+}
+
+static int unknown_mode(const err_ctx *e, const char *s)
+{
     return io_fail(e,
-                   "field 'pooling_mode' is \"%.40s\": not one of cls, lasttoken, max, mean, "
+                   "field 'pooling_mode' has \"%.40s\": not one of cls, lasttoken, max, mean, "
                    "mean_sqrt_len_tokens, weightedmean",
                    s);
+}
+
+/* A list (v6 saves a tuple of modes so): Pooling.forward concatenates in the list's order, the
+ * pool kernel in its own, so only lists in that order, each mode once, are runnable. */
+static int read_mode_list(const err_ctx *e, const cJSON *list, unsigned *modes)
+{
+    unsigned got = 0, bit;
+    for (const cJSON *it = list->child; it; it = it->next) {
+        if (!cJSON_IsString(it)) return io_fail(e, "field 'pooling_mode' has a non-string entry");
+        if (mode_bit(it->valuestring, &bit) != 0) return unknown_mode(e, it->valuestring);
+        if (got & ~(bit - 1u))
+            return io_fail(e,
+                           "field 'pooling_mode' lists \"%.40s\" after a mode that follows it: "
+                           "vkbert concatenates the modes in the order cls, max, mean, "
+                           "mean_sqrt_len_tokens, weightedmean, lasttoken, each once",
+                           it->valuestring);
+        got |= bit;
+    }
+    if (!got) return io_fail(e, "field 'pooling_mode' is an empty list");
+    *modes = got;
+    return 0;
+}
+
+/* Pooling.load_config (v6): a pooling_mode string or list replaces every pooling_mode_* flag;
+ * else the flags that are true, in Pooling's order; none true, or none given: mean. */
+static int read_modes(const err_ctx *e, const cJSON *root, unsigned *modes)
+{
+    const cJSON *mode = cJSON_GetObjectItemCaseSensitive(root, "pooling_mode");
+    *modes = 0;
+    for (int i = 0; i < N_POOL; i++) {
+        char key[64];
+        int on = 0;
+        snprintf(key, sizeof key, "pooling_mode_%s", pool_names[i].key);
+        if (io_json_bool(e, root, key, 0, &on) != 0) return -1;
+        *modes |= on ? pool_names[i].bit : 0;
+    }
+    if (!*modes) *modes = ST_POOL_MEAN;
+    if (cJSON_IsArray(mode)) return read_mode_list(e, mode, modes);
+    const char *s;
+    if (io_json_string(e, root, "pooling_mode", &s) != 0) return -1;
+    return s && mode_bit(s, modes) != 0 ? unknown_mode(e, s) : 0;
+}
+
+/* v6 renamed word_embedding_dimension to embedding_dimension (Pooling.config_key_renames); the
+ * new key wins when both are there. */
+static int read_dimension(const err_ctx *e, const cJSON *root, int *out)
+{
+    const char *key = cJSON_GetObjectItemCaseSensitive(root, "embedding_dimension")
+                          ? "embedding_dimension"
+                          : "word_embedding_dimension";
+    return io_json_positive_int(e, root, key, 1, out);
 }
 
 int st_pooling_parse(const err_ctx *e, const cJSON *root, st_model *m)
 {
     if (!cJSON_IsObject(root)) return io_fail(e, "not a JSON object");
-    if (io_json_positive_int(e, root, "word_embedding_dimension", 1,
-                             &m->word_embedding_dimension) != 0)
+    if (read_dimension(e, root, &m->word_embedding_dimension) != 0 ||
+        read_modes(e, root, &m->pool_modes) != 0)
         return -1;
-    unsigned modes = 0;
-    for (int i = 0; i < N_POOL; i++) {
-        char key[64];
-        int on = pool_names[i].bit == ST_POOL_MEAN;
-        snprintf(key, sizeof key, "pooling_mode_%s", pool_names[i].key);
-        if (io_json_bool(e, root, key, 0, &on) != 0) return -1;
-        modes |= on ? pool_names[i].bit : 0;
-    }
-    if (read_mode_string(e, root, &modes) != 0) return -1;
-    /* Pooling.forward would concatenate nothing. */
-    if (!modes) return io_fail(e, "no pooling mode is set (every pooling_mode_* is false)");
-    m->pool_modes = modes;
     m->include_prompt = 1;
     return io_json_bool(e, root, "include_prompt", 0, &m->include_prompt);
 }
@@ -107,6 +145,7 @@ static const struct {
     [ST_ACT_RELU] = {"torch.nn.modules.activation.ReLU", "ReLU"},
     [ST_ACT_GELU] = {"torch.nn.modules.activation.GELU", "GELU"},
     [ST_ACT_SIGMOID] = {"torch.nn.modules.activation.Sigmoid", "Sigmoid"},
+    [ST_ACT_SOFTMAX] = {"torch.nn.modules.activation.Softmax", "Softmax"},
 };
 
 #define N_ACT ((int)(sizeof activations / sizeof activations[0]))
@@ -134,38 +173,59 @@ int st_activation_parse(const char *s)
 
 /* ---- Dense ---- */
 
-/* Dense (v5) can read and write other features than the sentence embedding; a Dense over
- * token embeddings is not a head this pipeline runs. */
+/* Dense (v5) and Normalize (v6) can read and write other features than the sentence
+ * embedding; one over token embeddings is not a head this pipeline runs. */
 static int check_feature(const err_ctx *e, const cJSON *root, const char *key)
 {
     const char *s;
     if (io_json_string(e, root, key, &s) != 0) return -1;
     if (!s || strcmp(s, "sentence_embedding") == 0) return 0;
-    return io_fail(e, "field '%s' is \"%.40s\": vkbert runs Dense on the sentence embedding only",
+    return io_fail(e,
+                   "field '%s' is \"%.40s\": vkbert runs the module on the sentence embedding only",
                    key, s);
+}
+
+/* Dense.load (v6): an activation_function left out is __init__'s default, Tanh; a path outside
+ * torch is custom code, which vkbert never runs. */
+static int read_activation(const err_ctx *e, const cJSON *root, int *out)
+{
+    const char *act;
+    *out = ST_ACT_TANH;
+    if (io_json_string(e, root, "activation_function", &act) != 0) return -1;
+    if (!act) return 0;
+    *out = st_activation_parse(act);
+    if (*out >= 0 && *out != ST_ACT_SOFTMAX) return 0;
+    return io_fail(e,
+                   "field 'activation_function' is \"%.60s\": vkbert runs Identity, Tanh, ReLU, "
+                   "GELU and Sigmoid",
+                   act);
 }
 
 int st_dense_parse(const err_ctx *e, const cJSON *root, st_dense *d)
 {
     if (!cJSON_IsObject(root)) return io_fail(e, "not a JSON object");
-    const char *act;
+    int residual = 0;
     d->has_bias = 1;
     if (io_json_positive_int(e, root, "in_features", 1, &d->in_features) != 0 ||
         io_json_positive_int(e, root, "out_features", 1, &d->out_features) != 0 ||
         io_json_bool(e, root, "bias", 0, &d->has_bias) != 0 ||
-        io_json_string(e, root, "activation_function", &act) != 0 ||
+        read_activation(e, root, &d->activation) != 0 ||
+        io_json_bool(e, root, "use_residual", 0, &residual) != 0 ||
         check_feature(e, root, "module_input_name") != 0 ||
         check_feature(e, root, "module_output_name") != 0)
         return -1;
-    /* Dense.load reads config["activation_function"] unconditionally. */
-    if (!act) return io_fail(e, "field 'activation_function' is missing");
-    d->activation = st_activation_parse(act);
-    if (d->activation < 0)
-        return io_fail(e,
-                       "field 'activation_function' is \"%.60s\": vkbert runs Identity, Tanh, "
-                       "ReLU, GELU and Sigmoid",
-                       act);
+    /* v6's use_residual adds the input (or a projection of it) after the activation. */
+    if (residual) return io_fail(e, "field 'use_residual' is true: vkbert runs Dense without it");
     return 0;
+}
+
+int st_normalize_parse(const err_ctx *e, const cJSON *root)
+{
+    if (!cJSON_IsObject(root)) return io_fail(e, "not a JSON object");
+    return check_feature(e, root, "module_input_name") ||
+                   check_feature(e, root, "module_output_name")
+               ? -1
+               : 0;
 }
 
 /* The tensor, of shape [rows] (cols 0) or [rows][cols] and a float dtype, converted into a new

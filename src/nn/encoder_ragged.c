@@ -121,7 +121,7 @@ vkbert_status encoder_prepare_cls(vkbert_encoder *e, encoder_plan *p, attention_
                                  .tokens = p->tokens,
                                  .hidden = (uint32_t)e->config.hidden_size,
                                  .ld = e->hp,
-                                 .modes = VKB_POOL_CLS,
+                                 .modes = VKB_POOL_FIRST_ROW,
                                  .out_ld = e->hp};
     return vkb_op_pool_ragged(e->ctx, sink->pool, &desc, vkb_whole(&p->hidden),
                               vkb_whole(&p->pool_mask), vkb_whole(&p->offsets), vkb_whole(&p->o2),

@@ -21,18 +21,22 @@ _Static_assert((unsigned)ST_POOL_CLS == VKB_POOL_CLS && (unsigned)ST_POOL_MAX ==
 
 /* ---- the tokenizer ---- */
 
-static int folder_limit(const char *dir, const tokenizer *tok, char *err, size_t err_size)
+/* Transformer.__init__ (sentence-transformers 6.2, as v5): sentence_bert_config.json's
+ * max_seq_length, when given, replaces the tokenizer's model_max_length; else that (none when
+ * transformers' 1e30) capped at config.json's max_position_embeddings. Either is capped at
+ * max_position_embeddings here too: no BERT takes more positions than it has. 0: none given. */
+static int folder_limit(const char *dir, const tokenizer *tok, int max_seq_length)
 {
-    char path[4200];
+    char path[4200], ignored[256];
     snprintf(path, sizeof path, "%s/config.json", dir);
     bert_config config;
-    int limit = 0;
-    if (bert_config_load(path, &config, err, err_size) == 0) limit = config.max_position_embeddings;
+    int positions = 0;
+    if (bert_config_load(path, &config, ignored, sizeof ignored) == 0)
+        positions = config.max_position_embeddings;
     tok_info info;
     tok_describe(tok, &info);
-    if (info.model_max_length > 0 && (limit == 0 || info.model_max_length < limit))
-        limit = info.model_max_length;
-    return limit;
+    int limit = max_seq_length > 0 ? max_seq_length : info.model_max_length;
+    return positions > 0 && (limit == 0 || positions < limit) ? positions : limit;
 }
 
 int vkb_tokenizer_open(const char *dir, const st_model *st, vkbert_tokenizer *out, char *err,
@@ -49,9 +53,7 @@ int vkb_tokenizer_open(const char *dir, const st_model *st, vkbert_tokenizer *ou
     int rc = tok_load_dir(bert_dir, &out->tok, err, err_size);
     if (rc == 0) {
         out->lower_text = s->do_lower_case > 0;
-        out->max_length = folder_limit(bert_dir, out->tok, ignored, sizeof ignored);
-        if (s->max_seq_length > 0 && (out->max_length == 0 || s->max_seq_length < out->max_length))
-            out->max_length = s->max_seq_length;
+        out->max_length = folder_limit(bert_dir, out->tok, s->max_seq_length);
         if (out->max_length <= 0) out->max_length = 512;
     }
     if (!st) st_model_free(&own);
@@ -191,6 +193,15 @@ static vkbert_status copy_labels(vkbert_model *m, const bert_model *bm)
 {
     m->labels = bm->weights.has_classifier ? bm->config.num_labels : 0;
     m->problem = bm->config.problem_type;
+    /* CrossEncoder.get_default_activation_fn, for a CrossEncoder folder that saves none */
+    m->score_activation = m->st.score_activation != ST_SCORES_DEFAULT ? m->st.score_activation
+                          : m->labels == 1                            ? ST_ACT_SIGMOID
+                                                                      : ST_ACT_IDENTITY;
+    if (m->st.cross_encoder && !m->labels)
+        return vkb_fail(m->ctx, VKBERT_ERROR_MALFORMED_FILE,
+                        "%s: sentence_bert_config.json says sequence-classification, but the "
+                        "model has no classifier (no classifier.weight in its safetensors)",
+                        m->st.transformer_dir);
     if (!m->labels) return VKBERT_OK;
     m->label_names = calloc((size_t)m->labels, sizeof *m->label_names);
     if (!m->label_names) return vkb_fail(m->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");

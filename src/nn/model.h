@@ -11,7 +11,7 @@
 /* The public tokenizer: the io tokenizer and the folder's length limit. */
 struct vkbert_tokenizer {
     tokenizer *tok;
-    int max_length; /* the smallest limit the folder states (README, "Lengths") */
+    int max_length; /* the folder's limit (README, "Lengths") */
     int lower_text; /* sentence-transformers' do_lower_case: texts lowercased first */
 };
 
@@ -25,6 +25,7 @@ struct vkbert_model {
     int labels; /* the classifier's, 0 without one */
     char **label_names;
     bert_problem problem;
+    int score_activation; /* ST_ACT_* a cross-encoder folder applies to its scores, else -1 */
     char architecture[128];
     uint32_t pool_modes;
     int normalize, truncate, max_length;
@@ -89,7 +90,8 @@ typedef struct model_run {
 vkbert_status vkb_model_run(vkbert_model *m, const model_run *run, const vkbert_model_input *inputs,
                             const int *order, int n);
 
-/* The activation of classifier scores [count][labels]: none, rerank's, or classify's rule. */
+/* The activation of classifier scores [count][labels]: none, or the folder's activation_fn,
+ * else rerank's or classify's rule. */
 typedef enum score_rule { SCORES_RAW, SCORES_RERANK, SCORES_CLASSIFY } score_rule;
 void vkb_model_scores(const vkbert_model *m, float *scores, int count, score_rule rule);
 

@@ -96,6 +96,11 @@ static void add_labels(cJSON *root, const vkbert_model *m)
         cJSON_AddStringToObject(root, "problem_type", problems[m->problem]);
     else if (m->labels)
         cJSON_AddNullToObject(root, "problem_type");
+    /* a cross-encoder folder's; null: the rule of rerank and classify without one */
+    if (m->labels && m->score_activation >= 0)
+        cJSON_AddStringToObject(root, "activation_fn", st_activation_name(m->score_activation));
+    else if (m->labels)
+        cJSON_AddNullToObject(root, "activation_fn");
 }
 
 vkbert_status vkb_model_describe(vkbert_model *m, char **json)

@@ -219,12 +219,32 @@ static void softmax(float *v, int n)
         v[i] = (float)(exp((double)v[i] - top) / sum);
 }
 
-/* sentence-transformers' CrossEncoder scores one label with the sigmoid whatever the problem
- * type; transformers' text-classification pipeline leaves regression's logits as they are,
- * takes the sigmoid of one label or of each with multi_label_classification, else softmax. */
+/* One row of scores through a CrossEncoder's activation_fn, as torch computes it in float
+ * (GELU the exact erf form). */
+static void activate(int act, float *row, int n)
+{
+    if (act == ST_ACT_SOFTMAX) softmax(row, n);
+    for (int j = 0; act != ST_ACT_SOFTMAX && j < n; j++) {
+        double x = row[j];
+        if (act == ST_ACT_SIGMOID) row[j] = sigmoid(row[j]);
+        if (act == ST_ACT_TANH) row[j] = (float)tanh(x);
+        if (act == ST_ACT_RELU) row[j] = x > 0 ? row[j] : 0.0f;
+        if (act == ST_ACT_GELU) row[j] = (float)(0.5 * x * (1.0 + erf(x / sqrt(2.0))));
+    }
+}
+
+/* A cross-encoder folder's activation (activation_fn) is what CrossEncoder.predict applies,
+ * for rerank and classify alike. Without one, sentence-transformers' CrossEncoder scores one
+ * label with the sigmoid whatever the problem type; transformers' text-classification
+ * pipeline leaves regression's logits as they are, takes the sigmoid of one label or of each
+ * with multi_label_classification, else softmax. */
 void vkb_model_scores(const vkbert_model *m, float *scores, int count, score_rule rule)
 {
-    if (rule == SCORES_RAW || (rule == SCORES_CLASSIFY && m->problem == BERT_PROBLEM_REGRESSION))
+    if (rule == SCORES_RAW) return;
+    for (int i = 0; m->score_activation >= 0 && i < count; i++)
+        activate(m->score_activation, scores + (size_t)i * m->labels, m->labels);
+    if (m->score_activation >= 0 ||
+        (rule == SCORES_CLASSIFY && m->problem == BERT_PROBLEM_REGRESSION))
         return;
     int sigmoids = m->labels == 1 || m->problem == BERT_PROBLEM_MULTI_LABEL;
     for (int i = 0; i < count; i++) {

@@ -160,14 +160,17 @@ vkbert_status vkb_op_keep_mask(vkbert_context *ctx, VkDescriptorPool pool,
  * padding; shaders/pool.comp has each mode's exact rule): the modes set in `modes`, in the
  * order of the bits below, concatenated into out [B][out_ld], block k at k * hidden, the
  * columns past the last block written as zero. include_prompt=false is the mask's: the
- * caller zeroes the prompt's positions (cls still reads row 0). */
+ * caller zeroes the prompt's positions (cls then reads the first row after them). */
 enum {
     VKB_POOL_CLS = 1u << 0,
     VKB_POOL_MAX = 1u << 1,
     VKB_POOL_MEAN = 1u << 2,
     VKB_POOL_MEAN_SQRT_LEN = 1u << 3,
     VKB_POOL_WEIGHTED_MEAN = 1u << 4,
-    VKB_POOL_LAST_TOKEN = 1u << 5
+    VKB_POOL_LAST_TOKEN = 1u << 5,
+    /* Not a Pooling mode: row 0 whatever the mask, the BERT pooler's hidden[:, 0] (gathered
+     * from a packed batch). */
+    VKB_POOL_FIRST_ROW = 1u << 6
 };
 typedef struct vkb_pool_desc {
     uint32_t batch, seq_len, hidden, ld, mask_ld, modes, out_ld;

@@ -7,7 +7,7 @@ typedef struct pool_push {
     uint32_t batch, seq_len, hidden, ld, mask_ld, modes, out_ld;
 } pool_push;
 
-#define POOL_MODES 0x3fu
+#define POOL_MODES 0x7fu
 
 static uint32_t mode_count(uint32_t modes)
 {

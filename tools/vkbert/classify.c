@@ -10,14 +10,16 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: vkbert classify --model DIR [--json] [--max-length N] [--no-truncate]\n"
+    "usage: vkbert classify --model DIR [--query Q] [--json] [--max-length N] [--no-truncate]\n"
     "                       [--device N] [--precision fp32|fp16|int8] [TEXT...]\n"
     "\n"
     "Classifies each TEXT (without TEXT: each non-empty line of stdin) and prints its labels,\n"
     "highest score first: the softmax of the logits for a single-label classifier, the sigmoid of\n"
     "each for one label or problem_type multi_label_classification, the logits for regression\n"
-    "(the rule of transformers' text-classification pipeline).\n"
+    "(the rule of transformers' text-classification pipeline); a cross-encoder folder's saved\n"
+    "activation_fn instead, as CrossEncoder.predict applies it.\n"
     "  --model DIR      a BertForSequenceClassification folder\n"
+    "  --query Q        classify each pair (Q, TEXT), as CrossEncoder.predict scores pairs\n"
     "  --json           one list per text of {\"label\": name, \"score\": p}, highest first\n"
     "                   (text-embeddings-inference's /predict)\n"
     "  --max-length N   truncate each text to N ids (default: the folder's limit)\n"
@@ -27,14 +29,16 @@ static const char usage[] =
 
 typedef struct classify_args {
     cli_model_args m;
+    const char *query;
     int json;
 } classify_args;
 
 static int parse_args(int argc, char **argv, classify_args *a)
 {
     memset(a, 0, sizeof *a);
-    const cli_option options[] = {{"json", CLI_FLAG, &a->json, 0, 0, 0}};
-    return cli_parse_model(usage, argc, argv, &a->m, options, 1);
+    const cli_option options[] = {{"query", CLI_STRING, &a->query, 0, 0, 0},
+                                  {"json", CLI_FLAG, &a->json, 0, 0, 0}};
+    return cli_parse_model(usage, argc, argv, &a->m, options, 2);
 }
 
 typedef struct label_score {
@@ -73,6 +77,23 @@ static void print_text(const classify_args *a, const char *text, label_score *ro
     if (a->json) putchar(']');
 }
 
+/* Each (query, text) pair tokenized and scored as vkbert_model_classify scores texts. */
+static vkbert_status score_pairs(vkbert_model *model, const char *query, const cli_texts *t,
+                                 float *scores)
+{
+    vkbert_model_input *in = calloc((size_t)t->count, sizeof *in);
+    vkbert_status status = in ? VKBERT_OK : VKBERT_ERROR_OUT_OF_MEMORY;
+    for (int i = 0; !status && i < t->count; i++) {
+        in[i] = (vkbert_model_input)VKBERT_MODEL_INPUT_INIT;
+        status = vkbert_model_encode(model, query, t->texts[i], NULL, &in[i]);
+    }
+    if (!status) status = vkbert_model_score_inputs(model, in, t->count, 0, scores);
+    for (int i = 0; in && i < t->count; i++)
+        vkbert_model_input_free(&in[i]);
+    free(in);
+    return status;
+}
+
 static int classify(const classify_args *a, const cli_texts *t, vkbert_context **ctx,
                     label_score **out, int *labels)
 {
@@ -84,7 +105,9 @@ static int classify(const classify_args *a, const cli_texts *t, vkbert_context *
     size_t n = (size_t)t->count * (size_t)*labels;
     if (!code && (!(scores = malloc(n * sizeof *scores)) || !(*out = calloc(n, sizeof **out))))
         code = cli_error("out of host memory");
-    if (!code && vkbert_model_classify(model, (const char *const *)t->texts, t->count, scores))
+    if (!code &&
+        (a->query ? score_pairs(model, a->query, t, scores)
+                  : vkbert_model_classify(model, (const char *const *)t->texts, t->count, scores)))
         code = cli_api_error(*ctx, a->m.model);
     for (size_t i = 0; !code && i < n; i++) {
         int j = (int)(i % (size_t)*labels);
