@@ -107,8 +107,9 @@ class Model(Made):
 
     def rerank(self, query, docs, raw_scores=False):
         """float32 scores [n] of (query, doc) pairs in the order of docs, with a one-label
-        cross-encoder: the sigmoid of the logit, as CrossEncoder.predict (the logit with
-        raw_scores). One str doc gives one score."""
+        cross-encoder, as CrossEncoder.predict gives them: the folder's saved activation_fn,
+        else the sigmoid of the logit (the logit with raw_scores). One str doc gives one
+        score."""
         q = _optional(query, "query")
         if q is None:
             raise TypeError("query must be a str")

@@ -6,6 +6,7 @@ pipeline("text-classification")."""
 
 import json
 import os
+import subprocess
 
 import numpy as np
 import pytest
@@ -131,7 +132,7 @@ def test_bert_model_saved_by_transformers(cli, tmp, shape, dtype):
 
 
 POOLING = ["cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken",
-           ("mean", "max", "cls")]
+           ("cls", "max", "mean", "mean_sqrt_len_tokens")]
 
 
 @pytest.mark.parametrize("mode", POOLING, ids=lambda m: m if isinstance(m, str) else "+".join(m))
@@ -140,6 +141,18 @@ def test_pooling_modes(cli, tmp, mode):
     name = "pool_" + (mode if isinstance(mode, str) else "_".join(mode))
     folder = st_folder(tmp, name, [t, Pooling(t.get_embedding_dimension(), pooling_mode=mode)])
     check_embed(cli, folder)
+
+
+def test_pooling_modes_out_of_order_are_refused(cli, tmp):
+    """sentence-transformers concatenates a list of modes in the list's order; vkbert in a fixed
+    order (cls, max, mean, ...), so another order is refused clearly, not answered wrongly."""
+    t = transformer(tmp)
+    folder = st_folder(tmp, "pool_mean_cls",
+                       [t, Pooling(t.get_embedding_dimension(), pooling_mode=("mean", "cls"))])
+    done = subprocess.run([cli, "embed", "--model", folder, "hello"], capture_output=True,
+                          text=True)
+    assert done.returncode != 0 and done.stdout == ""
+    assert "pooling_mode" in done.stderr and "order" in done.stderr, done.stderr
 
 
 ACTIVATIONS = ["Identity", "Tanh", "ReLU", "GELU", "Sigmoid"]
