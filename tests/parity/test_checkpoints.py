@@ -45,7 +45,7 @@ def reference_cache():
 
 
 @pytest.mark.parametrize("precision", ["fp32", "fp16", "int8"])
-@pytest.mark.parametrize("source", ["minilm", "minilm_zip"])
+@pytest.mark.parametrize("source", ["minilm", "minilm_zip", "minilm_resaved"])
 def test_embed_matches_sentence_transformers(cli, request, reference_cache, source, precision):
     folder = request.getfixturevalue(source)
     cache = reference_cache.setdefault(source, {})
