@@ -81,12 +81,13 @@ int tok_is_punct(int32_t c)
 /* What strip_accents drops from NFD's output: Mn. */
 int tok_is_mark(int32_t c)
 {
-    return in_ranges(tok_mark, COUNT(tok_mark), c);
+    return c >= 0x300 && in_ranges(tok_mark, COUNT(tok_mark), c); /* no mark before U+0300 */
 }
 
 /* Rust's char::to_lowercase where it gives one code point (all but U+0130). */
 int32_t tok_lower(int32_t c)
 {
+    if (c < 0x80) return c >= 'A' && c <= 'Z' ? c + 32 : c; /* most text: no search */
     size_t n = COUNT(tok_lower_runs), i = last_at_or_before(tok_lower_runs, n, sizeof(tok_case), c);
     const tok_case *r = &tok_lower_runs[i];
     return i < n && c <= r->hi && (c - r->lo) % r->step == 0 ? c + r->delta : c;
@@ -94,6 +95,7 @@ int32_t tok_lower(int32_t c)
 
 static int32_t combining_class(int32_t c)
 {
+    if (c < 0x300) return 0;
     size_t n = COUNT(tok_ccc), i = last_at_or_before(tok_ccc, n, sizeof(tok_class), c);
     return i < n && c <= tok_ccc[i].hi ? tok_ccc[i].ccc : 0;
 }
