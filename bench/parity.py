@@ -214,11 +214,12 @@ def reference_rerank(folder, query, docs):
 
 
 def reference_tokenizer(folder, max_length):
-    """HF tokenizers' own: tokenizer.json as saved, without its padding, truncating at the
-    model's limit; a vocab.txt folder through transformers' fast tokenizer (which builds the
-    same tokenizers object)."""
+    """HF tokenizers' own object, without its padding, truncating at the model's limit: the one
+    transformers' fast tokenizer builds (as sentence-transformers does) when the folder has a
+    tokenizer_config.json or no tokenizer.json, for transformers applies the config's settings
+    (do_lower_case and the like) over tokenizer.json's; else tokenizer.json as saved."""
     path = os.path.join(folder, "tokenizer.json")
-    if os.path.exists(path):
+    if os.path.exists(path) and not os.path.exists(os.path.join(folder, "tokenizer_config.json")):
         from tokenizers import Tokenizer
         tok = Tokenizer.from_file(path)
     else:

@@ -26,7 +26,8 @@ static const char *const vocab_lines[] = {
     "aei",      "\u00c5\u00c9\u00ce",
     "",         "the",
     ",",        "\u00e9",
-    "##\u00e9",
+    "##\u00e9", "##\u1acd", /* marks newer than Unicode 8.0 */
+    "##\u1df7", "\u1c8a",   /* small tje, U+1C89 lowercased (Unicode 16.0) */
 };
 enum {
     PAD = 0,
@@ -56,7 +57,10 @@ enum {
     COMMA = 24,
     E_ACUTE = 25,
     HASH_E_ACUTE = 26,
-    VOCAB_SIZE = 27,
+    HASH_MARK_1ACD = 27,
+    HASH_MARK_1DF7 = 28,
+    SMALL_TJE = 29,
+    VOCAB_SIZE = 30,
 };
 
 static char tmpdir[64];
@@ -232,6 +236,25 @@ Test(tokenizer, whitespace_and_control_cleanup)
     EXPECT(lower, "hel\x01lo\x7f", CLS, HELLO, SEP);
     EXPECT(lower, "hel\ufffdlo", CLS, HELLO, SEP);
     EXPECT(lower, "hel\ue000lo", CLS, HELLO, SEP);
+}
+
+/* HuggingFace's classes are Unicode 8.0's (its unicode_categories crate), its lowercase that of
+ * its Rust (Unicode 16.0): a code point assigned or recategorized since is classed as there. */
+Test(tokenizer, unicode_versions_of_huggingface)
+{
+    EXPECT(lower, "hel\u0378lo", CLS, UNK, SEP);        /* unassigned: kept, not dropped */
+    EXPECT(lower, "hi \U0001fae9", CLS, HI, UNK, SEP);  /* an emoji of Unicode 16.0 */
+    EXPECT(lower, "hel\u08e2lo", CLS, UNK, SEP);        /* Cf since 9.0: not a control */
+    EXPECT(lower, "hi\u2e43hi", CLS, UNK, SEP);         /* Po since 9.0: no split */
+    EXPECT(lower, "hi\u166dhi", CLS, HI, UNK, HI, SEP); /* Po in 8.0, So since 12.0 */
+    EXPECT(lower, "hello\u1ac0", CLS, UNK, SEP);        /* Mn since 14.0: not stripped */
+    EXPECT(lower, "hello\u1734", CLS, HELLO, SEP);      /* Mn in 8.0, Mc since 14.0 */
+    EXPECT(cased, "hello\u1734", CLS, UNK, SEP);
+    /* NFD leaves marks newer than its tables in place (U+1DF7 has class 228, U+1ACD 230) */
+    EXPECT(lower, "a\u1acd\u1df7", CLS, A, HASH_MARK_1ACD, HASH_MARK_1DF7, SEP);
+    EXPECT(lower, "a\u1df7\u1acd", CLS, A, HASH_MARK_1DF7, HASH_MARK_1ACD, SEP);
+    EXPECT(lower, "\u1c89", CLS, SMALL_TJE, SEP);
+    EXPECT(cased, "\u1c89", CLS, UNK, SEP);
 }
 
 Test(tokenizer, empty_text)

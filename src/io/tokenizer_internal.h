@@ -1,6 +1,6 @@
-/* What the tokenizer's three files share: the tokenizer itself (tokenizer.c: the vocabulary
- * and the calls on it), the text path (tokenizer_text.c) and the folder loader
- * (tokenizer_json.c). Not for use outside src/io. */
+/* What the tokenizer's files share: the tokenizer itself (tokenizer.c: the vocabulary and the
+ * calls on it), the character classes (tokenizer_chars.c), the text path (tokenizer_text.c)
+ * and the folder loader (tokenizer_json.c). Not for use outside src/io. */
 #ifndef VKBERT_IO_TOKENIZER_INTERNAL_H
 #define VKBERT_IO_TOKENIZER_INTERNAL_H
 
@@ -110,6 +110,18 @@ int tok_bert_template(tokenizer *t, int32_t cls, int32_t sep);
 /* Appends an added token; its match text is set by tok_prepare_added. */
 int tok_add(tokenizer *t, const tok_added *a);
 const tok_added *tok_find_added(const tokenizer *t, const char *s, size_t n);
+
+/* ---- tokenizer_chars.c: HuggingFace tokenizers' character classes ---- */
+
+int tok_is_cjk(int32_t c);     /* handle_chinese_chars' ideographs */
+int tok_is_ws(int32_t c);      /* White_Space */
+int tok_is_control(int32_t c); /* what clean_text drops */
+int tok_is_punct(int32_t c);   /* a word of its own in BertPreTokenizer */
+int tok_is_mark(int32_t c);    /* what strip_accents drops after NFD */
+int32_t tok_lower(int32_t c);  /* one code point's lowercase, but U+0130's second */
+/* NFD of in[0..n) into out, its marks in tokenizers' canonical order. */
+int tok_nfd(const int32_t *in, size_t n, ints *out);
+int tok_is_word_char(int32_t c);
 
 /* ---- tokenizer_text.c ---- */
 

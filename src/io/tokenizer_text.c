@@ -2,7 +2,8 @@
  * (tokenizer/mod.rs): added tokens out of the raw text (added_vocabulary.rs), the normalizer
  * (normalizers/bert.rs), normalized added tokens, the pre-tokenizer (pre_tokenizers/bert.rs),
  * WordPiece (models/wordpiece/mod.rs), truncation (utils/truncation.rs), then the template
- * (processors/template.rs). Unicode properties, case mapping and NFD come from libutf8proc.
+ * (processors/template.rs). The character classes are tokenizer_chars.c's; NFD comes from
+ * libutf8proc.
  *
  * Where HuggingFace's two implementations differ, this follows the fast one: no NFC before
  * splitting, and its list of CJK blocks (U+2B820..U+2B91F is not among them). */
@@ -13,57 +14,7 @@
 #include <string.h>
 #include <utf8proc.h>
 
-/* ---- character classes ---- */
-
-/* bert.rs's is_chinese_char; its fifth range starts at U+2B920, where Python's starts at
- * U+2B820. Hangul, kana and the other CJK blocks stay in words. */
-static int is_cjk(int32_t c)
-{
-    return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) ||
-           (c >= 0x20000 && c <= 0x2A6DF) || (c >= 0x2A700 && c <= 0x2B73F) ||
-           (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B920 && c <= 0x2CEAF) ||
-           (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
-}
-
-/* Rust's char::is_whitespace and the regex crate's \s: the White_Space property. */
-static int is_ws(int32_t c)
-{
-    if ((c >= 0x9 && c <= 0xD) || c == ' ' || c == 0x85 || c == 0xA0 || c == 0x1680) return 1;
-    return (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F ||
-           c == 0x205F || c == 0x3000;
-}
-
-/* bert.rs's is_control: every "other" category (Cc, Cf, Cs, Co, Cn) but tab, newline, CR. */
-static int is_control(int32_t c)
-{
-    if (c == '\t' || c == '\n' || c == '\r') return 0;
-    utf8proc_category_t k = utf8proc_category(c);
-    return k == UTF8PROC_CATEGORY_CN || k >= UTF8PROC_CATEGORY_CC;
-}
-
-/* is_bert_punc: ASCII punctuation ($, +, ^ too, though Unicode files them under S*) or P*. */
-static int is_punct(int32_t c)
-{
-    if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) ||
-        (c >= 123 && c <= 126))
-        return 1;
-    utf8proc_category_t k = utf8proc_category(c);
-    return k >= UTF8PROC_CATEGORY_PC && k <= UTF8PROC_CATEGORY_PO;
-}
-
-/* The regex crate's \w, which single_word tokens test: Alphabetic, marks, Nd, Pc and
- * Join_Control. Alphabetic beyond L* and Nl is Other_Alphabetic: marks, and the circled and
- * squared Latin letters below. */
-static int is_word_char(int32_t c)
-{
-    if (c == 0x200C || c == 0x200D || (c >= 0x24B6 && c <= 0x24E9) ||
-        (c >= 0x1F130 && c <= 0x1F149) || (c >= 0x1F150 && c <= 0x1F169) ||
-        (c >= 0x1F170 && c <= 0x1F189))
-        return 1;
-    utf8proc_category_t k = utf8proc_category(c);
-    return (k >= UTF8PROC_CATEGORY_LU && k <= UTF8PROC_CATEGORY_ND) || k == UTF8PROC_CATEGORY_NL ||
-           k == UTF8PROC_CATEGORY_PC;
-}
+/* ---- characters ---- */
 
 /* The code point at s[i] (valid UTF-8), its length in *len. */
 static int32_t char_at(const char *s, size_t n, size_t i, size_t *len)
@@ -86,53 +37,39 @@ static size_t char_before(const char *s, size_t i)
 
 /* ---- the normalizer ---- */
 
-static int clean_char(const tokenizer *t, bytes *b, int32_t c)
+/* clean_text and handle_chinese_chars on one code point, appended to `stage`. */
+static int clean_char(const tokenizer *t, ints *stage, int32_t c)
 {
     if (t->clean) {
-        if (c == 0 || c == 0xFFFD || is_control(c)) return 0;
-        if (is_ws(c)) c = ' ';
+        if (c == 0xFFFD || tok_is_control(c)) return 0;
+        if (tok_is_ws(c)) c = ' ';
     }
-    if (t->chinese && is_cjk(c))
-        return bytes_put_char(b, ' ') || bytes_put_char(b, c) || bytes_put_char(b, ' ') ? -1 : 0;
-    return bytes_put_char(b, c);
+    if (t->chinese && tok_is_cjk(c))
+        return ints_push(stage, ' ') || ints_push(stage, c) || ints_push(stage, ' ') ? -1 : 0;
+    return ints_push(stage, c);
 }
 
 /* Rust's char::to_lowercase takes the full mapping, where U+0130 alone has two code points. */
 static int put_lower(bytes *b, int32_t c)
 {
     if (c == 0x130) return bytes_put_char(b, 'i') || bytes_put_char(b, 0x307) ? -1 : 0;
-    return bytes_put_char(b, utf8proc_tolower(c));
+    return bytes_put_char(b, tok_lower(c));
 }
 
-/* The code points of s[0..n), in NFD when `nfd` (which orders combining marks too). */
-static int decode(const char *s, size_t n, int nfd, ints *cps)
-{
-    utf8proc_option_t opt = nfd ? UTF8PROC_DECOMPOSE : 0;
-    for (;;) {
-        utf8proc_ssize_t got = utf8proc_decompose((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)n,
-                                                  cps->v, (utf8proc_ssize_t)cps->cap, opt);
-        if (got < 0) return -1; /* only out of memory: the text was validated */
-        if ((size_t)got <= cps->cap) {
-            cps->n = (size_t)got;
-            return 0;
-        }
-        cps->n = 0;
-        if (ints_reserve(cps, (size_t)got) != 0) return -1;
-    }
-}
-
-/* BertNormalizer::normalize, in its order: clean, CJK, NFD and drop Mn, lowercase. */
-static int normalize(const tokenizer *t, const char *s, size_t n, bytes *stage, ints *cps,
+/* BertNormalizer::normalize, in its order: clean, CJK, NFD and drop Mn, lowercase. `stage`
+ * and `nfd` hold the code points between the steps. */
+static int normalize(const tokenizer *t, const char *s, size_t n, ints *stage, ints *nfd,
                      bytes *out)
 {
     if (!t->normalize) return bytes_put(out, s, n);
     stage->n = 0;
     for (size_t i = 0, len; i < n; i += len)
         if (clean_char(t, stage, char_at(s, n, i, &len)) != 0) return -1;
-    if (stage->n == 0 || decode(stage->v, stage->n, t->strip, cps) != 0) return stage->n ? -1 : 0;
+    if (t->strip && tok_nfd(stage->v, stage->n, nfd) != 0) return -1;
+    const ints *cps = t->strip ? nfd : stage;
     for (size_t i = 0; i < cps->n; i++) {
         int32_t c = cps->v[i];
-        if (t->strip && utf8proc_category(c) == UTF8PROC_CATEGORY_MN) continue;
+        if (t->strip && tok_is_mark(c)) continue;
         if ((t->lower ? put_lower(out, c) : bytes_put_char(out, c)) != 0) return -1;
     }
     return 0;
@@ -140,11 +77,10 @@ static int normalize(const tokenizer *t, const char *s, size_t n, bytes *stage, 
 
 int tok_normalize(const tokenizer *t, const char *s, size_t n, bytes *out)
 {
-    bytes stage = {0};
-    ints cps = {0};
-    int rc = normalize(t, s, n, &stage, &cps, out);
+    ints stage = {0}, nfd = {0};
+    int rc = normalize(t, s, n, &stage, &nfd, out);
     free(stage.v);
-    free(cps.v);
+    free(nfd.v);
     return rc;
 }
 
@@ -199,14 +135,14 @@ static const tok_added *longest_at(const tokenizer *t, int normalized, const cha
 static int single_word_ok(const char *s, size_t n, size_t start, size_t end)
 {
     size_t len;
-    if (start > 0 && is_word_char(char_at(s, n, char_before(s, start), &len))) return 0;
-    return end == n || !is_word_char(char_at(s, n, end, &len));
+    if (start > 0 && tok_is_word_char(char_at(s, n, char_before(s, start), &len))) return 0;
+    return end == n || !tok_is_word_char(char_at(s, n, end, &len));
 }
 
 static size_t spaces_before(const char *s, size_t n, size_t i, size_t floor)
 {
     size_t len;
-    while (i > floor && is_ws(char_at(s, n, char_before(s, i), &len)))
+    while (i > floor && tok_is_ws(char_at(s, n, char_before(s, i), &len)))
         i = char_before(s, i);
     return i;
 }
@@ -214,7 +150,7 @@ static size_t spaces_before(const char *s, size_t n, size_t i, size_t floor)
 static size_t spaces_after(const char *s, size_t n, size_t i)
 {
     size_t len;
-    while (i < n && is_ws(char_at(s, n, i, &len)))
+    while (i < n && tok_is_ws(char_at(s, n, i, &len)))
         i += len;
     return i;
 }
@@ -246,11 +182,11 @@ static const tok_added *next_added(const tokenizer *t, int normalized, const cha
 
 typedef struct encoder {
     const tokenizer *t;
-    ints *ids;   /* where the ids go */
-    bytes stage; /* the normalizer's text after cleaning and CJK spacing */
-    ints cps;    /* its code points */
-    bytes norm;  /* the normalizer's output for one piece of text */
-    bytes word;  /* UTF-8 of one word */
+    ints *ids;  /* where the ids go */
+    ints stage; /* the normalizer's code points after cleaning and CJK spacing */
+    ints nfd;   /* and after NFD */
+    bytes norm; /* the normalizer's output for one piece of text */
+    bytes word; /* UTF-8 of one word */
     size_t word_chars;
     ints off; /* the word's code point offsets */
 } encoder;
@@ -314,9 +250,9 @@ static int add_words(encoder *e, const char *s, size_t n)
         int rc;
         if (!e->t->pre_split)
             rc = word_add(e, s + i, len);
-        else if (is_ws(c))
+        else if (tok_is_ws(c))
             rc = flush_word(e);
-        else if (is_punct(c))
+        else if (tok_is_punct(c))
             rc = flush_word(e) || word_add(e, s + i, len) || flush_word(e);
         else
             rc = word_add(e, s + i, len);
@@ -329,7 +265,7 @@ static int add_words(encoder *e, const char *s, size_t n)
 static int add_piece(encoder *e, const char *s, size_t n)
 {
     e->norm.n = 0;
-    if (normalize(e->t, s, n, &e->stage, &e->cps, &e->norm) != 0) return -1;
+    if (normalize(e->t, s, n, &e->stage, &e->nfd, &e->norm) != 0) return -1;
     const char *m = e->norm.v;
     size_t mn = e->norm.n, pos = 0, start, end;
     for (const tok_added *a; pos < mn; pos = end) {
@@ -370,7 +306,7 @@ static int tokenize(const tokenizer *t, const char *text, const char *what, ints
     encoder e = {.t = t, .ids = ids};
     int rc = add_text(&e, text, n);
     free(e.stage.v);
-    free(e.cps.v);
+    free(e.nfd.v);
     free(e.norm.v);
     free(e.word.v);
     free(e.off.v);
