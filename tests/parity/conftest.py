@@ -18,11 +18,6 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import parity  # noqa: E402  (bench/parity.py)
 
-# test_st_formats.py finds the checkpoint here.
-if parity.minilm_folder():
-    os.environ.setdefault("VKBERT_MINILM_DIR", parity.minilm_folder())
-
-
 def sha256(path):
     h = hashlib.sha256()
     with open(path, "rb") as f:

@@ -1,8 +1,8 @@
 """Models built by the libraries' own classes, with odd shapes, against those libraries:
 random-initialised BertModel and BertForSequenceClassification saved by transformers in F32, F16
-and BF16, wrapped by sentence-transformers (every pooling mode, Dense with each activation,
-Normalize, prompts); compared with SentenceTransformer.encode, CrossEncoder.predict and
-pipeline("text-classification")."""
+and BF16, compared with SentenceTransformer.encode, CrossEncoder.predict and
+pipeline("text-classification"). The sentence-transformers modules (every pooling mode, Dense
+with each activation, Normalize, prompts, limits) as the library saves them: test_st_formats.py."""
 
 import json
 import os
@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch", reason="torch is not installed (tests/pytho
 transformers = pytest.importorskip("transformers", reason="transformers is not installed")
 st = pytest.importorskip("sentence_transformers", reason="sentence-transformers is not installed")
 from sentence_transformers.sentence_transformer.modules import (  # noqa: E402
-    Dense, Normalize, Pooling, Transformer)
+    Pooling, Transformer)
 
 FP32_COSINE, FP32_REL_L2 = 0.99999, 1e-4
 SCORE_TOL = 1e-4
@@ -96,11 +96,11 @@ def reference_st(folder):
     return st.SentenceTransformer(folder, device="cpu", model_kwargs={"dtype": torch.float32})
 
 
-def check_embed(cli, folder, extra=(), **encode_args):
+def check_embed(cli, folder):
     """vkbert embed against SentenceTransformer(folder).encode on every text."""
     t = texts()
-    ref = reference_st(folder).encode(t, convert_to_numpy=True, **encode_args)
-    got = parity.vkbert_embed(cli, folder, t, extra=extra)
+    ref = reference_st(folder).encode(t, convert_to_numpy=True)
+    got = parity.vkbert_embed(cli, folder, t)
     cos, rel, _ = parity.compare(ref, got)
     i = int(np.argmax(rel))
     assert cos.min() >= FP32_COSINE and rel.max() <= FP32_REL_L2, \
@@ -131,18 +131,6 @@ def test_bert_model_saved_by_transformers(cli, tmp, shape, dtype):
     check_embed(cli, bert_folder(tmp, shape, dtype))
 
 
-POOLING = ["cls", "max", "mean", "mean_sqrt_len_tokens", "weightedmean", "lasttoken",
-           ("cls", "max", "mean", "mean_sqrt_len_tokens")]
-
-
-@pytest.mark.parametrize("mode", POOLING, ids=lambda m: m if isinstance(m, str) else "+".join(m))
-def test_pooling_modes(cli, tmp, mode):
-    t = transformer(tmp, max_seq_length=24)
-    name = "pool_" + (mode if isinstance(mode, str) else "_".join(mode))
-    folder = st_folder(tmp, name, [t, Pooling(t.get_embedding_dimension(), pooling_mode=mode)])
-    check_embed(cli, folder)
-
-
 def test_pooling_modes_out_of_order_are_refused(cli, tmp):
     """sentence-transformers concatenates a list of modes in the list's order; vkbert in a fixed
     order (cls, max, mean, ...), so another order is refused clearly, not answered wrongly."""
@@ -153,36 +141,6 @@ def test_pooling_modes_out_of_order_are_refused(cli, tmp):
                           text=True)
     assert done.returncode != 0 and done.stdout == ""
     assert "pooling_mode" in done.stderr and "order" in done.stderr, done.stderr
-
-
-ACTIVATIONS = ["Identity", "Tanh", "ReLU", "GELU", "Sigmoid"]
-
-
-@pytest.mark.parametrize("activation", ACTIVATIONS)
-def test_dense_activations_and_normalize(cli, tmp, activation):
-    """Transformer, Pooling, two Dense (the second with and without bias), Normalize."""
-    t = transformer(tmp, shape="h80_heads2x40_l5")
-    width = t.get_embedding_dimension()
-    torch.manual_seed(2)
-    modules = [t, Pooling(width, pooling_mode="mean"),
-               Dense(width, 50, activation_function=torch.nn.Tanh()),
-               Dense(50, 33, bias=activation != "ReLU",
-                     activation_function=getattr(torch.nn, activation)()),
-               Normalize()]
-    check_embed(cli, st_folder(tmp, f"dense_{activation}", modules))
-
-
-def test_prompts(cli, tmp):
-    """config_sentence_transformers.json's prompts: the default one, a named one, and a prompt
-    left out of the pooling (include_prompt false)."""
-    t = transformer(tmp)
-    prompts = {"query": "what is ", "passage": "the text : "}
-    for include in (True, False):
-        pool = Pooling(t.get_embedding_dimension(), pooling_mode="mean", include_prompt=include)
-        folder = st_folder(tmp, f"prompts_{include}", [t, pool], prompts=prompts,
-                           default_prompt_name="query")
-        check_embed(cli, folder)
-        check_embed(cli, folder, extra=("--prompt-name", "passage"), prompt_name="passage")
 
 
 # ---- heads ----

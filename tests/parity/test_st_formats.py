@@ -5,8 +5,8 @@ each activation, Normalize, prompts, a length limit) and CrossEncoders (one labe
 with the activation_fn the library writes), saved with the library's own save(). Then
 `vkbert embed` must give SentenceTransformer(DIR).encode(texts) (cosine >= 0.99999, relative
 L2 <= 1e-4 per text), and `vkbert rerank` (one label) or `vkbert classify --query` (several)
-CrossEncoder(DIR).predict(pairs) (|difference| <= 1e-4 relative). Last, the real
-all-MiniLM-L6-v2 at VKBERT_MINILM_DIR, as it is and re-saved by the library.
+CrossEncoder(DIR).predict(pairs) (|difference| <= 1e-4 relative). The real all-MiniLM-L6-v2,
+as shipped and re-saved by the library: test_checkpoints.py.
 
 Needs VKBERT_CLI (the vkbert program) and sentence_transformers; skips, saying why, without
 either. Run offline: HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1."""
@@ -210,20 +210,3 @@ def test_cross_encoder_three_labels(act, tmp_path):
         for item in row:
             got[i][int(item["label"].rsplit("_", 1)[1])] = item["score"]
     assert_scores_match(got, want, f"classify --query, activation {act}")
-
-
-# ---- the real all-MiniLM-L6-v2 ----
-
-def test_minilm_as_given_and_resaved(tmp_path):
-    given = os.environ.get("VKBERT_MINILM_DIR")
-    if not given:
-        print("test_minilm_as_given_and_resaved: skipped: VKBERT_MINILM_DIR is not set",
-              file=sys.stderr)
-        pytest.skip("set VKBERT_MINILM_DIR to an all-MiniLM-L6-v2 folder")
-    texts = TEXTS + [" ".join(["sentence"] * 300)]  # over its 256 tokens
-    SentenceTransformer(given).save(str(tmp_path / "resaved"))
-    modules = json.loads((tmp_path / "resaved" / "modules.json").read_text())
-    pooling = "sentence_transformers.sentence_transformer.modules.pooling.Pooling"
-    assert modules[1]["type"] == pooling
-    check_embed(given, tmp_path, texts)
-    check_embed(tmp_path / "resaved", tmp_path, texts)
