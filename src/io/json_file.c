@@ -41,39 +41,70 @@ char *io_safetensors_path(const err_ctx *e, const char *dir, const char *how)
     return NULL;
 }
 
-/* Read in chunks, so a directory fails on read, not on size. */
-char *io_read_text(const err_ctx *e)
+FILE *io_open_regular(const err_ctx *e, uint64_t *size)
 {
-    FILE *f = fopen(e->path, "rb");
-    if (!f) return io_fail_open(e, "cannot open: %s", strerror(errno)), NULL;
-    size_t len = 0, cap = 4096;
-    char *text = malloc(cap);
-    while (text) {
-        len += fread(text + len, 1, cap - 1 - len, f);
-        if (len < cap - 1) break;
-        char *bigger = realloc(text, cap * 2);
-        if (!bigger) free(text);
-        text = bigger;
-        cap *= 2;
+    plat_file_kind kind;
+    FILE *f = plat_open_regular(e->path, &kind, size);
+    if (f) return f;
+    int saved = errno; /* for the caller: an optional file may be missing */
+    if (kind == PLAT_MISSING)
+        io_fail_open(e, "cannot open: %s", strerror(saved));
+    else
+        io_fail_open(e, "cannot read: not a regular file%s",
+                     kind == PLAT_DIRECTORY ? " (a folder)" : "");
+    errno = saved;
+    return NULL;
+}
+
+/* errno set too: callers tell a missing optional file by ENOENT, which must not be stale. */
+static int too_large(const err_ctx *e, size_t cap)
+{
+    io_fail(e, "larger than %zu MiB, the most read for this file", cap >> 20);
+    errno = EFBIG;
+    return -1;
+}
+
+/* Reads to the end, not just the size fstat gave: a file may grow, and some (in /proc) report 0.
+ * `hint` (at most cap) sizes the first block, so a file read whole takes one read. */
+static int read_all(const err_ctx *e, FILE *f, size_t hint, size_t cap, char **text, size_t *size)
+{
+    size_t len = 0, room = hint + 2;
+    char *buf = malloc(room);
+    while (buf) {
+        len += fread(buf + len, 1, room - 1 - len, f);
+        if (len < room - 1 || len > cap) break; /* the end, an error, or over the cap */
+        size_t more = room > cap / 2 ? cap + 2 : room * 2;
+        char *bigger = realloc(buf, more);
+        if (!bigger) free(buf);
+        buf = bigger;
+        room = more;
     }
-    int failed = !text || ferror(f), e_no = errno;
+    int e_no = errno;
+    if (!buf) return io_fail_oom(e, "cannot read: out of memory");
+    if (ferror(f) || len > cap) free(buf);
+    if (ferror(f)) return io_fail_open(e, "cannot read: %s", strerror(e_no));
+    if (len > cap) return too_large(e, cap);
+    buf[len] = '\0';
+    *text = buf;
+    *size = len;
+    return 0;
+}
+
+int io_read_file(const err_ctx *e, size_t cap, char **text, size_t *size)
+{
+    uint64_t length = 0;
+    FILE *f = io_open_regular(e, &length);
+    if (!f) return -1;
+    int rc = length > cap ? too_large(e, cap) : read_all(e, f, (size_t)length, cap, text, size);
     fclose(f);
-    if (failed) {
-        if (text)
-            io_fail_open(e, "cannot read: %s", strerror(e_no));
-        else
-            io_fail_oom(e, "cannot read: out of memory");
-        free(text);
-        return NULL;
-    }
-    text[len] = '\0';
-    return text;
+    return rc;
 }
 
 cJSON *io_json_load(const err_ctx *e)
 {
-    char *text = io_read_text(e);
-    if (!text) return NULL;
+    char *text;
+    size_t size;
+    if (io_read_file(e, IO_CAP_JSON, &text, &size) != 0) return NULL;
     const char *stop = NULL;
     cJSON *root = cJSON_ParseWithOpts(text, &stop, 1);
     if (!root) io_fail(e, "not valid JSON (error near byte %zu)", stop ? (size_t)(stop - text) : 0);

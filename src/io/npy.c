@@ -6,6 +6,7 @@
 
 #include "half.h"
 #include "io_error.h"
+#include "json_file.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -261,24 +262,6 @@ static int shape_bytes(int ndim, const int64_t *shape, size_t item_size, size_t 
     return 0;
 }
 
-/* fopen succeeds on a directory and ftell then reports a bogus huge size; reading one byte
- * first turns that into a clear error. */
-static int probe_read(FILE *f)
-{
-    int ch = fgetc(f);
-    if (ch == EOF && ferror(f)) return -1;
-    return fseek(f, 0, SEEK_SET);
-}
-
-static int file_size(FILE *f, size_t *size)
-{
-    if (fseek(f, 0, SEEK_END) != 0) return -1;
-    long n = ftell(f);
-    if (n < 0 || fseek(f, 0, SEEK_SET) != 0) return -1;
-    *size = (size_t)n;
-    return 0;
-}
-
 /* Checks magic and version; returns where the header text starts and how long it is. */
 static int read_preamble(const err_ctx *c, FILE *f, size_t fsize, size_t *start, size_t *hlen)
 {
@@ -344,12 +327,12 @@ static int read_data(const err_ctx *c, FILE *f, size_t avail, const npy_header *
     return 0;
 }
 
-static int load_from(const err_ctx *c, FILE *f, npy_array *out)
+static int load_from(const err_ctx *c, FILE *f, uint64_t length, npy_array *out)
 {
-    size_t fsize = 0, start = 0, hlen = 0;
+    size_t fsize = (size_t)length, start = 0, hlen = 0;
     npy_header h;
-    if (probe_read(f) != 0) return io_fail_open(c, "cannot read: %s", strerror(errno));
-    if (file_size(f, &fsize) != 0) return io_fail_open(c, "cannot determine the file size");
+    if (length > SIZE_MAX)
+        return io_fail(c, "too large to read (%llu bytes)", (unsigned long long)length);
     if (read_preamble(c, f, fsize, &start, &hlen) != 0) return -1;
     if (read_header(c, f, start, hlen, &h) != 0) return -1;
     if (parse_descr(c, h.descr, &out->dtype, &out->item_size) != 0) return -1;
@@ -365,10 +348,11 @@ int npy_load(const char *path, npy_array *out, char *err, size_t err_size)
     if (!out) return io_fail(&c, "no output array given");
     memset(out, 0, sizeof *out);
     if (!path) return io_fail(&c, "no path given");
-    FILE *f = fopen(path, "rb");
-    if (!f) return io_fail_open(&c, "cannot open: %s", strerror(errno));
+    uint64_t length;
+    FILE *f = io_open_regular(&c, &length);
+    if (!f) return -1;
     npy_array tmp = {0};
-    int rc = load_from(&c, f, &tmp);
+    int rc = load_from(&c, f, length, &tmp);
     fclose(f);
     if (rc != 0) {
         free(tmp.data);

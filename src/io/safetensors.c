@@ -62,6 +62,9 @@ static int map_file(const err_ctx *c, const uint8_t **buf, size_t *size)
     const char *failed = plat_map_file(c->path, &data, size);
     *buf = data;
     if (failed && errno == ENOMEM) return io_fail_oom(c, "cannot %s: %s", failed, strerror(errno));
+    if (failed && strcmp(failed, "read") == 0) /* a FIFO, device or folder: never opened to wait */
+        return io_fail_open(c, "cannot read: not a regular file%s",
+                            errno == EISDIR ? " (a folder)" : "");
     return failed ? io_fail_open(c, "cannot %s: %s", failed, strerror(errno)) : 0;
 }
 

@@ -3,6 +3,8 @@
  * (tokenizer.json, tokenizer_config.json) in tokenizer_json.c. */
 #include "tokenizer_internal.h"
 
+#include "json_file.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
@@ -131,39 +133,6 @@ void tok_vocab_insert(tokenizer *t, int32_t id)
 }
 
 /* ---- files ---- */
-
-int tok_read_file(const err_ctx *c, const char *path, char **text, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        int e = errno;
-        io_fail_open(c, "cannot open: %s", strerror(e));
-        errno = e;
-        return -1;
-    }
-    bytes b = {0};
-    int oom = 0;
-    for (size_t got = 1; got > 0 && !oom;) {
-        if (b.n + 1 >= b.cap) { /* grown only when full: a small file takes one block */
-            oom = bytes_reserve(&b, 65536) != 0;
-            if (oom) break;
-        }
-        got = fread(b.v + b.n, 1, b.cap - b.n - 1, f); /* one byte kept for the NUL */
-        b.n += got;
-    }
-    /* fopen succeeds on a directory; the read is what fails. */
-    int e = errno, failed = oom || ferror(f);
-    fclose(f);
-    if (failed) {
-        free(b.v);
-        if (oom) return io_fail_oom(c, "cannot read: out of memory");
-        return io_fail_open(c, "cannot read: %s", strerror(e));
-    }
-    b.v[b.n] = '\0';
-    *text = b.v;
-    *size = b.n;
-    return 0;
-}
 
 /* One token per line; the line ending (\n or \r\n) is not part of it. Empty lines are tokens
  * too, as in HuggingFace's load_vocab. */
@@ -337,7 +306,7 @@ int tok_load(const char *vocab_path, int do_lower_case, tokenizer **out, char *e
     t->lower = t->strip = do_lower_case != 0;
     char *text;
     size_t size;
-    if (tok_read_file(&c, vocab_path, &text, &size) != 0 ||
+    if (io_read_file(&c, IO_CAP_VOCAB, &text, &size) != 0 ||
         tok_vocab_lines(&c, t, text, size) != 0 || tok_vocab_specials(&c, t) != 0) {
         tok_free(t);
         return -1;
@@ -352,8 +321,7 @@ int tok_load_config(const char *tokenizer_config_json_path, int *do_lower_case)
     char *text;
     size_t size;
     if (!tokenizer_config_json_path || !do_lower_case) return -1;
-    if (tok_read_file(&c, tokenizer_config_json_path, &text, &size) != 0)
-        return errno == ENOENT ? 0 : -1;
+    if (io_read_file(&c, IO_CAP_TOKENIZER, &text, &size) != 0) return errno == ENOENT ? 0 : -1;
     cJSON *root = cJSON_ParseWithLength(text, size);
     free(text);
     int rc = -1;

@@ -97,8 +97,6 @@ int tok_vocab_lines(const err_ctx *c, tokenizer *t, char *text, size_t size);
 /* The id of s[0..n) in the model's vocabulary, after the continuing-subword prefix when
  * `inner`; -1 when absent. */
 int32_t tok_lookup(const tokenizer *t, int inner, const char *s, size_t n);
-/* Reads the whole file, NUL-terminated; a failed open leaves fopen's errno. */
-int tok_read_file(const err_ctx *c, const char *path, char **text, size_t *size);
 /* Keeps each special token (t->special) that has an id whole in text, as transformers adds
  * them to the fast tokenizer; with `require`, all but [MASK] must have one. */
 int tok_add_specials(const err_ctx *c, tokenizer *t, int require);

@@ -17,6 +17,8 @@
  * win over tokenizer.json too. */
 #include "tokenizer_internal.h"
 
+#include "json_file.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
@@ -80,7 +82,8 @@ static int read_json(const char *path, int optional, cJSON **root, char *err, si
     char *text;
     size_t size;
     *root = NULL;
-    if (tok_read_file(&c, path, &text, &size) != 0) return optional && errno == ENOENT ? 0 : -1;
+    if (io_read_file(&c, IO_CAP_TOKENIZER, &text, &size) != 0)
+        return optional && errno == ENOENT ? 0 : -1;
     *root = cJSON_ParseWithLength(text, size);
     free(text);
     if (!*root) return io_fail(&c, "not valid JSON");
@@ -451,7 +454,7 @@ static int load_vocab(const folder *f, tokenizer *t, char *err, size_t size)
     err_ctx c = {f->vocab_path, err, size};
     char *text;
     size_t n;
-    if (config_normalizer(f, t, 1, err, size) != 0 || tok_read_file(&c, f->vocab_path, &text, &n))
+    if (config_normalizer(f, t, 1, err, size) != 0 || io_read_file(&c, IO_CAP_VOCAB, &text, &n))
         return -1;
     if (tok_vocab_lines(&c, t, text, n) != 0 || config_specials(t, f, err, size) != 0) return -1;
     return tok_vocab_specials(&c, t);

@@ -75,8 +75,13 @@ typedef enum plat_file_kind {
 /* What `path` names; `size` (may be NULL) gets a regular file's size. */
 plat_file_kind plat_file_info(const char *path, uint64_t *size);
 
+/* Opens a file for binary reading, without waiting on a FIFO or device with no writer. Only a
+ * regular file (a link to one included) is opened: else NULL, *kind says what `path` is and
+ * errno why (EISDIR for a directory, EINVAL for another kind). `size` gets the file's size. */
+FILE *plat_open_regular(const char *path, plat_file_kind *kind, uint64_t *size);
 /* Maps a whole regular file read-only (an empty one gives NULL and 0). NULL on success, else
- * the step that failed, "open", "read" (not a regular file) or "map", with errno set. */
+ * the step that failed, "open", "read" (not a regular file, as plat_open_regular says) or
+ * "map", with errno set. */
 const char *plat_map_file(const char *path, const void **data, size_t *size);
 void plat_unmap(const void *data, size_t size);
 /* Drops the pages of data[size], within a mapping of plat_map_file, from the process's resident

@@ -124,21 +124,46 @@ plat_file_kind plat_file_info(const char *path, uint64_t *size)
     return kind_of(&st);
 }
 
-/* The kind is checked on the open descriptor, so that the file mapped is the file checked. */
-static const char *map_fd(int fd, const void **data, size_t *size)
+/* Opens for reading without waiting: open(2) on a FIFO with no writer (or on some devices) would
+ * block forever, so O_NONBLOCK, and the kind is checked on the descriptor, so that the file
+ * read is the file checked. A descriptor of a regular file, blocking again; else -1 with errno
+ * set (EISDIR, or EINVAL for anything else) and *kind saying what it was. */
+static int open_regular(const char *path, struct stat *st, plat_file_kind *kind)
+{
+    *kind = PLAT_MISSING;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return -1;
+    int flags = -1;
+    if (!fstat(fd, st)) *kind = kind_of(st);
+    if (*kind == PLAT_REGULAR) flags = fcntl(fd, F_GETFL);
+    if (flags != -1 && !fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)) return fd;
+    int saved = *kind == PLAT_DIRECTORY ? EISDIR : *kind == PLAT_OTHER ? EINVAL : errno;
+    close(fd);
+    errno = saved;
+    return -1;
+}
+
+FILE *plat_open_regular(const char *path, plat_file_kind *kind, uint64_t *size)
 {
     struct stat st;
-    if (fstat(fd, &st)) return "read";
-    plat_file_kind kind = kind_of(&st);
-    if (kind != PLAT_REGULAR) {
-        errno = kind == PLAT_DIRECTORY ? EISDIR : EINVAL;
-        return "read";
+    int fd = open_regular(path, &st, kind);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "rb");
+    if (f) *size = (uint64_t)st.st_size;
+    if (fd >= 0 && !f) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
     }
-    if ((uint64_t)st.st_size > SIZE_MAX) {
+    return f;
+}
+
+static const char *map_fd(int fd, const struct stat *st, const void **data, size_t *size)
+{
+    if ((uint64_t)st->st_size > SIZE_MAX) {
         errno = EFBIG;
         return "map";
     }
-    *size = (size_t)st.st_size;
+    *size = (size_t)st->st_size;
     if (*size == 0) return NULL;
     void *p = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) return "map";
@@ -150,9 +175,11 @@ const char *plat_map_file(const char *path, const void **data, size_t *size)
 {
     *data = NULL;
     *size = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return "open";
-    const char *failed = map_fd(fd, data, size);
+    struct stat st;
+    plat_file_kind kind;
+    int fd = open_regular(path, &st, &kind);
+    if (fd < 0) return kind == PLAT_MISSING ? "open" : "read";
+    const char *failed = map_fd(fd, &st, data, size);
     int saved = errno;
     close(fd);
     errno = saved;

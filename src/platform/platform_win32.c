@@ -152,6 +152,18 @@ plat_file_kind plat_file_info(const char *path, uint64_t *size)
                                                         : PLAT_REGULAR;
 }
 
+/* Opening does not wait on Windows; the type is checked by name first (a plain check: the
+ * file could change between the two, which only gives a read error). */
+FILE *plat_open_regular(const char *path, plat_file_kind *kind, uint64_t *size)
+{
+    *kind = plat_file_info(path, size);
+    if (*kind != PLAT_REGULAR) {
+        if (*kind != PLAT_MISSING) errno = *kind == PLAT_DIRECTORY ? EISDIR : EINVAL;
+        return NULL;
+    }
+    return fopen(path, "rb");
+}
+
 /* The view holds the mapping and the file open: both handles can be closed once it exists. */
 static const char *map_handle(HANDLE file, const void **data, size_t *size)
 {
