@@ -196,6 +196,45 @@ Test(st, malformed_headers)
     expect_st_error(p, "NUL");
 }
 
+#define F32(name, n, b, e)                                                                         \
+    "\"" name "\":{\"dtype\":\"F32\",\"shape\":[" #n "],\"data_offsets\":[" #b "," #e "]}"
+
+/* The data areas as the safetensors library requires them (each case checked against 0.8.0):
+ * in offset order, one after the other from 0 to the end of the file. */
+Test(st, data_areas_disjoint_and_contiguous)
+{
+    static const struct {
+        const char *json;
+        size_t data;
+        const char *word; /* NULL: loads */
+    } cases[] = {
+        {"{" F32("a", 2, 0, 8) "," F32("b", 2, 0, 8) "}", 8, "must not overlap"},
+        {"{" F32("a", 2, 0, 8) "," F32("b", 2, 4, 12) "}", 12,
+         "'b': data_offsets begin at 4, not at 8"},
+        {"{" F32("a", 1, 0, 4) "," F32("b", 1, 8, 12) "}", 12,
+         "'b': data_offsets begin at 8, not at 4"},
+        {"{" F32("a", 1, 4, 8) "}", 8, "'a': data_offsets begin at 4, not at 0"},
+        {"{" F32("a", 1, 0, 4) "}", 8, "data ends at byte 4 of the 8-byte data area"},
+        {"{" F32("a", 2, 0, 8) "," F32("z", 0, 4, 4) "}", 8, "'z'"},
+        {"{}", 4, "data ends at byte 0 of the 4-byte data area"},
+        {"{" F32("a", 1, 4, 8) "," F32("b", 1, 0, 4) "}", 8, NULL},
+        {"{" F32("a", 0, 4, 4) "," F32("z", 0, 4, 4) "," F32("b", 1, 0, 4) "}", 4, NULL},
+    };
+    const float v[3] = {1, 2, 3};
+    char p[256], err[512] = "";
+    test_tmp_path(p, "areas.safetensors");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        write_st(p, cases[i].json, v, cases[i].data);
+        if (cases[i].word) {
+            expect_st_error(p, cases[i].word);
+            continue;
+        }
+        st_file f;
+        cr_assert_eq(st_load(p, &f, err, sizeof err), 0, "case %zu: %s", i, err);
+        st_free(&f);
+    }
+}
+
 Test(st, malformed_files)
 {
     char p[256];

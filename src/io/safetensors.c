@@ -201,6 +201,41 @@ static int check_unique(const err_ctx *c, const st_file *f)
     return rc;
 }
 
+static int compare_areas(const void *a, const void *b)
+{
+    const st_tensor *x = *(const st_tensor *const *)a, *y = *(const st_tensor *const *)b;
+    if (x->data != y->data) return x->data < y->data ? -1 : 1;
+    return x->nbytes < y->nbytes ? -1 : x->nbytes > y->nbytes;
+}
+
+/* The reference reader's rule (safetensors' Metadata::validate): ordered by data_offsets, each
+ * tensor's data starts where the one before ends, from 0 to the end of the file. So no two
+ * tensors share or overlap bytes, and nothing is hidden in a gap. */
+static int check_layout(const err_ctx *c, const st_file *f, const uint8_t *data, size_t data_size)
+{
+    const st_tensor **order = malloc((f->count > 0 ? (size_t)f->count : 1) * sizeof *order);
+    if (!order) return io_fail_oom(c, "out of memory for %d tensors", f->count);
+    for (int i = 0; i < f->count; i++)
+        order[i] = &f->tensors[i];
+    qsort(order, (size_t)f->count, sizeof *order, compare_areas);
+    size_t at = 0;
+    int rc = 0;
+    for (int i = 0; i < f->count && rc == 0; i++) {
+        size_t begin = (size_t)((const uint8_t *)order[i]->data - data);
+        if (begin != at)
+            rc = io_fail(c,
+                         "tensor '%s': data_offsets begin at %zu, not at %zu where the data "
+                         "before it ends (tensors must not overlap or leave gaps)",
+                         order[i]->name, begin, at);
+        at = begin + order[i]->nbytes;
+    }
+    free(order);
+    if (rc == 0 && at != data_size)
+        rc = io_fail(c, "the tensors' data ends at byte %zu of the %zu-byte data area", at,
+                     data_size);
+    return rc;
+}
+
 static int parse_tensors(const err_ctx *c, const cJSON *json, const uint8_t *data, size_t data_size,
                          st_file *f)
 {
@@ -213,7 +248,7 @@ static int parse_tensors(const err_ctx *c, const cJSON *json, const uint8_t *dat
         st_tensor *t = &f->tensors[f->count++];
         if (parse_entry(c, e, data, data_size, t) != 0) return -1;
     }
-    return check_unique(c, f);
+    return check_unique(c, f) != 0 ? -1 : check_layout(c, f, data, data_size);
 }
 
 static int parse_file(const err_ctx *c, st_file *f)

@@ -68,6 +68,10 @@ def st_corpus():
     put("safetensors", "bad_offsets", st({
         "a": {"dtype": "F32", "shape": [2], "data_offsets": [4, 8]},
     }, struct.pack("<2f", 1, 2)))
+    put("safetensors", "aliased", st({
+        "a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+        "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]},
+    }, struct.pack("<3f", 1, 2, 3)))
     put("safetensors", "header_too_long", struct.pack("<Q", 1000) + b'{"a":{}}')
 
 
