@@ -516,6 +516,13 @@ Test(tokenizer, load_errors)
     path_in_tmp(p, "empty.txt");
     write_text(p, "");
     expect_load_error(p, "[UNK]");
+    /* transformers reads vocab.txt as UTF-8 and fails; a Latin-1 token would never match */
+    path_in_tmp(p, "latin1.txt");
+    write_text(p, "[PAD]\n[UNK]\n[CLS]\n[SEP]\ncaf\xe9\n");
+    expect_load_error(p, "line 5 is not valid UTF-8");
+    path_in_tmp(p, "surrogate.txt");
+    write_text(p, "[PAD]\n\xed\xa0\x80\n");
+    expect_load_error(p, "line 2 is not valid UTF-8");
 }
 
 /* ---- tokenizer_config.json ---- */

@@ -308,6 +308,8 @@ Test(tokenizer_json, errors)
     expect_load_error(dir_json, "tokenizer.json", "post_processor type \"RobertaProcessing\"");
     write_file(dir_json, "tokenizer.json", "{\"model\": {\"type\": \"WordPiece\", ");
     expect_load_error(dir_json, "tokenizer.json", "not valid JSON");
+    write_file(dir_json, "tokenizer.json", "{\"model\": {\"vocab\": {\"caf\xe9\": 0}}}");
+    expect_load_error(dir_json, "tokenizer.json", "not valid UTF-8 (at byte 25)");
     write_file(dir_json, "tokenizer.json", "{\"model\": {\"type\": \"WordPiece\"}}");
     expect_load_error(dir_json, "tokenizer.json", "model.vocab");
     remove_file(dir_json, "tokenizer.json");

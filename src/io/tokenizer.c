@@ -151,6 +151,9 @@ int tok_vocab_lines(const err_ctx *c, tokenizer *t, char *text, size_t size)
         int line_end = i < size ? text[i] == '\n' : i > start; /* or a last line without \n */
         if (!line_end) continue;
         size_t end = i > start && text[i - 1] == '\r' ? i - 1 : i;
+        /* HF reads the file as UTF-8 and fails; such a token would never match */
+        if (tok_utf8_prefix(text + start, end - start) != end - start)
+            return io_fail(c, "line %d is not valid UTF-8", (int)id + 1);
         text[end] = '\0';
         t->tokens[id] = text + start;
         t->lens[id] = end - start;

@@ -123,6 +123,8 @@ int tok_is_word_char(int32_t c);
 
 /* ---- tokenizer_text.c ---- */
 
+/* How many bytes of s[0..n) are valid UTF-8 before the first that is not (n: all). */
+size_t tok_utf8_prefix(const char *s, size_t n);
 /* The normalizer's output for s[0..n) (valid UTF-8), appended to out. */
 int tok_normalize(const tokenizer *t, const char *s, size_t n, bytes *out);
 /* Fills each added token's match text once the normalizer is known. */

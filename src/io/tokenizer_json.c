@@ -84,6 +84,11 @@ static int read_json(const char *path, int optional, cJSON **root, char *err, si
     *root = NULL;
     if (io_read_file(&c, IO_CAP_TOKENIZER, &text, &size) != 0)
         return optional && errno == ENOENT ? 0 : -1;
+    size_t valid = tok_utf8_prefix(text, size); /* as serde_json reads only a str */
+    if (valid != size) {
+        free(text);
+        return io_fail(&c, "not valid UTF-8 (at byte %zu)", valid);
+    }
     *root = cJSON_ParseWithLength(text, size);
     free(text);
     if (!*root) return io_fail(&c, "not valid JSON");

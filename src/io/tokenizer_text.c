@@ -86,16 +86,17 @@ int tok_normalize(const tokenizer *t, const char *s, size_t n, bytes *out)
 
 /* ---- added tokens ---- */
 
-static int valid_utf8(const char *s, size_t n)
+size_t tok_utf8_prefix(const char *s, size_t n)
 {
-    for (size_t i = 0; i < n;) {
+    size_t i = 0;
+    while (i < n) {
         utf8proc_int32_t c;
         utf8proc_ssize_t k =
             utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(n - i), &c);
-        if (k < 0) return 0;
+        if (k < 0) break;
         i += (size_t)k;
     }
-    return 1;
+    return i;
 }
 
 /* refresh_added_tokens: a normalized token is searched for as the normalizer's output of its
@@ -104,7 +105,7 @@ int tok_prepare_added(const err_ctx *c, tokenizer *t)
 {
     for (size_t i = 0; i < t->n_added; i++) {
         tok_added *a = &t->added[i];
-        if (!valid_utf8(a->content, a->content_len))
+        if (tok_utf8_prefix(a->content, a->content_len) != a->content_len)
             return io_fail(c, "added token %d is not valid UTF-8", (int)a->id);
         bytes m = {0};
         int rc = a->normalized ? tok_normalize(t, a->content, a->content_len, &m)
@@ -296,13 +297,8 @@ static int tokenize(const tokenizer *t, const char *text, const char *what, ints
 {
     err_ctx c = {what, err, err_size};
     size_t n = strlen(text);
-    for (size_t i = 0; i < n;) {
-        utf8proc_int32_t ch;
-        utf8proc_ssize_t k =
-            utf8proc_iterate((const utf8proc_uint8_t *)text + i, (utf8proc_ssize_t)(n - i), &ch);
-        if (k < 0) return io_fail(&c, "invalid UTF-8 at byte %zu", i);
-        i += (size_t)k;
-    }
+    size_t valid = tok_utf8_prefix(text, n);
+    if (valid != n) return io_fail(&c, "invalid UTF-8 at byte %zu", valid);
     encoder e = {.t = t, .ids = ids};
     int rc = add_text(&e, text, n);
     free(e.stage.v);
