@@ -583,6 +583,20 @@ Test(bert_model, unsupported_dtype)
     bert_weights_free(&w);
 }
 
+/* A checkpoint of 4 layers with num_hidden_layers 2: layers 2 and 3 would go unused. */
+Test(bert_model, more_layers_than_the_config)
+{
+    bert_config c = small_config();
+    bert_weights w;
+    char err[512] = "";
+    c.num_hidden_layers = 4;
+    cr_assert_eq(bert_weights_random(&c, 7, &w), 0);
+    cr_assert_eq(bert_model_save(tmpdir, &c, &w, 0, "bert.", err, sizeof err), 0, "%s", err);
+    bert_weights_free(&w);
+    edit_config("num_hidden_layers", cJSON_CreateNumber(2));
+    REFUSED("model.safetensors", "'bert.encoder.layer.2.", "num_hidden_layers is 2");
+}
+
 /* ---- config.json refused ---- */
 
 static void save_with(bert_config c)

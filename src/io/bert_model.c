@@ -11,6 +11,8 @@
 #include "platform/platform.h"
 #include "safetensors.h"
 
+#include <ctype.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -388,6 +390,30 @@ static int check_tensors(const err_ctx *e, const st_file *f, const char *prefix,
     return has_classifier ? check_fields(e, f, prefix, c, classifier_fields, N_CLASSIFIER, -1) : 0;
 }
 
+/* A layer past num_hidden_layers would be left out silently (transformers warns of unused
+ * weights; the library cannot), so the file is refused, naming the lowest such layer. */
+static int check_no_extra_layers(const err_ctx *e, const st_file *f, const char *prefix,
+                                 const bert_config *c)
+{
+    char head[NAME_SIZE];
+    size_t n = (size_t)snprintf(head, sizeof head, "%sencoder.layer.", prefix);
+    const char *first = NULL;
+    long first_layer = LONG_MAX;
+    for (int i = 0; i < f->count; i++) {
+        const char *name = f->tensors[i].name;
+        char *end;
+        if (strncmp(name, head, n) != 0 || !isdigit((unsigned char)name[n])) continue;
+        long l = strtol(name + n, &end, 10);
+        if (*end == '.' && l >= c->num_hidden_layers && l < first_layer) {
+            first = name;
+            first_layer = l;
+        }
+    }
+    if (!first) return 0;
+    return io_fail(e, "tensor '%s' is of layer %ld, but config.json's num_hidden_layers is %d",
+                   first, first_layer, c->num_hidden_layers);
+}
+
 /* An F32 tensor at a float's alignment is used where it lies in the mapping: copying it would
  * cost a pass over the model and a second host copy of it (safetensors data is little-endian,
  * as the hosts we build for). Other matrices stay in the file, converted rows at a time by
@@ -434,7 +460,9 @@ static int load_weights(const err_ctx *e, st_file *f, const bert_config *c, bert
     int has_classifier = has_sequence_classifier(f, c);
     /* BertForSequenceClassification classifies the pooler's output, so it must be there. */
     int has_pooler = has_classifier || st_find(f, pooler) != NULL;
-    if (check_tensors(e, f, prefix, c, has_pooler, has_classifier) != 0) return -1;
+    if (check_tensors(e, f, prefix, c, has_pooler, has_classifier) != 0 ||
+        check_no_extra_layers(e, f, prefix, c) != 0)
+        return -1;
     if (weights_init(c, has_pooler, has_classifier, w) != 0 ||
         !(w->sources = calloc((size_t)bert_tensor_count(w), sizeof *w->sources))) {
         bert_weights_free(w);
