@@ -219,10 +219,10 @@ static vkbert_status run_model(scheduler *s, int n, float *rows, size_t floats)
     const serve_work *w = s->batch[0].req->work;
     vkbert_status status;
     /* Embeddings are never normalized here: the route applies TEI's `normalize` and the
-     * `dimensions` truncation itself. */
-    /* A result that is not finite fails the call with every row written: then only the
-     * requests whose rows are not finite fail (serve_run), not the others batched with them.
-     * Zeroed rows tell it from a shape over the device's limits, which writes nothing. */
+     * `dimensions` truncation itself. A result that is not finite fails the call with every
+     * row written: then only the requests whose rows are not finite fail (serve_run), not the
+     * others batched with them. Zeroed rows tell it from a shape over the device's limits,
+     * which writes nothing. */
     memset(rows, 0, floats * sizeof *rows);
     if (w->task == SERVE_TASK_EMBED)
         status = vkbert_model_embed_inputs(s->model, s->inputs, n, -1, rows);
