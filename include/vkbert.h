@@ -91,10 +91,13 @@ typedef enum vkbert_status {
     VKBERT_ERROR_INVALID_ARGUMENT = 1, /* a NULL pointer, a bad shape, an inconsistent option */
     VKBERT_ERROR_NO_VULKAN = 2,        /* no Vulkan loader, or no driver behind it */
     VKBERT_ERROR_NO_DEVICE = 3,        /* no device matches, or none is usable (needs Vulkan 1.1) */
-    VKBERT_ERROR_DEVICE_LIMIT = 4,     /* the shape needs more than the device allows */
-    VKBERT_ERROR_OUT_OF_MEMORY = 5,    /* host or device memory ran out */
-    VKBERT_ERROR_VULKAN = 6,           /* a Vulkan call failed; the message names it */
-    VKBERT_ERROR_VALIDATION = 7,       /* the validation layer reported a message (tests only) */
+    /* The shape needs more than the device allows; or a model call's result is not finite (inf
+     * or NaN: weights or activations beyond the range of float32, or fp16's), its outputs
+     * written all the same. */
+    VKBERT_ERROR_DEVICE_LIMIT = 4,
+    VKBERT_ERROR_OUT_OF_MEMORY = 5, /* host or device memory ran out */
+    VKBERT_ERROR_VULKAN = 6,        /* a Vulkan call failed; the message names it */
+    VKBERT_ERROR_VALIDATION = 7,    /* the validation layer reported a message (tests only) */
     /* The device was lost, or did not finish within the context's timeout: the context
      * refuses every later call with this status; destroy it and make a new one. */
     VKBERT_ERROR_DEVICE_LOST = 8,

@@ -3,6 +3,7 @@
 #include "api.h"
 #include "nn/model.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +163,23 @@ const char *vkbert_model_label(const vkbert_model *model, int index)
         VKB_RUN_LOCKED((model)->ctx, call);                                                        \
     } while (0)
 
+/* A result that is not finite (weights or activations beyond float range: 3e38 weights in
+ * fp32, 65504 in fp16) fails the call: JSON cannot hold it and a NaN score has no order. The
+ * rows are all written even then, so that a caller batching many callers' inputs (vkbert
+ * serve) can fail only those whose rows are not finite. */
+static vkbert_status check_finite(vkbert_model *model, vkbert_status status, const float *out,
+                                  int rows, int width)
+{
+    if (status) return status;
+    for (size_t i = 0, n = (size_t)rows * (size_t)width; i < n; i++)
+        if (!isfinite(out[i]))
+            return vkb_fail(model->ctx, VKBERT_ERROR_DEVICE_LIMIT,
+                            "the model produced non-finite values (inf or NaN) for input %zu: its "
+                            "weights or activations exceed the range of its floating-point type",
+                            i / (size_t)width);
+    return VKBERT_OK;
+}
+
 static vkbert_status model_embed(vkbert_model *model, const char *const *texts, int count,
                                  const vkbert_embed_options *options, float *embeddings)
 {
@@ -173,20 +191,25 @@ static vkbert_status model_embed(vkbert_model *model, const char *const *texts, 
 vkbert_status vkbert_model_embed(vkbert_model *model, const char *const *texts, int count,
                                  const vkbert_embed_options *options, float *embeddings)
 {
-    RUN_LOCKED(model, model_embed(model, texts, count, options, embeddings));
+    RUN_LOCKED(model, check_finite(model, model_embed(model, texts, count, options, embeddings),
+                                   embeddings, count, vkbert_model_dimension(model)));
 }
 
 vkbert_status vkbert_model_rerank(vkbert_model *model, const char *query,
                                   const char *const *documents, int count, int raw_scores,
                                   float *scores)
 {
-    RUN_LOCKED(model, vkb_model_rerank(model, query, documents, count, raw_scores, scores));
+    RUN_LOCKED(model,
+               check_finite(model,
+                            vkb_model_rerank(model, query, documents, count, raw_scores, scores),
+                            scores, count, 1));
 }
 
 vkbert_status vkbert_model_classify(vkbert_model *model, const char *const *texts, int count,
                                     float *scores)
 {
-    RUN_LOCKED(model, vkb_model_classify(model, texts, count, scores));
+    RUN_LOCKED(model, check_finite(model, vkb_model_classify(model, texts, count, scores), scores,
+                                   count, model->labels));
 }
 
 /* ---- pre-tokenized inputs ---- */
@@ -281,7 +304,8 @@ static vkbert_status model_run_inputs(vkbert_model *model, const vkbert_model_in
     status = scores ? vkb_model_score_inputs(model, copy, count, flag, out)
                     : vkb_model_embed_inputs(model, copy, count, flag, out);
     free(copy);
-    return status;
+    int width = scores ? model->labels : vkbert_model_dimension(model);
+    return check_finite(model, status, out, count, width);
 }
 
 vkbert_status vkbert_model_embed_inputs(vkbert_model *model, const vkbert_model_input *inputs,

@@ -297,13 +297,19 @@ void st_folder_write_bert(const char *dir, const bert_config *c, uint64_t seed,
                           const char *const *vocab, int vocab_count, bert_weights *w)
 {
     bert_weights own;
-    char err[512], path[1100];
+    char err[512];
     bert_weights *weights = w ? w : &own;
     mkdir(dir, 0777);
     cr_assert_eq(bert_weights_random(c, seed, weights), 0);
     const char *prefix = c->num_labels ? "bert." : NULL;
     cr_assert_eq(bert_model_save(dir, c, weights, 0, prefix, err, sizeof err), 0, "%s", err);
     if (!w) bert_weights_free(&own);
+    st_folder_write_vocab(dir, vocab, vocab_count);
+}
+
+void st_folder_write_vocab(const char *dir, const char *const *vocab, int vocab_count)
+{
+    char path[1100];
     snprintf(path, sizeof path, "%s/vocab.txt", dir);
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f, "%s", path);

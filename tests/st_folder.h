@@ -53,6 +53,9 @@ int st_folder_write(const char *dir, const st_folder_spec *spec, char *err, size
 void st_folder_write_bert(const char *dir, const bert_config *c, uint64_t seed,
                           const char *const *vocab, int vocab_count, bert_weights *w);
 
+/* dir/vocab.txt of `vocab`, one token a line. Fails the test on any error. */
+void st_folder_write_vocab(const char *dir, const char *const *vocab, int vocab_count);
+
 /* tokenizer.json as transformers saves BERT's, over `vocab` (ids in order; [PAD] [UNK] [CLS]
  * [SEP] [MASK] first), with the pieces given as JSON text; NULL gives BERT's own: a lowercasing
  * BertNormalizer, the BertPreTokenizer, the [CLS] A [SEP] (B [SEP]) template. */

@@ -242,6 +242,12 @@ void test_tmp_path(char *out, const char *name)
 
 void test_run_cli(const char *dir, const char *const *args, test_cli_result *r)
 {
+    test_run_cli_to(dir, NULL, args, r);
+}
+
+void test_run_cli_to(const char *dir, const char *stdout_path, const char *const *args,
+                     test_cli_result *r)
+{
     const char *cli = getenv("VKBERT_CLI");
     cr_assert(cli && *cli, "set VKBERT_CLI to the path of the vkbert binary");
     char *argv[32] = {(char *)cli};
@@ -254,7 +260,8 @@ void test_run_cli(const char *dir, const char *const *args, test_cli_result *r)
     snprintf(err, sizeof err, "%s/stderr.txt", dir);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 1, stdout_path ? stdout_path : out,
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     pid_t pid;
     int rc = posix_spawn(&pid, cli, &actions, NULL, argv, environ);
@@ -262,7 +269,8 @@ void test_run_cli(const char *dir, const char *const *args, test_cli_result *r)
     cr_assert_eq(rc, 0, "cannot run %s", cli);
     int status;
     cr_assert_eq(waitpid(pid, &status, 0), pid);
-    test_read_text(out, r->out, sizeof r->out);
+    r->out[0] = '\0';
+    if (!stdout_path) test_read_text(out, r->out, sizeof r->out);
     test_read_text(err, r->err, sizeof r->err);
     unlink(out);
     unlink(err);

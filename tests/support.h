@@ -58,6 +58,9 @@ typedef struct test_cli_result {
 /* Runs `$VKBERT_CLI args...` (args ends with NULL), stdout and stderr captured through files
  * in `dir`. */
 void test_run_cli(const char *dir, const char *const *args, test_cli_result *r);
+/* The same with stdout sent to `stdout_path` (such as /dev/full) instead; r->out is empty. */
+void test_run_cli_to(const char *dir, const char *stdout_path, const char *const *args,
+                     test_cli_result *r);
 /* Removes the files in `dir` (not recursive), then `dir`; quietly does nothing if it is gone. */
 void test_remove_dir(const char *dir);
 /* A text file's contents, NUL-terminated, at most size - 1 bytes. */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const char *const vocab[] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the",
                                     "cat",   "sat",   "on",    "mat",   "a",      "dog",
@@ -265,6 +266,32 @@ Test(cli_text, tokenize_keeps_special_tokens_whole)
 }
 
 /* ---- errors ---- */
+
+/* Output that cannot be written fails every command, whatever it prints. */
+Test(cli_text, a_full_stdout_fails_every_command)
+{
+    if (access("/dev/full", W_OK) != 0) {
+        cr_log_warn("skipped: no writable /dev/full on this system");
+        cr_skip_test("no writable /dev/full on this system");
+    }
+    const char *const commands[][8] = {
+        {"embed", "--model", st_dir, "the cat", NULL},
+        {"rerank", "--model", reranker_dir, "--query", "the cat", "a dog", NULL},
+        {"classify", "--model", classifier_dir, "the cat", NULL},
+        {"tokenize", "--model", st_dir, "the cat", NULL},
+        {"info", "--model", st_dir, NULL},
+        {"devices", NULL},
+        {"--version", NULL},
+        {"--help", NULL},
+    };
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
+        test_cli_result r;
+        test_run_cli_to(tmp, "/dev/full", commands[i], &r);
+        cr_assert_eq(r.code, 1, "%s exited %d:\n%s", commands[i][0], r.code, r.err);
+        cr_assert(strstr(r.err, "vkbert: writing the output failed: "), "%s: %s", commands[i][0],
+                  r.err);
+    }
+}
 
 Test(cli_text, unknown_module_type_names_the_file)
 {

@@ -8,6 +8,7 @@ import sys
 import numpy as np
 import pytest
 
+import folder
 import vkbert
 
 E, H = 8, 2
@@ -125,3 +126,23 @@ def test_a_library_that_is_not_there_is_an_import_error_naming_it(tmp_path):
                           text=True, cwd=os.path.dirname(os.path.dirname(vkbert.__file__)))
     assert done.returncode != 0
     assert "ImportError" in done.stderr and missing in done.stderr
+
+
+# Finite weights whose activations overflow float32: the embeddings' LayerNorm scaled to 3e38.
+HUGE = {"embeddings.LayerNorm.weight": 3e38, "embeddings.LayerNorm.bias": 3e38}
+
+
+def _refuses_non_finite(call):
+    with pytest.raises(vkbert.Error, match=r"non-finite values \(inf or NaN\)") as e:
+        call()
+    assert e.value.status == "VKBERT_ERROR_DEVICE_LIMIT"
+
+
+def test_non_finite_results_are_library_errors(tmp_path):
+    plain = folder.write_bert(str(tmp_path / "plain"), fill=HUGE)
+    cross = folder.write_bert(str(tmp_path / "cross"), labels=("relevant",), fill=HUGE)
+    with vkbert.Model(plain) as m:
+        _refuses_non_finite(lambda: m.embed(["the cat sat", "a dog"]))
+    with vkbert.Model(cross) as m:
+        _refuses_non_finite(lambda: m.rerank("the cat", ["a dog", "the mat"]))
+        _refuses_non_finite(lambda: m.classify(["the cat"]))

@@ -1,6 +1,7 @@
 /* vkbert: the command-line tool. Dispatches to one subcommand per file. */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,7 +48,7 @@ static void print_usage(FILE *out)
           out);
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     if (argc < 2) {
         print_usage(stderr);
@@ -67,4 +68,23 @@ int main(int argc, char **argv)
     fprintf(stderr, "vkbert: unknown command '%s'\n", name);
     print_usage(stderr);
     return CLI_EXIT_USAGE;
+}
+
+/* A full disk or a broken pipe may show only when stdout is flushed or closed: a command
+ * whose output was lost must not exit 0. One place for every command. A closed stdout
+ * (EBADF on close, nothing left to write) lost nothing. */
+static int finish_output(int code)
+{
+    errno = 0;
+    int failed = fflush(stdout) != 0 || ferror(stdout);
+    int err = errno;
+    if (fclose(stdout) != 0 && !failed && errno != EBADF) failed = 1, err = errno;
+    if (!failed) return code;
+    fprintf(stderr, "vkbert: writing the output failed: %s\n", strerror(err ? err : EIO));
+    return code ? code : CLI_EXIT_FAILURE;
+}
+
+int main(int argc, char **argv)
+{
+    return finish_output(run(argc, argv));
 }

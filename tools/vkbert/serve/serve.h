@@ -203,5 +203,7 @@ void serve_http_stop(serve_http *h);
 
 /* Milliseconds on a monotonic clock. */
 double serve_now_ms(void);
+/* 1 when every value of v[n] is finite. */
+int serve_all_finite(const float *v, size_t n);
 
 #endif

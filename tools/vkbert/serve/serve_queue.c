@@ -214,16 +214,21 @@ static int batch_width(const scheduler *s)
                                        : vkbert_model_labels(s->model);
 }
 
-static vkbert_status run_model(scheduler *s, int n, float *rows)
+static vkbert_status run_model(scheduler *s, int n, float *rows, size_t floats)
 {
     const serve_work *w = s->batch[0].req->work;
     vkbert_status status;
     /* Embeddings are never normalized here: the route applies TEI's `normalize` and the
-     * `dimensions` truncation itself. */
+     * `dimensions` truncation itself. A result that is not finite fails the call with every
+     * row written: then only the requests whose rows are not finite fail (serve_run), not the
+     * others batched with them. Zeroed rows tell it from a shape over the device's limits,
+     * which writes nothing. */
+    memset(rows, 0, floats * sizeof *rows);
     if (w->task == SERVE_TASK_EMBED)
         status = vkbert_model_embed_inputs(s->model, s->inputs, n, -1, rows);
     else
         status = vkbert_model_score_inputs(s->model, s->inputs, n, w->raw_scores, rows);
+    if (status == VKBERT_ERROR_DEVICE_LIMIT && !serve_all_finite(rows, floats)) return VKBERT_OK;
     if (status != VKBERT_OK) snprintf(s->error, sizeof s->error, "%s", vkbert_last_error(s->ctx));
     return status;
 }
@@ -254,7 +259,7 @@ static vkbert_status run_batch(scheduler *s, int n, int width)
     vkbert_status status = ensure_rows(s, (size_t)n * row);
     if (status != VKBERT_OK) return status;
     double start = serve_now_ms();
-    status = run_model(s, n, s->rows);
+    status = run_model(s, n, s->rows, (size_t)n * row);
     double end = serve_now_ms();
     serve_metrics_batch(s->q->metrics, n, tokens, n * longest, end - start);
     for (int i = 0; i < n; i++) {

@@ -170,7 +170,7 @@ int serve_inputs_parse(const serve_server *s, const cJSON *v, const char *field,
     return 0;
 }
 
-static int all_finite(const float *v, size_t n)
+int serve_all_finite(const float *v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (!isfinite(v[i])) return 0;
@@ -218,10 +218,12 @@ int serve_run(serve_server *s, const serve_call *call, serve_task task, int raw_
         return serve_fail_set(f, "Backend", "out of host memory");
     if (outcome_fail(serve_queue_run(s->queue, &w), &w, f)) return free(w.rows), -1;
     /* TEI refuses a NaN score as a Backend error (server.rs, predict and rerank); JSON has no
-     * NaN or infinity at all. */
-    if (!all_finite(w.rows, n)) {
+     * NaN or infinity at all. The batch ran on (serve_queue.c): only this request fails. */
+    if (!serve_all_finite(w.rows, n)) {
         free(w.rows);
-        return serve_fail_set(f, "Backend", "the model gave a result that is not finite");
+        return serve_fail_set(f, "Backend",
+                              "the model produced non-finite values (inf or NaN): its weights or "
+                              "activations exceed the range of its floating-point type");
     }
     *rows = w.rows;
     return 0;
