@@ -182,19 +182,23 @@ static serve_reply check_framing(struct MHD_Connection *c, const char *path)
 }
 
 /* serve_routes' entry for the path and method; r->name gets the path when some route has
- * it, and `allow` the methods that do. */
+ * it, and `allow` the methods that do. HEAD runs the GET route (RFC 9110 9.3.2: load balancers
+ * probe with it); libmicrohttpd sends its headers without the body. */
 static const serve_route *find_route(request *r, const char *path, const char *method, char *allow,
                                      size_t allow_size)
 {
     const serve_route *found = NULL;
+    const char *wanted = strcmp(method, "HEAD") ? method : "GET";
     size_t n = 0;
     allow[0] = '\0';
     for (int i = 0; i < serve_route_count; i++) {
         const serve_route *route = &serve_routes[i];
         if (strcmp(route->path, path)) continue;
         r->name = route->path;
-        if (!strcmp(route->method, method)) found = route;
-        int k = snprintf(allow + n, allow_size - n, "%s%s", n ? ", " : "", route->method);
+        if (!strcmp(route->method, wanted)) found = route;
+        int get = !strcmp(route->method, "GET");
+        int k = snprintf(allow + n, allow_size - n, "%s%s%s", n ? ", " : "", route->method,
+                         get ? ", HEAD" : "");
         if (k > 0 && (size_t)k < allow_size - n) n += (size_t)k;
     }
     return found;
