@@ -254,3 +254,14 @@ def test_a_huge_batch_is_refused_at_once(request, models, server, path, make_bod
     assert s.post(path, make_body([item] * 2)).status == 200
     if server == "st_server":
         still_serves(s, models)
+
+
+def test_half_close_after_the_request(st_server, models):
+    """A half-close reads as the same FIN as a close: the request is taken as gone (README),
+    or answered if it ran first; either way the server goes on."""
+    with rawhttp.connect(st_server, timeout=30) as sock:
+        sock.sendall(rawhttp.request_bytes("POST", "/embed", {"inputs": TEXTS[:2]}))
+        sock.shutdown(rawhttp.socket.SHUT_WR)
+        r = rawhttp.read_response(sock)
+    assert r is None or r.status == 200, r
+    still_serves(st_server, models)
