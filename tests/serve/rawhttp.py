@@ -88,3 +88,24 @@ def send_slowly(server, raw, gap):
             s.sendall(raw[i:i + 1])
             time.sleep(gap)
         return read_response(s)
+
+
+def exchange(server, raw, timeout=10):
+    """Sends raw bytes on a kept-alive connection; (everything the server sent, whether it
+    closed the connection within `timeout` seconds)."""
+    data, closed = b"", False
+    with connect(server, timeout) as s:
+        s.sendall(raw)
+        while True:
+            try:
+                chunk = s.recv(65536)
+            except ConnectionResetError:
+                closed = True
+                break
+            except socket.timeout:
+                break
+            if not chunk:
+                closed = True
+                break
+            data += chunk
+    return data, closed

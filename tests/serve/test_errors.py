@@ -217,3 +217,51 @@ def test_duplicate_field_is_refused(st_server, models, path, body):
     message = (r.json()["error"]["message"] if path.startswith("/v1") else r.json()["error"])
     assert "duplicate field" in message, r
     still_serves(st_server, models)
+
+
+def _largest_batch(make_body, item, limit=2_000_000):
+    """The body with the most copies of `item` under the default payload limit."""
+    n = limit // (len(json.dumps(item)) + 2)
+    body = json.dumps(make_body([item] * n)).encode()
+    while len(body) > limit:
+        n -= 1000
+        body = json.dumps(make_body([item] * n)).encode()
+    return body
+
+
+@pytest.mark.parametrize("server,path,make_body,item", [
+    ("classifier_server", "/predict", lambda xs: {"inputs": xs}, ["a"]),
+    ("st_server", "/embed", lambda xs: {"inputs": xs}, "a"),
+    ("st_server", "/tokenize", lambda xs: {"inputs": xs}, "a"),
+    ("st_server", "/v1/embeddings", lambda xs: {"input": xs}, "a"),
+    ("cross_server", "/rerank", lambda xs: {"query": "q", "texts": xs}, "a"),
+])
+def test_a_huge_batch_is_refused_at_once(request, models, server, path, make_body, item):
+    """A body just under the payload limit holds ~300k inputs: the batch size is checked before
+    any of them is read (an indexed walk of cJSON's list took minutes)."""
+    s = request.getfixturevalue(server)
+    body = _largest_batch(make_body, item)
+    with rawhttp.connect(s, timeout=30) as sock:
+        start = time.monotonic()
+        sock.sendall(rawhttp.request_bytes("POST", path, body))
+        r = rawhttp.read_response(sock)
+        took = time.monotonic() - start
+    assert r is not None and r.status == 413, r
+    assert "maximum allowed batch size 32" in r.body, r
+    assert took < 2, f"{path}: {took:.3f} s to refuse {len(body)} bytes"
+    print(f"{path}: 413 after {took * 1000:.1f} ms")
+    assert s.get("/health").status == 200
+    assert s.post(path, make_body([item] * 2)).status == 200
+    if server == "st_server":
+        still_serves(s, models)
+
+
+def test_half_close_after_the_request(st_server, models):
+    """A half-close reads as the same FIN as a close: the request is taken as gone (README),
+    or answered if it ran first; either way the server goes on."""
+    with rawhttp.connect(st_server, timeout=30) as sock:
+        sock.sendall(rawhttp.request_bytes("POST", "/embed", {"inputs": TEXTS[:2]}))
+        sock.shutdown(rawhttp.socket.SHUT_WR)
+        r = rawhttp.read_response(sock)
+    assert r is None or r.status == 200, r
+    still_serves(st_server, models)

@@ -31,6 +31,8 @@ def run_cli(*args, env=None):
     ["--auto-truncate", "maybe"], ["--auto-truncate="],
     # a limit whose + 1 wraps to 0 sized a chunked body's buffer at 0 bytes
     ["--payload-limit", str(2**64 - 1)],
+    # an empty key would let in `Authorization: Bearer ` with nothing after it
+    ["--api-key", ""], ["--api-key="],
 ])
 def test_bad_flags_exit_2_with_a_message(folders, args):
     full = args if args == [] else ["--model", folders["st"], *args]
@@ -87,6 +89,17 @@ def test_startup_line_names_model_and_device(serve):
     assert s.devices.strip()
     lines = [line for line in s.text().splitlines() if line.startswith("vkbert serve: listening")]
     assert len(lines) == 1
+
+
+def test_startup_says_whether_a_key_is_needed(serve):
+    """The empty variable counts as unset, as every VKBERT_SERVE_* one does: no key at all."""
+    keyed = serve("st", "--api-key", "k", "--quiet")
+    assert "vkbert serve: API key required" in keyed.text()
+    assert keyed.post("/embed", {"inputs": "hi"}, {"Authorization": "Bearer "}).status == 401
+    open_ = serve("st", "--quiet", env={"VKBERT_SERVE_API_KEY": ""})
+    assert "vkbert serve: no API key, every client is let in" in open_.text()
+    assert open_.post("/embed", {"inputs": "hi"}).status == 200
+    assert "the variable set to empty counts as unset" in run_cli("--help").stdout
 
 
 def test_log_line_per_request_and_quiet(serve, models):

@@ -6,6 +6,7 @@ import base64
 import numpy as np
 import pytest
 
+import rawhttp
 from conftest import TEXTS, close, long_text, unit
 
 
@@ -298,3 +299,28 @@ def test_info_defaults_are_teis(st_server):
     info = st_server.get("/info").json()
     assert (info["max_batch_tokens"], info["max_client_batch_size"],
             info["max_concurrent_requests"]) == (16384, 32, 512)
+
+
+@pytest.mark.parametrize("path", ["/health", "/info", "/metrics"])
+def test_head_is_get_without_the_body(st_server, path):
+    """RFC 9110 9.3.2; load balancers probe with HEAD. A second request on the same connection
+    starts right after the first one's headers: no body was sent."""
+    get = st_server.get(path)
+    assert get.status == 200, get
+    raw = (f"HEAD {path} HTTP/1.1\r\nHost: localhost\r\n\r\n"
+           "GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").encode()
+    data, closed = rawhttp.exchange(st_server, raw)
+    head, _, rest = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 "), data[:300]
+    length = [line for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")]
+    if path != "/metrics":  # its counters move between the two requests
+        assert length == [b"Content-Length: %d" % len(get.body.encode())], head
+    assert rest.startswith(b"HTTP/1.1 200 "), data[:600]
+    assert closed
+
+
+def test_head_on_a_post_route_is_405(st_server):
+    r = rawhttp.send(st_server, rawhttp.request_bytes("HEAD", "/embed"))
+    assert r is not None and r.status == 405 and r.headers["allow"] == "POST", r
+    r = rawhttp.send(st_server, rawhttp.request_bytes("POST", "/health", {}))
+    assert r is not None and r.status == 405 and r.headers["allow"] == "GET, HEAD", r

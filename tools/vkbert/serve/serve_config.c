@@ -42,7 +42,9 @@ static const char usage[] =
     "  --payload-limit BYTES        VKBERT_SERVE_PAYLOAD_LIMIT: the largest request body; more\n"
     "                               is answered 413 (default 2000000)\n"
     "  --api-key KEY                VKBERT_SERVE_API_KEY: every route but /health and /metrics\n"
-    "                               then needs `Authorization: Bearer KEY` (default: none)\n"
+    "                               then needs `Authorization: Bearer KEY` (default: none, every\n"
+    "                               client is let in; the variable set to empty counts as unset,\n"
+    "                               as every variable here; an empty --api-key is an error)\n"
     "  --served-model-name NAME     VKBERT_SERVE_SERVED_MODEL_NAME: the model's name in replies\n"
     "                               (default: the folder's name)\n"
     "  --auto-truncate [true|false] VKBERT_SERVE_AUTO_TRUNCATE: what a request without\n"
@@ -331,6 +333,11 @@ int serve_config_parse(int argc, char **argv, serve_config *out)
     if (!code) code = auto_truncate_setting(&src, &out->auto_truncate);
     if (!code) code = quiet_setting(&src, &out->quiet);
     if (code) return code;
+    /* An empty key would let in `Authorization: Bearer ` alone, where the empty variable
+     * means no key at all: refused, so that the two never disagree. */
+    if (src.from_flag[S_API_KEY] && !src.text[S_API_KEY][0])
+        return cli_usage_error(usage, "--api-key needs a non-empty key (leave the flag out to "
+                                      "serve without one)");
     if (!src.text[S_MODEL])
         return cli_usage_error(usage, "missing required option --model (or VKBERT_SERVE_MODEL)");
     out->model_dir = src.text[S_MODEL];

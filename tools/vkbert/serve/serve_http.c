@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -40,6 +41,7 @@ typedef struct request {
     int limited;              /* holds one of max_concurrent_requests' places */
     int answered;
     int too_large;
+    int close; /* the answer closes the connection: its framing cannot be trusted */
     /* An answer the headers decided (status not 0), sent once the body has been read and
      * dropped: closing a socket with unread data resets the connection, and the client may
      * then lose the answer before reading it. */
@@ -126,7 +128,7 @@ static enum MHD_Result respond(serve_http *h, struct MHD_Connection *c, request 
     if (reply.status == 405 && r->allow[0])
         MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, r->allow);
     /* a kept-alive connection would bring new requests while the server drains */
-    if (atomic_load(&h->draining))
+    if (atomic_load(&h->draining) || r->close)
         MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result queued = MHD_queue_response(c, (unsigned)reply.status, response);
     MHD_destroy_response(response);
@@ -136,20 +138,67 @@ static enum MHD_Result respond(serve_http *h, struct MHD_Connection *c, request 
 
 /* ---- before the body ---- */
 
+/* The headers that say where a body ends. */
+typedef struct framing {
+    int lengths, codings, not_chunked, lengths_differ;
+    const char *length;
+} framing;
+
+static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value)
+{
+    framing *f = cls;
+    (void)kind;
+    value = value ? value : "";
+    if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+        f->lengths_differ |= f->length && strcmp(f->length, value);
+        f->length = value;
+        f->lengths++;
+    } else if (!strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
+        f->codings++;
+        f->not_chunked |= strcasecmp(value, "chunked") != 0;
+    }
+    return MHD_YES;
+}
+
+/* RFC 9112 6.3: Content-Length beside Transfer-Encoding, or Content-Lengths that differ, leave
+ * the body's end to whoever reads it; a proxy in front may read another end and smuggle the
+ * rest in as a request of its own. libmicrohttpd takes the first length, or the chunks, so the
+ * request is refused here (400, then the connection closes). A coding other than chunked alone
+ * is not understood (RFC 9112 6.1: 501): libmicrohttpd would wait for a body it cannot end. */
+static serve_reply check_framing(struct MHD_Connection *c, const char *path)
+{
+    framing f;
+    serve_reply go_on = {0, NULL, NULL, 0};
+    memset(&f, 0, sizeof f);
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_framing, &f);
+    if (f.lengths && f.codings)
+        return fail(path, 400, "Validation", "both Content-Length and Transfer-Encoding given");
+    if (f.lengths_differ)
+        return fail(path, 400, "Validation", "Content-Length given twice, with different values");
+    if (f.codings > 1 || f.not_chunked)
+        return fail(path, 501, "Validation", "the only Transfer-Encoding understood is chunked");
+    return go_on;
+}
+
 /* serve_routes' entry for the path and method; r->name gets the path when some route has
- * it, and `allow` the methods that do. */
+ * it, and `allow` the methods that do. HEAD runs the GET route (RFC 9110 9.3.2: load balancers
+ * probe with it); libmicrohttpd sends its headers without the body. */
 static const serve_route *find_route(request *r, const char *path, const char *method, char *allow,
                                      size_t allow_size)
 {
     const serve_route *found = NULL;
+    const char *wanted = strcmp(method, "HEAD") ? method : "GET";
     size_t n = 0;
     allow[0] = '\0';
     for (int i = 0; i < serve_route_count; i++) {
         const serve_route *route = &serve_routes[i];
         if (strcmp(route->path, path)) continue;
         r->name = route->path;
-        if (!strcmp(route->method, method)) found = route;
-        int k = snprintf(allow + n, allow_size - n, "%s%s", n ? ", " : "", route->method);
+        if (!strcmp(route->method, wanted)) found = route;
+        int get = !strcmp(route->method, "GET");
+        int k = snprintf(allow + n, allow_size - n, "%s%s%s", n ? ", " : "", route->method,
+                         get ? ", HEAD" : "");
         if (k > 0 && (size_t)k < allow_size - n) n += (size_t)k;
     }
     return found;
@@ -229,8 +278,13 @@ static serve_reply check_headers(serve_http *h, struct MHD_Connection *c, reques
 static enum MHD_Result begin(serve_http *h, struct MHD_Connection *c, request *r, const char *path,
                              const char *method)
 {
+    serve_reply reply = check_framing(c, path);
+    if (reply.status) {
+        r->close = 1;
+        return respond(h, c, r, method, path, reply);
+    }
     size_t length = content_length(c);
-    serve_reply reply = check_headers(h, c, r, path, method, length);
+    reply = check_headers(h, c, r, path, method, length);
     /* a body announced over the limit is not read: the answer goes at once, and the
      * connection closes */
     if (reply.status && length > h->s->config->payload_limit)

@@ -199,6 +199,11 @@ static int serve(serving *sv)
     /* the routes see the queue and the model before they see the state */
     atomic_thread_fence(memory_order_release);
     sv->server.state = SERVE_READY;
+    /* before the listening line, which tells scripts the server is up */
+    fputs(sv->config.api_key ? "vkbert serve: API key required on every route but /health and "
+                               "/metrics\n"
+                             : "vkbert serve: no API key, every client is let in\n",
+          stderr);
     print_listening(sv);
     wait_for_stop_signal();
     drain(sv);

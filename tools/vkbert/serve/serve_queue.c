@@ -103,7 +103,8 @@ static void finish(request *req, int n, serve_outcome outcome, vkbert_status sta
 /* TEI drops a queued entry whose response channel was closed by a client gone away
  * (core/src/queue.rs); here the request's socket says so: the peer of a closed socket reads as
  * end of file, a reset one as ECONNRESET. Anything else (data waiting, EAGAIN, an fd that is
- * not a socket) is a client still there. */
+ * not a socket) is a client still there. A client that only shut down its sending side reads
+ * as end of file too: the FIN is the same, so it is taken as gone (README, serve). */
 static int client_gone(int fd)
 {
     if (fd < 0) return 0;

@@ -97,14 +97,13 @@ static ranked *rank_rows(const float *scores, int n, int stride)
     return r;
 }
 
+/* Only the shape of the list here: its items are read after the size checks. */
 static int texts_field(const cJSON *root, const cJSON **texts, serve_fail *f)
 {
     *texts = cJSON_GetObjectItemCaseSensitive(root, "texts");
     if (!*texts) return serve_fail_status(f, 422, "missing field `texts`");
-    const cJSON *t;
-    int ok = cJSON_IsArray(*texts);
-    cJSON_ArrayForEach(t, *texts) ok = ok && cJSON_IsString(t);
-    return ok ? 0 : serve_fail_status(f, 422, "`texts` must be a list of strings");
+    return cJSON_IsArray(*texts) ? 0
+                                 : serve_fail_status(f, 422, "`texts` must be a list of strings");
 }
 
 /* TEI's rerank checks, in its order (server.rs): texts empty (Empty), a model that is not a
@@ -132,24 +131,39 @@ static int rerank_inputs(serve_server *s, const cJSON *root, serve_encode_opts *
     if (rerank_checks(s, n, f) || serve_inputs_alloc(x, n, f)) return -1;
     cJSON_ArrayForEach(t, texts)
     {
+        if (!cJSON_IsString(t))
+            return serve_fail_status(f, 422, "`texts` must be a list of strings");
         if (serve_inputs_text(s, x, i++, query->valuestring, t->valuestring, o, f)) return -1;
     }
     return 0;
 }
 
+/* The texts by index, read once: a cJSON array is a linked list. */
+static const char **texts_by_index(const cJSON *root, int n)
+{
+    const char **texts = malloc((size_t)(n ? n : 1) * sizeof *texts);
+    const cJSON *t;
+    int i = 0;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(root, "texts"))
+    {
+        if (texts && i < n) texts[i++] = t->valuestring;
+    }
+    return texts;
+}
+
 static cJSON *rerank_json(const cJSON *root, const float *scores, int n, int return_text)
 {
     ranked *r = rank_rows(scores, n, 1);
-    cJSON *out = r ? cJSON_CreateArray() : NULL;
-    const cJSON *texts = cJSON_GetObjectItemCaseSensitive(root, "texts");
+    const char **texts = return_text ? texts_by_index(root, n) : NULL;
+    cJSON *out = r && (texts || !return_text) ? cJSON_CreateArray() : NULL;
     for (int i = 0; out && i < n; i++) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "index", r[i].index);
-        if (return_text)
-            cJSON_AddStringToObject(o, "text", cJSON_GetArrayItem(texts, r[i].index)->valuestring);
+        if (return_text) cJSON_AddStringToObject(o, "text", texts[r[i].index]);
         cJSON_AddItemToObject(o, "score", serve_json_float(r[i].score));
         cJSON_AddItemToArray(out, o);
     }
+    free(texts);
     free(r);
     return out;
 }
@@ -171,34 +185,42 @@ serve_reply serve_tei_rerank(serve_server *s, const serve_call *call)
 /* One sequence of TEI's PredictInput (types.rs): [text] or [text, pair]. */
 static int predict_sequence(const cJSON *v, const char **text, const char **pair)
 {
-    int n = cJSON_GetArraySize(v);
-    if (!cJSON_IsArray(v) || n < 1 || n > 2) return -1;
-    const cJSON *a = cJSON_GetArrayItem(v, 0), *b = cJSON_GetArrayItem(v, 1);
-    if (!cJSON_IsString(a) || (b && !cJSON_IsString(b))) return -1;
+    const cJSON *a = cJSON_IsArray(v) ? v->child : NULL, *b = a ? a->next : NULL;
+    if (!cJSON_IsString(a) || (b && (!cJSON_IsString(b) || b->next))) return -1;
     *text = a->valuestring;
     *pair = b ? b->valuestring : NULL;
     return 0;
 }
 
 /* TEI's PredictInput: a string, a pair [a, b] (both one input), or a batch of [a] and [a, b];
- * *batch says which. Fills texts[2 * i] and texts[2 * i + 1] (NULL: no pair). */
-static int predict_parse(const cJSON *v, const char ***texts, int *count, int *batch, serve_fail *f)
+ * *batch says which. Fills texts[2 * i] and texts[2 * i + 1] (NULL: no pair). A batch's size
+ * is checked before its items are read (TEI checks it for a batch only, server.rs predict): a
+ * body under the payload limit holds ~300k of them. */
+static int predict_parse(const serve_server *s, const cJSON *v, const char ***texts, int *count,
+                         int *batch, serve_fail *f)
 {
     static const char shape[] = "`inputs` must be a string, a pair of strings [string, string] "
                                 "or a batch of mixed strings and pairs [[string], [string, "
                                 "string], ...]";
+    int max = s->config->max_client_batch_size, i = 0;
     if (!v) return serve_fail_status(f, 422, "missing field `inputs`");
-    const cJSON *first = cJSON_IsArray(v) ? cJSON_GetArrayItem(v, 0) : NULL;
-    *batch = first && cJSON_IsArray(first);
+    *batch = cJSON_IsArray(v) && cJSON_IsArray(v->child);
     *count = *batch ? cJSON_GetArraySize(v) : 1;
+    if (*count > max)
+        return serve_fail_set(f, "Validation", "batch size %d > maximum allowed batch size %d",
+                              *count, max);
     if (!(*texts = calloc((size_t)*count * 2, sizeof **texts)))
         return serve_fail_set(f, "Backend", "out of host memory");
     if (cJSON_IsString(v)) return (*texts)[0] = v->valuestring, 0;
     if (!*batch)
         return predict_sequence(v, *texts, *texts + 1) ? serve_fail_status(f, 422, shape) : 0;
-    for (int i = 0; i < *count; i++)
-        if (predict_sequence(cJSON_GetArrayItem(v, i), *texts + 2 * i, *texts + 2 * i + 1))
+    const cJSON *e;
+    cJSON_ArrayForEach(e, v)
+    {
+        if (predict_sequence(e, *texts + 2 * i, *texts + 2 * i + 1))
             return serve_fail_status(f, 422, shape);
+        i++;
+    }
     return 0;
 }
 
@@ -207,16 +229,12 @@ static int predict_inputs(serve_server *s, const cJSON *root, serve_inputs *x, i
 {
     serve_encode_opts o = serve_encode_defaults(s);
     const char **texts = NULL;
-    int n = 0, max = s->config->max_client_batch_size, r = 0;
+    int n = 0, r = 0;
     r = truncation_fields(root, &o, f) ||
-        predict_parse(cJSON_GetObjectItemCaseSensitive(root, "inputs"), &texts, &n, batch, f);
-    /* TEI's Infer::predict refuses a model without labels (core/src/infer.rs); the batch
-     * size is checked for a batch only (server.rs, predict). */
+        predict_parse(s, cJSON_GetObjectItemCaseSensitive(root, "inputs"), &texts, &n, batch, f);
+    /* TEI's Infer::predict refuses a model without labels (core/src/infer.rs). */
     if (!r && vkbert_model_labels(s->model) < 1)
         r = serve_fail_set(f, "Backend", "Model is not a classifier model");
-    if (!r && *batch && n > max)
-        r = serve_fail_set(f, "Validation", "batch size %d > maximum allowed batch size %d", n,
-                           max);
     r = r || serve_inputs_alloc(x, n, f);
     for (int i = 0; !r && i < n; i++)
         r = serve_inputs_text(s, x, i, texts[2 * i], texts[2 * i + 1], &o, f);
