@@ -43,6 +43,9 @@ typedef struct serve_config {
     const char *served_model_name; /* NULL: the folder's last path component */
     int auto_truncate;             /* TEI: true; `truncate` when a request leaves it out */
     int quiet;                     /* no per-request log line */
+    int request_deadline_ms;       /* 30000; to receive one request's headers and body */
+    int drain_deadline_ms;         /* 30000; from SIGTERM to closing what is still in flight */
+    int max_connections_per_ip;    /* -1: half the connection limit; 0: no limit */
 } serve_config;
 
 /* Reads argv (after "serve") over the defaults and the VKBERT_SERVE_* environment variables
@@ -181,6 +184,23 @@ serve_reply serve_error(int status, const char *type, const char *fmt, ...) PLAT
 /* OpenAI's {"error": {"message", "type", "code"}} with `status`. */
 serve_reply serve_openai_error(int status, const char *type, const char *fmt, ...)
     PLAT_PRINTF(3, 4);
+
+/* ---------------------------------------------------------------- request deadline ------ */
+
+/* serve_guard.c: shuts down the socket of a connection still receiving its request past a
+ * deadline; libmicrohttpd then closes it. Knows sockets and time only; thread-safe. */
+typedef struct serve_guard serve_guard;
+typedef struct serve_guard_conn serve_guard_conn;
+
+serve_guard *serve_guard_start(double deadline_ms);
+void serve_guard_stop(serve_guard *g);
+/* A new connection, receiving from now on; NULL when out of memory (then unguarded). */
+serve_guard_conn *serve_guard_open(serve_guard *g, int fd);
+/* Before its socket is closed. */
+void serve_guard_close(serve_guard *g, serve_guard_conn *c);
+/* Receiving (again, from now: the next request on a kept-alive connection) or not (its request
+ * is whole). */
+void serve_guard_receiving(serve_guard *g, serve_guard_conn *c, int receiving);
 
 /* ---------------------------------------------------------------- HTTP and main --------- */
 

@@ -17,6 +17,8 @@ static const char usage[] =
     "                    [--max-concurrent-requests N] [--payload-limit BYTES]\n"
     "                    [--api-key KEY] [--served-model-name NAME]\n"
     "                    [--auto-truncate [true|false]] [--quiet]\n"
+    "                    [--request-deadline-ms N] [--drain-deadline-ms N]\n"
+    "                    [--max-connections-per-ip N]\n"
     "\n"
     "Serves a model folder over HTTP: OpenAI's POST /v1/embeddings and text-embeddings-\n"
     "inference's POST /embed, /rerank, /predict, /tokenize and GET /health, /info, /metrics,\n"
@@ -51,7 +53,18 @@ static const char usage[] =
     "                               `truncate` (and every /v1/embeddings one) does with a text\n"
     "                               over the model's limit: true cuts it, false refuses it with\n"
     "                               413 (default true; the flag alone means true)\n"
-    "  --quiet                      VKBERT_SERVE_QUIET=1: no line per request on stderr\n";
+    "  --quiet                      VKBERT_SERVE_QUIET=1: no line per request on stderr\n"
+    "  --request-deadline-ms N      VKBERT_SERVE_REQUEST_DEADLINE_MS: the longest a request's\n"
+    "                               headers and body may take to arrive, from the connection\n"
+    "                               (or the previous answer on it); then it is closed\n"
+    "                               (default 30000)\n"
+    "  --drain-deadline-ms N        VKBERT_SERVE_DRAIN_DEADLINE_MS: after SIGTERM, the longest\n"
+    "                               the requests in flight may take; then the queued ones get\n"
+    "                               503, the connections close and the process exits (default\n"
+    "                               30000)\n"
+    "  --max-connections-per-ip N   VKBERT_SERVE_MAX_CONNECTIONS_PER_IP: connections one client\n"
+    "                               address may hold (default: half of the connection limit,\n"
+    "                               2 x --max-concurrent-requests + 64; 0: no limit)\n";
 
 /* Every setting: its flag, its variable, and the text it was given (the flag's, else the
  * variable's, else NULL for the default). */
@@ -70,6 +83,9 @@ enum {
     S_SERVED_MODEL_NAME,
     S_AUTO_TRUNCATE,
     S_QUIET,
+    S_REQUEST_DEADLINE_MS,
+    S_DRAIN_DEADLINE_MS,
+    S_MAX_CONNECTIONS_PER_IP,
     S_COUNT
 };
 
@@ -88,6 +104,9 @@ static const char *const flag_names[S_COUNT] = {
     "served-model-name",
     "auto-truncate",
     "quiet",
+    "request-deadline-ms",
+    "drain-deadline-ms",
+    "max-connections-per-ip",
 };
 
 static const char *const env_names[S_COUNT] = {
@@ -105,6 +124,9 @@ static const char *const env_names[S_COUNT] = {
     "VKBERT_SERVE_SERVED_MODEL_NAME",
     "VKBERT_SERVE_AUTO_TRUNCATE",
     "VKBERT_SERVE_QUIET",
+    "VKBERT_SERVE_REQUEST_DEADLINE_MS",
+    "VKBERT_SERVE_DRAIN_DEADLINE_MS",
+    "VKBERT_SERVE_MAX_CONNECTIONS_PER_IP",
 };
 
 typedef struct sources {
@@ -147,9 +169,11 @@ static int number(const sources *src, int s, unsigned long long min, unsigned lo
                            src->text[s]);
 }
 
+/* Leaves *out, the default, alone when the setting is not given. */
 static int int_setting(const sources *src, int s, int min, int *out)
 {
-    unsigned long long v = (unsigned long long)*out;
+    if (!src->text[s]) return 0;
+    unsigned long long v = 0;
     int code = number(src, s, (unsigned long long)min, INT_MAX, &v);
     *out = (int)v;
     return code;
@@ -235,6 +259,9 @@ static int numbers(const sources *src, serve_config *out)
     /* serve_http.c sizes a body buffer as the limit + 1 and grows it by doubling: a limit past
      * SIZE_MAX / 2 would wrap those sizes */
     if (!code) code = number(src, S_PAYLOAD_LIMIT, 1, SIZE_MAX / 2, &payload);
+    if (!code) code = int_setting(src, S_REQUEST_DEADLINE_MS, 1, &out->request_deadline_ms);
+    if (!code) code = int_setting(src, S_DRAIN_DEADLINE_MS, 0, &out->drain_deadline_ms);
+    if (!code) code = int_setting(src, S_MAX_CONNECTIONS_PER_IP, 0, &out->max_connections_per_ip);
     out->port = (int)port;
     out->payload_limit = (size_t)payload;
     return code;
@@ -317,6 +344,9 @@ static void set_defaults(serve_config *out)
     out->max_concurrent_requests = 512;
     out->payload_limit = 2000000;
     out->auto_truncate = 1;
+    out->request_deadline_ms = 30000;
+    out->drain_deadline_ms = 30000;
+    out->max_connections_per_ip = -1; /* serve_http.c: half the connection limit */
 }
 
 int serve_config_parse(int argc, char **argv, serve_config *out)

@@ -26,6 +26,7 @@
 struct serve_http {
     serve_server *s;
     struct MHD_Daemon *daemon;
+    serve_guard *guard;  /* the request deadline */
     int quiesced;        /* the listening socket MHD_quiesce_daemon gave back, else -1 */
     atomic_int draining; /* quiesced: every answer closes its connection */
     int port;
@@ -103,11 +104,20 @@ static void account(serve_http *h, const request *r, const char *method, const c
     fprintf(stderr, "%s %s %d %d tokens %.1f ms\n", method, shown, status, tokens, ms);
 }
 
+/* The request is whole (or answered): the request deadline no longer applies. */
+static void received(serve_http *h, struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    if (info) serve_guard_receiving(h->guard, info->socket_context, 0);
+}
+
 /* Queues `reply` (taking its body) and logs it. */
 static enum MHD_Result respond(serve_http *h, struct MHD_Connection *c, request *r,
                                const char *method, const char *path, serve_reply reply)
 {
     r->answered = 1;
+    received(h, c);
     if (reply.status == 0) {
         /* the client is gone: nothing to send. nginx's 499 (client closed request) names it
          * in the log and the metrics. */
@@ -340,6 +350,7 @@ static enum MHD_Result finish(serve_http *h, struct MHD_Connection *c, request *
                        fail(path, 413, "Validation",
                             "the body is over the payload limit of %zu bytes",
                             h->s->config->payload_limit));
+    received(h, c);
     serve_call call = {method, path, r->body ? r->body : "", r->size, client_fd(c), r->arrived_ms};
     if (r->body) r->body[r->size] = '\0';
     return respond(h, c, r, method, path, r->route->run(h->s, &call));
@@ -383,7 +394,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **state,
 {
     serve_http *h = cls;
     request *r = *state;
-    (void)c, (void)why;
+    (void)why;
+    /* a kept-alive connection's next request has the deadline from now */
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    if (info) serve_guard_receiving(h->guard, info->socket_context, 1);
     if (!r) return;
     if (r->limited) atomic_fetch_sub(&h->busy, 1);
     atomic_fetch_sub(&h->in_flight, 1);
@@ -391,6 +406,21 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **state,
     free(r->body);
     free(r);
     *state = NULL;
+}
+
+/* Each connection is guarded from its start; the closed one leaves the guard before
+ * libmicrohttpd closes its socket. Its context is cleared, so a completion reported after the
+ * close finds none. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    serve_http *h = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        *context = serve_guard_open(h->guard, client_fd(c));
+        return;
+    }
+    serve_guard_close(h->guard, *context);
+    *context = NULL;
 }
 
 /* ---- the daemon ---- */
@@ -433,30 +463,54 @@ static int listen_on(const char *host, int port, int *bound_port)
     return fd;
 }
 
+/* Above max_concurrent_requests, so that the requests past it still get their 429, and idle
+ * kept-alive connections do not crowd out new ones. */
+static unsigned connection_limit(const serve_config *config)
+{
+    unsigned long long wanted = 2ull * (unsigned)config->max_concurrent_requests + 64u;
+    return wanted > UINT_MAX ? UINT_MAX : (unsigned)wanted;
+}
+
+/* One client address gets half the connections by default, so that one client opening
+ * connections it never finishes leaves the rest (a health probe among them) to the others. */
+static unsigned per_ip_limit(const serve_config *config)
+{
+    if (config->max_connections_per_ip >= 0) return (unsigned)config->max_connections_per_ip;
+    return connection_limit(config) / 2;
+}
+
+static struct MHD_Daemon *start_daemon(serve_http *h, int fd)
+{
+    const serve_config *config = h->s->config;
+    /* MHD_quiesce_daemon needs MHD_USE_ITC with an internal polling thread; MHD_USE_AUTO picks
+     * poll() where there is one, which has no FD_SETSIZE limit. */
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC |
+                     MHD_USE_AUTO;
+    return MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET,
+                            (MHD_socket)fd, MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_S,
+                            MHD_OPTION_CONNECTION_LIMIT, connection_limit(config),
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_limit(config),
+                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_END);
+}
+
 serve_http *serve_http_start(serve_server *s)
 {
     serve_http *h = calloc(1, sizeof *h);
     if (!h) return fprintf(stderr, "vkbert: out of host memory\n"), NULL;
     h->s = s;
     h->quiesced = -1;
+    h->guard = serve_guard_start(s->config->request_deadline_ms);
+    if (!h->guard) return fprintf(stderr, "vkbert: cannot start a thread\n"), free(h), NULL;
     int fd = listen_on(s->config->host, s->config->port, &h->port);
-    if (fd < 0) return free(h), NULL;
-    /* Above max_concurrent_requests, so that the requests past it still get their 429, and
-     * idle kept-alive connections do not crowd out new ones. */
-    unsigned long long wanted = 2ull * (unsigned)s->config->max_concurrent_requests + 64u;
-    unsigned limit = wanted > UINT_MAX ? UINT_MAX : (unsigned)wanted;
-    /* MHD_quiesce_daemon needs MHD_USE_ITC with an internal polling thread; MHD_USE_AUTO picks
-     * poll() where there is one, which has no FD_SETSIZE limit. */
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC |
-                     MHD_USE_AUTO;
-    h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET,
-                                 (MHD_socket)fd, MHD_OPTION_CONNECTION_TIMEOUT,
-                                 CONNECTION_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT, limit,
-                                 MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);
+    if (fd >= 0) h->daemon = start_daemon(h, fd);
     if (!h->daemon) {
-        fprintf(stderr, "vkbert: libmicrohttpd could not start on %s port %d\n", s->config->host,
-                h->port);
-        close(fd);
+        if (fd >= 0) {
+            fprintf(stderr, "vkbert: libmicrohttpd could not start on %s port %d\n",
+                    s->config->host, h->port);
+            close(fd);
+        }
+        serve_guard_stop(h->guard);
         free(h);
         return NULL;
     }
@@ -488,6 +542,7 @@ void serve_http_stop(serve_http *h)
 {
     if (!h) return;
     MHD_stop_daemon(h->daemon);
+    serve_guard_stop(h->guard);
     if (h->quiesced >= 0) close(h->quiesced);
     free(h);
 }
