@@ -121,6 +121,9 @@ int serve_queue_healthy(serve_queue *q);
 int serve_queue_depth(serve_queue *q);
 /* Refuses new work (SERVE_UNHEALTHY), runs what is queued, joins the schedulers. */
 void serve_queue_stop(serve_queue *q);
+/* serve_queue_stop, but what is queued fails (SERVE_UNHEALTHY, `why` as its error) instead of
+ * running: only the batches already on a device finish. */
+void serve_queue_abandon(serve_queue *q, const char *why);
 void serve_queue_destroy(serve_queue *q);
 
 /* ---------------------------------------------------------------- routes ---------------- */

@@ -112,24 +112,20 @@ static void sleep_ms(long ms)
     nanosleep(&t, NULL);
 }
 
-/* How long a stop waits for the requests in flight; a client that trickles its body a byte a
- * minute must not hold the process forever (an orchestrator would kill it). What is queued by
- * then still runs; a request still arriving gets 503. */
-#define DRAIN_MS 30000.0
-
 /* Stops taking connections and lets the accepted requests finish, each connection closing
- * after its answer. Only then does the state say so: the routes refuse work once stopping,
- * and a request whose body was still arriving at SIGTERM is one already accepted. The queue
- * runs what is queued before its schedulers stop. */
-
+ * after its answer, for at most --drain-deadline-ms: an orchestrator kills a process that
+ * overstays its grace period, and that loses every answer. Only then does the state say so:
+ * the routes refuse work once stopping, and a request whose body was still arriving at SIGTERM
+ * is one already accepted. Past the deadline what is still queued fails (503) instead of
+ * running; only the batches on a device finish, and shut_down closes every connection. */
 static void drain(serving *sv)
 {
     serve_http_quiesce(sv->http);
-    double deadline = serve_now_ms() + DRAIN_MS;
+    double deadline = serve_now_ms() + sv->config.drain_deadline_ms;
     while (serve_http_in_flight(sv->http) > 0 && serve_now_ms() < deadline)
         sleep_ms(10);
     sv->server.state = SERVE_STOPPING;
-    if (sv->server.queue) serve_queue_stop(sv->server.queue);
+    if (sv->server.queue) serve_queue_abandon(sv->server.queue, "the server is shutting down");
 }
 
 /* Frees everything; a validation message fails the run (cli_close). */

@@ -166,12 +166,13 @@ static int take_batch(scheduler *s)
     return n;
 }
 
-/* With no device left, nothing queued can run: fail it rather than leave it waiting. */
-static void fail_queued(serve_queue *q, const char *message)
+/* With no device left, or past the shutdown's deadline, nothing queued will run: fail it
+ * rather than leave it waiting. */
+static void fail_queued(serve_queue *q, vkbert_status status, const char *message)
 {
     while (q->count > 0) {
         request *req = slot(q, 0)->req;
-        finish(req, pop_request(q), SERVE_UNHEALTHY, VKBERT_ERROR_DEVICE_LOST, message);
+        finish(req, pop_request(q), SERVE_UNHEALTHY, status, message);
     }
 }
 
@@ -200,7 +201,7 @@ static void finish_batch(scheduler *s, int n, vkbert_status status, int width)
             char message[sizeof s->error];
             snprintf(message, sizeof message, "the last device (%.60s) was lost: %.160s",
                      s->device_name, s->error);
-            fail_queued(q, message);
+            fail_queued(q, VKBERT_ERROR_DEVICE_LOST, message);
         }
         publish_gauges(q);
     }
@@ -431,6 +432,16 @@ void serve_queue_stop(serve_queue *q)
     /* The schedulers list no longer changes: add_scheduler refuses once stopping. */
     for (int i = 0; join && i < q->scheduler_count; i++)
         pthread_join(q->schedulers[i]->thread, NULL);
+}
+
+void serve_queue_abandon(serve_queue *q, const char *why)
+{
+    if (!q) return;
+    pthread_mutex_lock(&q->lock);
+    q->stopping = 1;
+    fail_queued(q, VKBERT_OK, why);
+    pthread_mutex_unlock(&q->lock);
+    serve_queue_stop(q);
 }
 
 void serve_queue_destroy(serve_queue *q)

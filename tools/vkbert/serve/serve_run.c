@@ -189,7 +189,8 @@ static int outcome_fail(serve_outcome outcome, const serve_work *w, serve_fail *
         /* TEI's TextEmbeddingsError::Overloaded (core/src/lib.rs). */
         return serve_fail_set(f, "Overloaded", "Model is overloaded");
     case SERVE_UNHEALTHY:
-        return serve_fail_set(f, "Unhealthy", "no device is healthy");
+        return serve_fail_set(f, "Unhealthy", "%s",
+                              w->error[0] ? w->error : "no device is healthy");
     case SERVE_FAILED:
         break;
     }
