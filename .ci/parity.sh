@@ -4,9 +4,10 @@
 # models those libraries build, through the CLI, the C API (by the Python package) and
 # `vkbert serve`. Runs in the environment of tests/requirements.txt that tests/python-env.sh
 # makes (default .venv at the root; VKBERT_TEST_VENV names another), offline.
-# Usage: .ci/parity.sh BUILD_DIR. Exits 77 (CTest's skip), saying why, without that environment.
+# Usage: .ci/parity.sh BUILD_DIR [PYTEST_ARGS...] (e.g. -k to choose tests). Exits 77 (CTest's skip), saying why, without that environment.
 set -euo pipefail
 build=$(cd "$1" && pwd)
+shift
 source=$(cd "$(dirname "$0")/.." && pwd)
 venv=${VKBERT_TEST_VENV:-$source/.venv}
 
@@ -22,4 +23,4 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 export HF_HOME="$scratch/hf" TORCHINDUCTOR_CACHE_DIR="$scratch/inductor"
 cd "$scratch" && "$venv/bin/python" -m pytest -q -rs -p no:cacheprovider \
-    --basetemp="$scratch/tmp" "$source/tests/parity"
+    --basetemp="$scratch/tmp" "$source/tests/parity" "$@"

@@ -31,3 +31,9 @@ left_out="$(grep -Ev '^(#|$)' "$root/.ci/not-portable-tests.txt" | paste -sd '|'
 # WebAssembly, in the serve test) raises its own to the hard limit.
 ulimit -Sv 8000000
 ctest --test-dir "$build" --output-on-failure -E "$left_out"
+# The real checkpoints against sentence-transformers on this driver too (the rest of the parity
+# suite is left out above, for time).
+status=0
+"$root/.ci/parity.sh" "$build" -k "test_checkpoints and (fp32 or fp16 or serve or c_api) and not zip" ||
+    status=$?
+[ "$status" -eq 0 ] || [ "$status" -eq 77 ] || exit "$status"
