@@ -72,14 +72,19 @@ int cli_parse_texts(const char *usage, int argc, char **argv, const cli_option *
 typedef struct cli_texts {
     char **texts; /* `count`; the given ones point into argv */
     int count;
-    char **lines; /* owned, read from stdin */
+    char **lines; /* owned, read from stdin, their NUL bytes dropped */
     int line_count;
+    int lines_read; /* empty ones too */
+    int nul_line;   /* the first stdin line (from 1) that held a NUL byte; 0: none */
 } cli_texts;
 
 /* Takes `given` (from cli_parse_texts; owned from now on) or reads stdin when count is 0;
  * prints the problem and returns CLI_EXIT_FAILURE when there is no text. */
 int cli_texts_load(cli_texts *t, char **given, int count, const char *what);
 void cli_texts_free(cli_texts *t);
+/* 0 unless a stdin line held a NUL byte that the model's tokenizer would keep: then prints
+ * that the line is not supported and returns CLI_EXIT_FAILURE. */
+int cli_texts_check_nul(const cli_texts *t, vkbert_model *model);
 
 /* What every model command takes (--model, --max-length, --no-truncate, --device,
  * --precision) and its TEXT arguments. */
@@ -98,6 +103,10 @@ int cli_parse_model(const char *usage, int argc, char **argv, cli_model_args *a,
 /* Loads a model folder on a new context; prints the problem on failure. */
 int cli_model_open(const char *device, const char *model_dir, const vkbert_model_config *config,
                    vkbert_context **ctx, vkbert_model **model);
+
+/* Whether the model's tokenizer drops U+0000 (a normalizer with clean_text, as tokenizers'
+ * BertNormalizer): then a text without its NULs gives the same tokens. */
+int cli_model_drops_nul(vkbert_model *model);
 
 /* ---- start-up (startup.c) ---- */
 

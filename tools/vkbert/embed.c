@@ -88,6 +88,7 @@ static int embed(const embed_args *a, const cli_texts *t, vkbert_context **ctx, 
 {
     vkbert_model *model = NULL;
     int code = cli_model_open(a->m.device, a->m.model, &a->m.config, ctx, &model);
+    if (!code) code = cli_texts_check_nul(t, model);
     if (!code) {
         *dim = vkbert_model_dimension(model);
         *out = malloc((size_t)t->count * (size_t)*dim * sizeof **out);

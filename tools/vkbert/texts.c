@@ -2,6 +2,7 @@
 
 #include "cli.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,34 +61,49 @@ static int add_line(cli_texts *t, char *line, size_t *capacity)
     return 0;
 }
 
-/* The next line of `in`, its newline kept, malloc'd; NULL at the end of the input, or out of
- * memory (*failed). Standard C's fgets in a growing buffer: getline is POSIX only. */
-static char *read_line(FILE *in, int *failed)
+/* The next line of `in` without its newline, malloc'd, *n its length: a NUL byte is part of
+ * it. NULL at the end of the input, or out of memory (*failed). Standard C's getc: getline is
+ * POSIX only. */
+static char *read_line(FILE *in, size_t *n, int *failed)
 {
-    size_t size = 256, n = 0;
+    size_t size = 256;
     char *line = malloc(size);
-    *failed = !line;
-    while (line && fgets(line + n, (int)(size - n), in)) {
-        n += strlen(line + n);
-        if (n + 1 < size || line[n - 1] == '\n') return line; /* whole, or the last line */
-        char *grown = realloc(line, 2 * size);
-        *failed = !grown;
-        if (!grown) free(line);
-        line = grown, size *= 2;
+    int c = EOF;
+    *n = 0;
+    while (line && (c = getc(in)) != EOF && c != '\n') {
+        if (*n + 1 == size) {
+            char *grown = realloc(line, 2 * size);
+            if (!grown) free(line);
+            line = grown, size *= 2;
+        }
+        if (line) line[(*n)++] = (char)c;
     }
-    if (line && n > 0) return line; /* the last line, ended by the end of the input */
-    free(line);
-    return NULL;
+    *failed = !line;
+    if (line && c == EOF && *n == 0) free(line), line = NULL;
+    if (line) line[*n] = 0;
+    return line;
+}
+
+/* Drops the NUL bytes of s[0..n); returns how many are left. */
+static size_t drop_nuls(char *s, size_t n)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i]) s[kept++] = s[i];
+    s[kept] = 0;
+    return kept;
 }
 
 static int read_stdin(cli_texts *t)
 {
-    size_t capacity = 0;
+    size_t capacity = 0, n;
     int failed = 0;
-    for (char *line; (line = read_line(stdin, &failed));) {
-        size_t n = strlen(line);
-        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+    for (char *line; (line = read_line(stdin, &n, &failed));) {
+        while (n > 0 && line[n - 1] == '\r')
             line[--n] = 0;
+        t->lines_read++;
+        /* kept for now: whether the model's tokenizer drops NULs is known once it is loaded */
+        if (drop_nuls(line, n) != n && !t->nul_line) t->nul_line = t->lines_read;
         if (n > 0 && add_line(t, line, &capacity)) failed = 1;
         if (n == 0 || failed) free(line);
         if (failed) return -1;
@@ -116,6 +132,27 @@ void cli_texts_free(cli_texts *t)
     if (t->texts != t->lines) free(t->texts);
     free(t->lines);
     memset(t, 0, sizeof *t);
+}
+
+int cli_model_drops_nul(vkbert_model *model)
+{
+    char *json = NULL;
+    if (vkbert_model_describe(model, &json) != VKBERT_OK) return 0;
+    cJSON *root = cJSON_Parse(json);
+    vkbert_free(json);
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "tokenizer");
+    int drops = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "normalizer")) &&
+                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "clean_text"));
+    cJSON_Delete(root);
+    return drops;
+}
+
+int cli_texts_check_nul(const cli_texts *t, vkbert_model *model)
+{
+    if (!t->nul_line || cli_model_drops_nul(model)) return 0;
+    return cli_error("stdin line %d holds a NUL byte, which this model's tokenizer keeps (its "
+                     "normalizer does not clean text): not supported",
+                     t->nul_line);
 }
 
 int cli_model_open(const char *device, const char *model_dir, const vkbert_model_config *config,

@@ -139,6 +139,7 @@ typedef struct serve_server {
     vkbert_context *context; /* its context: vkbert_last_error after a failed encode */
     char model_name[256];    /* --served-model-name, else the folder's name */
     char device_names[512];  /* the devices, joined by ", " */
+    int drops_nul;           /* the tokenizer drops U+0000 (cli_model_drops_nul) */
     volatile int state;      /* serve_state: the main thread's; routes read it */
 } serve_server;
 

@@ -121,7 +121,98 @@ static const char *duplicate_key(const cJSON *object, int *out_of_memory)
     return twice;
 }
 
-cJSON *serve_parse_body(const serve_call *call, serve_fail *f)
+/* JSON's \u0000 escape: cJSON decodes it to a NUL that ends its string there, so a text would
+ * lose the rest. A UTF-8 body never holds the byte 0xFF: each such escape becomes one before
+ * parsing, and the strings are mended after. */
+#define NUL_MARK '\xff'
+
+static int is_nul_escape(const char *b, size_t at, size_t size)
+{
+    return size - at >= 6 && memcmp(b + at, "\\u0000", 6) == 0;
+}
+
+static int has_nul_escape(const char *b, size_t size)
+{
+    for (size_t i = 0; i < size; i++) {
+        if (b[i] != '\\') continue;
+        if (is_nul_escape(b, i, size)) return 1;
+        i++; /* the escaped character, which may be a backslash itself */
+    }
+    return 0;
+}
+
+/* A copy of b[0..*size) with each \u0000 escape as NUL_MARK, *size its length; NULL when out
+ * of memory. */
+static char *mark_nuls(const char *b, size_t *size)
+{
+    char *out = malloc(*size + 1);
+    size_t n = 0;
+    for (size_t i = 0; out && i < *size; i++) {
+        if (b[i] == '\\' && is_nul_escape(b, i, *size)) {
+            out[n++] = NUL_MARK;
+            i += 5;
+            continue;
+        }
+        if (b[i] == '\\' && i + 1 < *size) out[n++] = b[i++];
+        out[n++] = b[i];
+    }
+    if (out) out[n] = 0, *size = n;
+    return out;
+}
+
+static void drop_marks(char *s)
+{
+    char *to = s;
+    for (; *s; s++)
+        if (*s != NUL_MARK) *to++ = *s;
+    *to = 0;
+}
+
+/* A field name holding U+0000 is refused; so is a string value unless the model's tokenizer
+ * drops U+0000 (clean_text), where dropping it first gives the same tokens. */
+static int mend_nuls(cJSON *v, int drop, serve_fail *f)
+{
+    for (; v; v = v->next) {
+        if (v->string && strchr(v->string, NUL_MARK))
+            return serve_fail_status(f, 422, "a field name holds U+0000");
+        if (cJSON_IsString(v) && strchr(v->valuestring, NUL_MARK)) {
+            if (!drop)
+                return serve_fail_set(f, "Tokenizer",
+                                      "a text holds U+0000, which this model's tokenizer keeps "
+                                      "(its normalizer does not clean text): not supported");
+            drop_marks(v->valuestring);
+        }
+        if (mend_nuls(v->child, drop, f)) return -1;
+    }
+    return 0;
+}
+
+/* cJSON's parse of b[0..size), or NULL with *at where it stopped. */
+static cJSON *parse_json(const char *b, size_t size, size_t *at)
+{
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(b, size + 1, &end, 1);
+    *at = end && end >= b ? (size_t)(end - b) : 0;
+    return root;
+}
+
+/* The body as JSON, its \u0000 escapes marked; NULL with *f set. */
+static cJSON *parse_marked(const char *body, size_t size, serve_fail *f)
+{
+    size_t at, marked_size = size;
+    int escapes = has_nul_escape(body, size);
+    char *marked = escapes ? mark_nuls(body, &marked_size) : NULL;
+    if (escapes && !marked) return serve_fail_set(f, "Backend", "out of host memory"), NULL;
+    cJSON *root = parse_json(marked ? marked : body, marked_size, &at);
+    /* a syntax error's offset is the body's own, not the marked copy's */
+    if (!root && marked) cJSON_Delete(parse_json(body, size, &at));
+    free(marked);
+    if (!root)
+        serve_fail_status(f, 400, "Failed to parse the request body as JSON at byte %zu", at);
+    return root;
+}
+
+cJSON *serve_parse_body(const serve_server *s, const serve_call *call, serve_fail *f)
 {
     const char *body = call->body ? call->body : "";
     size_t size = call->body ? call->body_size : 0;
@@ -136,17 +227,16 @@ cJSON *serve_parse_body(const serve_call *call, serve_fail *f)
         serve_fail_status(f, 400, "Failed to parse the request body as JSON: a NUL byte");
         return NULL;
     }
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(body, size + 1, &end, 1);
-    if (!root) {
-        size_t at = end && end >= body ? (size_t)(end - body) : 0;
-        serve_fail_status(f, 400, "Failed to parse the request body as JSON at byte %zu", at);
-        return NULL;
-    }
+    cJSON *root = parse_marked(body, size, f);
+    if (!root) return NULL;
     /* A body of the wrong shape is axum's JsonDataError: 422. */
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);
         serve_fail_status(f, 422, "the request body must be a JSON object");
+        return NULL;
+    }
+    if (mend_nuls(root->child, s->drops_nul, f)) {
+        cJSON_Delete(root);
         return NULL;
     }
     int out_of_memory;

@@ -28,8 +28,9 @@ serve_reply serve_fail_reply(const serve_fail *f);
 /* 0 when the model routes may run; else -1 with 503 Unhealthy in *f. */
 int serve_check_ready(const serve_server *s, serve_fail *f);
 /* The body as a JSON object: NULL with *f set when it is not UTF-8 (400), not JSON (400) or
- * not an object (422). */
-cJSON *serve_parse_body(const serve_call *call, serve_fail *f);
+ * not an object (422). A string's \u0000 is dropped where the model's tokenizer drops it
+ * (s->drops_nul), else refused (422), never left to end the string early. */
+cJSON *serve_parse_body(const serve_server *s, const serve_call *call, serve_fail *f);
 
 /* Optional fields: absent (or null where `nullable`) leaves *out as it is. A value of another
  * type is a 422 naming the field. */

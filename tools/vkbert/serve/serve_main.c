@@ -192,6 +192,7 @@ static int serve(serving *sv)
     }
     sv->server.model = sv->model[0];
     sv->server.context = sv->ctx[0];
+    sv->server.drops_nul = cli_model_drops_nul(sv->model[0]);
     /* the routes see the queue and the model before they see the state */
     atomic_thread_fence(memory_order_release);
     sv->server.state = SERVE_READY;

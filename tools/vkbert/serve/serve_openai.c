@@ -106,7 +106,7 @@ serve_reply serve_openai_embeddings(serve_server *s, const serve_call *call)
     float *rows = NULL;
     cJSON *root = NULL, *out = NULL;
     memset(&x, 0, sizeof x);
-    int failed = serve_check_ready(s, &f) || !(root = serve_parse_body(call, &f)) ||
+    int failed = serve_check_ready(s, &f) || !(root = serve_parse_body(s, call, &f)) ||
                  openai_fields(s, root, &r, &f);
     if (!failed && vkbert_model_labels(s->model) > 0)
         failed = serve_fail_set(&f, "Backend", "Model is not an embedding model");

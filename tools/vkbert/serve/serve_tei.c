@@ -17,7 +17,7 @@ static int request_begin(serve_server *s, const serve_call *call, request *q)
 {
     memset(q, 0, sizeof *q);
     if (serve_check_ready(s, &q->fail)) return -1;
-    return (q->root = serve_parse_body(call, &q->fail)) ? 0 : -1;
+    return (q->root = serve_parse_body(s, call, &q->fail)) ? 0 : -1;
 }
 
 /* The reply (`ok`, or the failure), with everything the request held freed. */
