@@ -240,13 +240,8 @@ void test_tmp_path(char *out, const char *name)
     snprintf(out, 256, "%s/%s", test_tmpdir, name);
 }
 
-void test_run_cli(const char *dir, const char *const *args, test_cli_result *r)
-{
-    test_run_cli_to(dir, NULL, args, r);
-}
-
-void test_run_cli_to(const char *dir, const char *stdout_path, const char *const *args,
-                     test_cli_result *r)
+static void run_cli(const char *dir, const char *stdin_path, const char *stdout_path,
+                    const char *const *args, test_cli_result *r)
 {
     const char *cli = getenv("VKBERT_CLI");
     cr_assert(cli && *cli, "set VKBERT_CLI to the path of the vkbert binary");
@@ -263,6 +258,7 @@ void test_run_cli_to(const char *dir, const char *stdout_path, const char *const
     posix_spawn_file_actions_addopen(&actions, 1, stdout_path ? stdout_path : out,
                                      O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addopen(&actions, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (stdin_path) posix_spawn_file_actions_addopen(&actions, 0, stdin_path, O_RDONLY, 0);
     pid_t pid;
     int rc = posix_spawn(&pid, cli, &actions, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&actions);
@@ -305,4 +301,21 @@ vkbert_context *test_context_sharing(const char *limits)
                      simd ? "no subgroup shuffle, or VKBERT_SIMD_SHUFFLE=0" : "VKBERT_KERNELS");
     }
     return ctx;
+}
+
+void test_run_cli(const char *dir, const char *const *args, test_cli_result *r)
+{
+    run_cli(dir, NULL, NULL, args, r);
+}
+
+void test_run_cli_to(const char *dir, const char *stdout_path, const char *const *args,
+                     test_cli_result *r)
+{
+    run_cli(dir, NULL, stdout_path, args, r);
+}
+
+void test_run_cli_stdin(const char *dir, const char *stdin_path, const char *const *args,
+                        test_cli_result *r)
+{
+    run_cli(dir, stdin_path, NULL, args, r);
 }

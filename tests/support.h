@@ -61,6 +61,9 @@ void test_run_cli(const char *dir, const char *const *args, test_cli_result *r);
 /* The same with stdout sent to `stdout_path` (such as /dev/full) instead; r->out is empty. */
 void test_run_cli_to(const char *dir, const char *stdout_path, const char *const *args,
                      test_cli_result *r);
+/* test_run_cli with stdin read from `stdin_path`. */
+void test_run_cli_stdin(const char *dir, const char *stdin_path, const char *const *args,
+                        test_cli_result *r);
 /* Removes the files in `dir` (not recursive), then `dir`; quietly does nothing if it is gone. */
 void test_remove_dir(const char *dir);
 /* A text file's contents, NUL-terminated, at most size - 1 bytes. */

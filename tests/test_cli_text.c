@@ -167,6 +167,39 @@ Test(cli_text, embed_gives_the_apis_embeddings)
     npy_free(&e);
 }
 
+/* BertNormalizer's clean_text drops U+0000: a stdin line with NUL bytes embeds as the line
+ * without them, not cut at the first. */
+Test(cli_text, embed_stdin_line_drops_nul_bytes)
+{
+    char in[300];
+    snprintf(in, sizeof in, "%s/in.txt", tmp);
+    FILE *f = fopen(in, "wb");
+    cr_assert_not_null(f);
+    static const char lines[] = "the c\0at sat\0\nhello\n";
+    fwrite(lines, 1, sizeof lines - 1, f);
+    fclose(f);
+    const char *args[] = {"embed", "--model", st_dir, NULL};
+    test_cli_result r;
+    test_run_cli_stdin(tmp, in, args, &r);
+    unlink(in);
+    cr_assert_eq(r.code, 0, "%s", r.err);
+    cJSON *j = cJSON_Parse(r.out);
+    const cJSON *rows = cJSON_GetObjectItem(j, "embeddings");
+    cr_assert_eq(cJSON_GetArraySize(rows), 2, "%s", r.out);
+    const char *texts[] = {"the cat sat", "hello"};
+    vkbert_context *ctx = test_context(0);
+    vkbert_model *m = load(ctx, st_dir);
+    float want[2 * 12];
+    TEST_OK(vkbert_model_embed(m, texts, 2, NULL, want));
+    for (int k = 0; k < 2 * 12; k++) {
+        const cJSON *v = cJSON_GetArrayItem(cJSON_GetArrayItem(rows, k / 12), k % 12);
+        cr_assert_float_eq(v->valuedouble, want[k], 1e-6, "element %d", k);
+    }
+    vkbert_model_destroy(m);
+    test_context_done(ctx);
+    cJSON_Delete(j);
+}
+
 /* ---- rerank, classify ---- */
 
 Test(cli_text, rerank_json_is_sorted_and_matches_the_api)
