@@ -249,6 +249,66 @@ def st_model_corpus():
     put_st("prompts", "not_string", dict(prompts, prompts={"q": 1}))
 
 
+# fuzz_serve_request: a route byte (serve_routes' order), a flags byte (fuzz_serve_request.c),
+# then the body.
+ROUTES = {"openai": 0, "embeddings": 1, "embed": 2, "rerank": 3, "predict": 4, "tokenize": 5,
+          "health": 6, "info": 7, "metrics": 8}
+EMBEDDER, RERANKER, CLASSIFIER = 0, 1, 2
+
+
+def serve(name, route, flags, body):
+    body = body if isinstance(body, bytes) else body.encode()
+    put("serve_request", name, bytes([ROUTES[route], flags]) + body)
+
+
+def serve_corpus():
+    deep = "[" * 2000 + "]" * 2000
+    many = json.dumps({"inputs": ["hello"] * 40})
+    serve("openai_float", "openai", EMBEDDER,
+          '{"input":"hello world","model":"m","encoding_format":"float","dimensions":2}')
+    serve("openai_base64", "embeddings", EMBEDDER,
+          '{"input":["hello","the world"],"encoding_format":"base64","user":null}')
+    serve("openai_ids", "openai", EMBEDDER, '{"input":[[2,9,3],[5,6]]}')
+    serve("openai_bad_format", "openai", EMBEDDER, '{"input":"a","encoding_format":"hex"}')
+    serve("embed", "embed", EMBEDDER,
+          '{"inputs":"hello","normalize":false,"truncate":true,"truncation_direction":"Left"}')
+    serve("embed_prompt", "embed", EMBEDDER, r'{"inputs":["caf\u00e9 !"],"prompt_name":"query"}')
+    serve("embed_no_prompt", "embed", EMBEDDER, '{"inputs":"a","prompt_name":"passage"}')
+    serve("embed_long", "embed", 64, '{"inputs":"the the the the the the the","truncate":false}')
+    serve("embed_ids_long", "embed", 64 | 4, '{"inputs":[2,5,5,5,5,5,5,3]}')
+    serve("embed_bad_id", "embed", EMBEDDER, '{"inputs":[4294967296,-1,1.5]}')
+    serve("embed_dup", "embed", EMBEDDER, '{"inputs":"a","inputs":"b"}')
+    serve("embed_nul_escape", "embed", EMBEDDER, r'{"inputs":"a\u0000b"}')
+    serve("embed_nul_byte", "embed", EMBEDDER, b'{"inputs":"a\x00b"}')
+    serve("embed_bad_utf8", "embed", EMBEDDER, b'{"inputs":"\xc3\x28\xed\xa0\x80"}')
+    serve("embed_surrogate", "embed", EMBEDDER, r'{"inputs":"\ud800\udc00\udfff"}')
+    serve("embed_deep", "embed", EMBEDDER, '{"inputs":' + deep + "}")
+    serve("embed_many", "embed", EMBEDDER, many)
+    serve("embed_empty", "embed", EMBEDDER, '{"inputs":[]}')
+    serve("embed_nan", "embed", 8, '{"inputs":"hello"}')
+    serve("embed_classifier", "embed", CLASSIFIER, '{"inputs":"hello"}')
+    serve("not_object", "embed", EMBEDDER, '["inputs"]')
+    serve("not_json", "embed", EMBEDDER, '{"inputs":')
+    serve("rerank", "rerank", RERANKER,
+          '{"query":"hello","texts":["world","the world"],"return_text":true,"raw_scores":true}')
+    serve("rerank_many", "rerank", RERANKER | 64, json.dumps({"query": "a", "texts": ["b"] * 3}))
+    serve("rerank_mixed", "rerank", RERANKER, '{"query":"a","texts":["b",1]}')
+    serve("predict", "predict", CLASSIFIER, '{"inputs":"hello world","raw_scores":false}')
+    serve("predict_pair", "predict", CLASSIFIER, '{"inputs":["hello","world"]}')
+    serve("predict_batch", "predict", CLASSIFIER, '{"inputs":[["hello"],["a","b"]]}')
+    serve("predict_bad", "predict", CLASSIFIER, '{"inputs":[["a","b","c"]]}')
+    serve("tokenize", "tokenize", EMBEDDER, '{"inputs":["hello world","[SEP] a"]}')
+    serve("tokenize_plain", "tokenize", EMBEDDER, '{"inputs":"hello","add_special_tokens":false}')
+    for code, name in ((16, "failed"), (24, "invalid"), (32, "lost"), (40, "overloaded"),
+                       (48, "unhealthy"), (56, "gone")):
+        serve("queue_" + name, "embed", code, '{"inputs":"hello"}')
+    serve("loading", "embed", 128, '{"inputs":"hello"}')
+    serve("stopping", "tokenize", 129, '{"inputs":"hello"}')
+    serve("health", "health", EMBEDDER, "")
+    serve("info", "info", CLASSIFIER, "")
+    serve("metrics", "metrics", EMBEDDER, "")
+
+
 if __name__ == "__main__":
     npy_corpus()
     st_corpus()
@@ -257,3 +317,4 @@ if __name__ == "__main__":
     tokenize_corpus()
     tokenizer_json_corpus()
     st_model_corpus()
+    serve_corpus()
