@@ -165,6 +165,12 @@ class Server:
                     return int(line.split()[1])
         raise AssertionError("no VmRSS")
 
+    def sanitized(self):
+        """Whether the process runs under AddressSanitizer (.ci/sanitize.sh's serve_asan): its
+        runtime, clang's or gcc's shared one, is mapped."""
+        with open(f"/proc/{self.pid}/maps") as f:
+            return any("libclang_rt.asan" in line or "libasan.so" in line for line in f)
+
     def terminate(self):
         """SIGTERM, once: a second one during the shutdown may end the process at once."""
         if not self.signalled:

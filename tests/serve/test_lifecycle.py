@@ -218,6 +218,11 @@ def test_memory_stays_flat(serve):
     first = s.rss_kib()
     run(300)
     grown = s.rss_kib() - first
+    if s.sanitized():
+        # The requests ran, checked by ASan; LeakSanitizer checks the exit. The bound cannot
+        # hold: ASan's quarantine keeps freed memory (256 MiB) back from reuse by design.
+        pytest.skip(f"under AddressSanitizer, whose quarantine holds freed memory (VmRSS grew "
+                    f"{grown} KiB)")
     assert grown < 1024, f"VmRSS grew {grown} KiB over 300 requests"
 
 
