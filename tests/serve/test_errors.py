@@ -5,10 +5,13 @@ import json
 import threading
 import time
 
+import numpy as np
 import pytest
 
 import rawhttp
-from conftest import TEXTS, close, error_body, openai_error, still_serves, unchanged, unit
+import vkbert
+from conftest import (TEXTS, close, error_body, folder, openai_error, still_serves, unchanged,
+                      unit)
 
 # TEI's ErrorType -> status (router/src/http/server.rs, From<&ErrorType> for StatusCode):
 # Empty 400, Tokenizer 422, Backend 424, Overloaded 429, Unhealthy 503. Validation is 413 in
@@ -275,3 +278,43 @@ def test_half_close_after_the_request(st_server, models):
             r = rawhttp.read_response(sock)
         assert r is None or r.status == 200, r
         still_serves(st_server, models)
+
+
+def _infinite_world(tensors):
+    """The word "world" embedded as infinity: only the texts holding it come out NaN (the
+    probes hold none)."""
+    tensors["embeddings.word_embeddings.weight"][folder.VOCAB.index("world")] = np.inf
+
+
+def test_non_finite_rows_fail_only_their_request(serve, tmp_path):
+    """Requests sent together, likely in one batch: those with a non-finite row get TEI's
+    Backend error (424), the others their embeddings."""
+    path = folder.write_bert(str(tmp_path / "inf"), seed=3, edit=_infinite_world)
+    s = serve(path, "--quiet")
+    calls = [("/embed", {"inputs": ["hello", "hello world"]}, 424),
+             ("/v1/embeddings", {"input": "big world"}, 424),
+             ("/embed", {"inputs": TEXTS[0], "normalize": False}, 200),
+             ("/v1/embeddings", {"input": [TEXTS[2]]}, 200)] * 2
+    out = [None] * len(calls)
+    start = threading.Barrier(len(calls))
+
+    def client(k):
+        start.wait()
+        out[k] = s.post(calls[k][0], calls[k][1])
+
+    with unchanged(s), vkbert.Model(path) as model:
+        threads = [threading.Thread(target=client, args=(k,)) for k in range(len(calls))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        for (route, body, status), r in zip(calls, out):
+            assert r.status == status, (route, body, r)
+            if status == 424:
+                message = (openai_error(r) if route.startswith("/v1")
+                           else error_body(r, ("Backend",)))
+                assert "non-finite values (inf or NaN)" in message, r
+            elif route == "/embed":
+                close(r.json(), model.embed([TEXTS[0]]))
+            else:
+                close([r.json()["data"][0]["embedding"]], model.embed([TEXTS[2]], normalize=True))
