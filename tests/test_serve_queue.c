@@ -199,23 +199,28 @@ static void *job_thread(void *arg)
     return NULL;
 }
 
-/* Runs every job's work on a thread of its own, all released at once; with `stop`, the
- * queue is stopped as they go. */
-static void run_all(serve_queue *q, job *jobs, int n, int stop)
+/* Runs every job's work on a thread of its own, all released at once; `meanwhile`, when
+ * given, acts on the queue as they go. */
+static void run_all(fixture *f, job *jobs, int n, void (*meanwhile)(fixture *))
 {
     pthread_t threads[MAX_JOBS];
     pthread_barrier_t start;
     cr_assert_eq(pthread_barrier_init(&start, NULL, (unsigned)n + 1), 0);
     for (int i = 0; i < n; i++) {
         jobs[i].start = &start;
-        jobs[i].queue = q;
+        jobs[i].queue = f->queue;
         cr_assert_eq(pthread_create(&threads[i], NULL, job_thread, &jobs[i]), 0);
     }
     pthread_barrier_wait(&start);
-    if (stop) serve_queue_stop(q);
+    if (meanwhile) meanwhile(f);
     for (int i = 0; i < n; i++)
         pthread_join(threads[i], NULL);
     pthread_barrier_destroy(&start);
+}
+
+static void stop_now(fixture *f)
+{
+    serve_queue_stop(f->queue);
 }
 
 /* ---- the metrics text ---- */
@@ -251,7 +256,7 @@ Test(serve_queue, concurrent_requests_batch_together_and_match_alone)
         tokens += job_tokens(&jobs[i]);
     }
     start_queue(&f, (serve_limits){0});
-    run_all(f.queue, jobs, 12, 0);
+    run_all(&f, jobs, 12, NULL);
     for (int i = 0; i < 12; i++) {
         char what[32];
         snprintf(what, sizeof what, "work %d", i);
@@ -280,7 +285,7 @@ Test(serve_queue, each_kind_of_work_gets_its_own_rows)
     for (int i = 0; i < 12; i++)
         make_varied_job(&jobs[i], &f, i, 1);
     start_queue(&f, (serve_limits){0});
-    run_all(f.queue, jobs, 12, 0);
+    run_all(&f, jobs, 12, NULL);
     for (int i = 0; i < 12; i++)
         check_rows(&jobs[i], jobs[i].work.task == SERVE_TASK_EMBED ? "embedding" : "scores");
     for (int i = 0; i < 12; i++)
@@ -298,7 +303,7 @@ Test(serve_queue, max_batch_requests_one_runs_one_input_a_pass)
         inputs += jobs[i].work.count;
     }
     start_queue(&f, (serve_limits){.max_batch_requests = 1});
-    run_all(f.queue, jobs, 8, 0);
+    run_all(&f, jobs, 8, NULL);
     for (int i = 0; i < 8; i++)
         check_rows(&jobs[i], "work");
     cr_assert_eq(metric_of(f.metrics, "vkbert_batches_total"), inputs);
@@ -318,7 +323,7 @@ Test(serve_queue, max_batch_tokens_bounds_the_padded_tokens)
         make_varied_job(&jobs[i], &f, i, 1);
     /* 64 is one of vkbert_batch_tokens' bounds, and every input has 40 tokens at most. */
     start_queue(&f, (serve_limits){.max_batch_tokens = 64});
-    run_all(f.queue, jobs, 12, 0);
+    run_all(&f, jobs, 12, NULL);
     for (int i = 0; i < 12; i++)
         check_rows(&jobs[i], "work");
     double batches = metric_of(f.metrics, "vkbert_batches_total");
@@ -353,7 +358,7 @@ Test(serve_queue, overload_is_refused_while_accepted_work_completes)
     /* Room for 3 inputs: the last work's 4 never fit, the others' 1 to 3 when the queue has
      * room as they arrive. */
     start_queue(&f, (serve_limits){.max_queued_inputs = 3});
-    run_all(f.queue, jobs, MAX_JOBS, 0);
+    run_all(&f, jobs, MAX_JOBS, NULL);
     cr_assert_eq(jobs[MAX_JOBS - 1].outcome, SERVE_OVERLOADED);
     for (size_t i = 0; i < 4 * (size_t)jobs[MAX_JOBS - 1].work.width; i++)
         cr_assert(isnan(jobs[MAX_JOBS - 1].work.rows[i]), "a refused work's rows were written");
@@ -419,7 +424,7 @@ Test(serve_queue, a_lost_device_makes_the_queue_unhealthy)
     unsetenv("VKBERT_FAULT_LOST_AFTER_PASSES");
     /* One input a pass: 8 works need many passes, so the device is lost among them. */
     start_queue(&f, (serve_limits){.max_batch_requests = 1});
-    run_all(f.queue, jobs, 8, 0);
+    run_all(&f, jobs, 8, NULL);
     int lost = 0;
     for (int i = 0; i < 8; i++) {
         if (jobs[i].outcome == SERVE_DONE) {
@@ -451,7 +456,7 @@ Test(serve_queue, stop_runs_what_is_queued_and_refuses_the_rest)
     for (int i = 0; i < 12; i++)
         make_varied_job(&jobs[i], &f, i, 1);
     start_queue(&f, (serve_limits){0});
-    run_all(f.queue, jobs, 12, 1);
+    run_all(&f, jobs, 12, stop_now);
     int done = 0, inputs = 0;
     for (int i = 0; i < 12; i++) {
         if (jobs[i].outcome == SERVE_UNHEALTHY) continue;
@@ -464,6 +469,73 @@ Test(serve_queue, stop_runs_what_is_queued_and_refuses_the_rest)
     cr_assert_eq(serve_queue_run(f.queue, &jobs[0].work), SERVE_UNHEALTHY);
     cr_assert_eq(metric_of(f.metrics, "vkbert_healthy"), 0);
     for (int i = 0; i < 12; i++)
+        free_job(&jobs[i]);
+    close_model(&f);
+}
+
+#define SHUTTING_DOWN "the server is shutting down"
+
+/* The drain's deadline as serve_main meets it, once the first pass is done: the queue is
+ * still long then, as every input runs alone. */
+static void abandon_once_running(fixture *f)
+{
+    while (metric_of(f->metrics, "vkbert_batches_total") < 1)
+        usleep(100);
+    serve_queue_abandon(f->queue, SHUTTING_DOWN);
+}
+
+/* The rows of `j` that were written (poisoned ones were not), each checked against the work
+ * run alone; how many. */
+static int written_rows(const job *j)
+{
+    int written = 0;
+    for (int r = 0; r < j->work.count; r++) {
+        const float *row = j->work.rows + (size_t)r * j->work.width;
+        if (isnan(row[0])) continue;
+        double want[64];
+        cr_assert_leq(j->work.width, 64);
+        for (int k = 0; k < j->work.width; k++)
+            want[k] = j->want[(size_t)r * j->work.width + k];
+        test_assert_fp32_close(row, want, (size_t)j->work.width, "a row that ran");
+        written++;
+    }
+    return written;
+}
+
+/* Past the drain's deadline what is still queued fails with the reason (503 on the route)
+ * and never runs; the pass on the device when it came completes with its rows. */
+Test(serve_queue, abandon_fails_what_is_queued_and_runs_nothing_after)
+{
+    fixture f = open_model();
+    job jobs[MAX_JOBS];
+    for (int i = 0; i < MAX_JOBS; i++)
+        make_job(&jobs[i], f.model, &f, SERVE_TASK_EMBED, 0, 3, (const int[]){40, 40, 40},
+                 200 + (uint64_t)i);
+    start_queue(&f, (serve_limits){.max_batch_requests = 1});
+    run_all(&f, jobs, MAX_JOBS, abandon_once_running);
+    int ran = 0, abandoned = 0;
+    for (int i = 0; i < MAX_JOBS; i++) {
+        int written = written_rows(&jobs[i]);
+        ran += written;
+        if (jobs[i].outcome == SERVE_DONE) {
+            cr_assert_eq(written, 3, "work %d done with %d rows", i, written);
+            continue;
+        }
+        cr_assert_eq(jobs[i].outcome, SERVE_UNHEALTHY, "work %d: %d", i, (int)jobs[i].outcome);
+        cr_assert_eq(jobs[i].work.status, VKBERT_OK);
+        /* A thread that came after the abandon was refused at the door, with no message. */
+        if (!jobs[i].work.error[0] && !written) continue;
+        cr_assert_str_eq(jobs[i].work.error, SHUTTING_DOWN);
+        abandoned++;
+    }
+    cr_assert_gt(abandoned, 0, "the first pass's end found nothing queued");
+    cr_assert_gt(ran, 0);
+    /* Every input that ran wrote its rows: none ran but those seen. */
+    cr_assert_eq(metric_of(f.metrics, "vkbert_batch_size_sum"), ran);
+    cr_assert_eq(serve_queue_depth(f.queue), 0);
+    cr_assert_eq(serve_queue_healthy(f.queue), 0);
+    cr_assert_eq(serve_queue_run(f.queue, &jobs[0].work), SERVE_UNHEALTHY);
+    for (int i = 0; i < MAX_JOBS; i++)
         free_job(&jobs[i]);
     close_model(&f);
 }

@@ -34,7 +34,7 @@ def save_safetensors(path, tensors):
         f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 
-def _bert_tensors(rng, hidden, layers, inter, positions, labels, fill):
+def _bert_tensors(rng, hidden, layers, inter, positions, labels, fill, edit):
     def linear(out, inp):  # nn.Linear's init: uniform in +-1/sqrt(in)
         bound = 1 / np.sqrt(inp)
         return rng.uniform(-bound, bound, (out, inp)), rng.uniform(-bound, bound, out)
@@ -61,6 +61,8 @@ def _bert_tensors(rng, hidden, layers, inter, positions, labels, fill):
     t["pooler.dense.weight"], t["pooler.dense.bias"] = linear(hidden, hidden)
     for name, value in (fill or {}).items():
         t[name] = np.full(t[name].shape, value)
+    if edit:
+        edit(t)
     t = {prefix + k: v for k, v in t.items()}
     if labels:  # BertForSequenceClassification keeps its head beside "bert."
         t["classifier.weight"], t["classifier.bias"] = linear(labels, hidden)
@@ -68,13 +70,15 @@ def _bert_tensors(rng, hidden, layers, inter, positions, labels, fill):
 
 
 def write_bert(path, seed=1, hidden=24, layers=2, heads=2, inter=40, positions=64, labels=(),
-               fill=None):
+               fill=None, edit=None):
     """A BertModel folder, or a BertForSequenceClassification one with the given label names;
-    `fill` sets whole tensors (names without "bert.") to one value."""
+    `fill` sets whole tensors (names without "bert.") to one value, and `edit`, given those
+    tensors by name, may change any of them in place."""
     os.makedirs(path, exist_ok=True)
     rng = np.random.default_rng(seed)
     save_safetensors(os.path.join(path, "model.safetensors"),
-                     _bert_tensors(rng, hidden, layers, inter, positions, len(labels), fill))
+                     _bert_tensors(rng, hidden, layers, inter, positions, len(labels), fill,
+                                   edit))
     config = {
         "architectures": ["BertForSequenceClassification" if labels else "BertModel"],
         "model_type": "bert", "hidden_size": hidden, "num_hidden_layers": layers,

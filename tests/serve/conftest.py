@@ -3,6 +3,7 @@ library's own results through the vkbert package to compare with, and servers st
 loopback port (`--port 0`) whose teardown checks the graceful exit (SIGTERM: exit 0, `vkbert
 serve: stopped` last)."""
 
+import contextlib
 import http.client
 import importlib.util
 import json
@@ -137,7 +138,8 @@ class Server:
             hdrs.update(headers or {})
             conn.request(method, path, body=body, headers=hdrs)
             r = conn.getresponse()
-            return Response(r.status, dict(r.getheaders()), r.read().decode("utf-8", "replace"))
+            data = r.read()
+            return Response(r.status, dict(r.getheaders()), data.decode("utf-8", "replace"), data)
         finally:
             conn.close()
 
@@ -333,6 +335,46 @@ def openai_error(r):
     assert isinstance(err.get("type"), str), r
     assert "code" in err, r
     return err["message"]
+
+
+def still_serves(server, models):
+    """After any bad request: a good one answers what the library computes."""
+    got = server.ok("/embed", {"inputs": TEXTS[0]})
+    close(got, models("st").embed([TEXTS[0]], normalize=True))
+    assert server.get("/health").status == 200
+
+
+# A fixed normal request per kind of model (GET /info's model_type), the probes `unchanged`
+# sends before and after an attack.
+PROBES = {
+    "embedding": [("/embed", {"inputs": TEXTS[:3]}), ("/v1/embeddings", {"input": TEXTS[:3]})],
+    "reranker": [("/rerank", {"query": TEXTS[0], "texts": TEXTS[1:4]})],
+    "classifier": [("/predict", {"inputs": TEXTS[0]})],
+}
+
+
+def probe(server):
+    """/health answers 200; {path: raw body bytes} of the server's probes, each sent alone."""
+    r = server.get("/health")
+    assert r.status == 200, r
+    (kind,) = server.get("/info").json()["model_type"]
+    answers = {}
+    for path, body in PROBES[kind]:
+        r = server.post(path, body)
+        assert r.status == 200, (path, r)
+        answers[path] = r.raw
+    return answers
+
+
+@contextlib.contextmanager
+def unchanged(server):
+    """Around an attack: the same process sent the same request alone in its batch answers the
+    same bytes after as before, and /health still answers."""
+    before = probe(server)
+    yield
+    for path, after in probe(server).items():
+        assert after == before[path], \
+            f"{path} answers other bytes after the attack: {before[path][:200]!r}, {after[:200]!r}"
 
 
 def wait_for(predicate, timeout=30, every=0.05):

@@ -28,8 +28,9 @@ def request_bytes(method, path, body=b"", headers=None, length=None):
 
 
 class RawResponse:
-    def __init__(self, status, headers, body):
+    def __init__(self, status, headers, body, raw=None):
         self.status, self.headers, self.body = status, headers, body
+        self.raw = raw  # the body's bytes as they came, where kept
 
     def json(self):
         return json.loads(self.body)

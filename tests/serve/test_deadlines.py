@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 import rawhttp
-from conftest import TEXTS, close, long_text, unit
+from conftest import TEXTS, close, long_text, unchanged, unit
 
 HEALTH = b"GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
 
@@ -45,54 +45,57 @@ def test_slow_headers_are_cut_at_the_request_deadline(serve, models):
     however busy it keeps, and the server answers as before afterwards."""
     s = serve("st", "--quiet", "--max-concurrent-requests", "4", "--max-connections-per-ip", "6",
               env={"VKBERT_SERVE_REQUEST_DEADLINE_MS": "1000"})
-    slow = [rawhttp.connect(s, timeout=5) for _ in range(10)]
-    opened = time.monotonic()
-    for sock in slow:
-        try:
-            sock.sendall(b"POST /embed HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
-        except OSError:
-            pass  # past the per-address limit: closed at once
-    stop = threading.Event()
-
-    def trickle():
-        while not stop.wait(0.2):
-            for sock in slow:
-                try:
-                    sock.send(b"a")
-                except OSError:
-                    pass
-
-    feeder = threading.Thread(target=trickle)
-    feeder.start()
-    try:
-        r, took = health_from(s, "127.0.0.2")
-        assert r is not None and r.status == 200 and took < 2, (r, took)
-        while not all(closed(sock) for sock in slow) and time.monotonic() - opened < 10:
-            time.sleep(0.05)
-        waited = time.monotonic() - opened
-        all_closed = all(closed(sock) for sock in slow)
-    finally:
-        stop.set()
-        feeder.join()
+    with unchanged(s):
+        slow = [rawhttp.connect(s, timeout=5) for _ in range(10)]
+        opened = time.monotonic()
         for sock in slow:
-            sock.close()
-    assert all_closed and waited < 3, f"the slow connections were closed only after {waited:.1f} s"
-    r, took = health_from(s, "127.0.0.1")
-    assert r is not None and r.status == 200 and took < 2, (r, took)
-    close(s.ok("/embed", {"inputs": TEXTS}), models("st").embed(TEXTS, normalize=True))
+            try:
+                sock.sendall(b"POST /embed HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
+            except OSError:
+                pass  # past the per-address limit: closed at once
+        stop = threading.Event()
+
+        def trickle():
+            while not stop.wait(0.2):
+                for sock in slow:
+                    try:
+                        sock.send(b"a")
+                    except OSError:
+                        pass
+
+        feeder = threading.Thread(target=trickle)
+        feeder.start()
+        try:
+            r, took = health_from(s, "127.0.0.2")
+            assert r is not None and r.status == 200 and took < 2, (r, took)
+            while not all(closed(sock) for sock in slow) and time.monotonic() - opened < 10:
+                time.sleep(0.05)
+            waited = time.monotonic() - opened
+            all_closed = all(closed(sock) for sock in slow)
+        finally:
+            stop.set()
+            feeder.join()
+            for sock in slow:
+                sock.close()
+        assert all_closed and waited < 3, \
+            f"the slow connections were closed only after {waited:.1f} s"
+        r, took = health_from(s, "127.0.0.1")
+        assert r is not None and r.status == 200 and took < 2, (r, took)
+        close(s.ok("/embed", {"inputs": TEXTS}), models("st").embed(TEXTS, normalize=True))
 
 
 def test_a_request_in_time_is_answered(serve, models):
     """A body sent in pieces within the request deadline is answered as usual."""
     s = serve("st", "--quiet", "--request-deadline-ms", "2000")
-    raw = rawhttp.request_bytes("POST", "/embed", {"inputs": TEXTS[0]})
-    with rawhttp.connect(s, timeout=10) as sock:
-        for i in range(0, len(raw), len(raw) // 4 + 1):
-            sock.sendall(raw[i:i + len(raw) // 4 + 1])
-            time.sleep(0.1)
-        r = rawhttp.read_response(sock)
-    assert r is not None and r.status == 200, r
-    close(r.json(), models("st").embed([TEXTS[0]], normalize=True))
+    with unchanged(s):
+        raw = rawhttp.request_bytes("POST", "/embed", {"inputs": TEXTS[0]})
+        with rawhttp.connect(s, timeout=10) as sock:
+            for i in range(0, len(raw), len(raw) // 4 + 1):
+                sock.sendall(raw[i:i + len(raw) // 4 + 1])
+                time.sleep(0.1)
+            r = rawhttp.read_response(sock)
+        assert r is not None and r.status == 200, r
+        close(r.json(), models("st").embed([TEXTS[0]], normalize=True))
 
 
 def test_sigterm_keeps_the_drain_deadline(serve, models):

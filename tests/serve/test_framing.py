@@ -7,7 +7,7 @@ import time
 import pytest
 
 import rawhttp
-from conftest import TEXTS, close
+from conftest import still_serves, unchanged
 
 BODY = b'{"inputs": "hi"}'
 # What a smuggler hides after the body the server was meant to read.
@@ -24,12 +24,6 @@ def chunked(body):
     return b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
 
 
-def still_serves(server, models):
-    close(server.ok("/embed", {"inputs": TEXTS[0]}),
-          models("st").embed([TEXTS[0]], normalize=True))
-    assert server.get("/health").status == 200
-
-
 @pytest.mark.parametrize("raw,status", [
     # two lengths: the first would end the body early and the rest run as a request
     (head("Content-Length: 5", f"Content-Length: {len(BODY)}") + BODY + SMUGGLED, 400),
@@ -42,19 +36,21 @@ def still_serves(server, models):
     (head("Transfer-Encoding: gzip", "Transfer-Encoding: chunked") + chunked(BODY), 501),
 ])
 def test_ambiguous_framing_is_refused_and_closed(st_server, models, raw, status):
-    start = time.monotonic()
-    data, closed = rawhttp.exchange(st_server, raw, timeout=10)
-    took = time.monotonic() - start
-    assert data.startswith(b"HTTP/1.1 %d " % status), data[:300]
-    assert data.count(b"HTTP/1.1 ") == 1, data
-    assert b"connection: close" in data.lower(), data[:300]
-    assert closed and took < 5, (closed, took)
-    still_serves(st_server, models)
+    with unchanged(st_server):
+        start = time.monotonic()
+        data, closed = rawhttp.exchange(st_server, raw, timeout=10)
+        took = time.monotonic() - start
+        assert data.startswith(b"HTTP/1.1 %d " % status), data[:300]
+        assert data.count(b"HTTP/1.1 ") == 1, data
+        assert b"connection: close" in data.lower(), data[:300]
+        assert closed and took < 5, (closed, took)
+        still_serves(st_server, models)
 
 
 def test_the_same_length_twice_is_one_length(st_server, models):
     """RFC 9112 6.3 lets a server take repeated identical lengths as one."""
-    n = f"Content-Length: {len(BODY)}"
-    data, _ = rawhttp.exchange(st_server, head(n, n, "Connection: close") + BODY)
-    assert data.startswith(b"HTTP/1.1 200 "), data[:300]
-    still_serves(st_server, models)
+    with unchanged(st_server):
+        n = f"Content-Length: {len(BODY)}"
+        data, _ = rawhttp.exchange(st_server, head(n, n, "Connection: close") + BODY)
+        assert data.startswith(b"HTTP/1.1 200 "), data[:300]
+        still_serves(st_server, models)

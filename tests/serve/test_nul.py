@@ -8,40 +8,45 @@ import shutil
 
 import numpy as np
 
-from conftest import close, error_body, folder, openai_error
+from conftest import close, error_body, folder, openai_error, unchanged
 
 WITH, WITHOUT = "the c\x00at sat\x00", "the cat sat"
 
 
 def test_embed_drops_nul(plain_server, models):
-    got = plain_server.ok("/embed", {"inputs": [WITH, "a\x00\x00dog"], "normalize": False})
-    want = models("plain").embed([WITHOUT, "adog"])
-    close(got, want)
+    with unchanged(plain_server):
+        got = plain_server.ok("/embed", {"inputs": [WITH, "a\x00\x00dog"], "normalize": False})
+        want = models("plain").embed([WITHOUT, "adog"])
+        close(got, want)
 
 
 def test_tokenize_drops_nul(plain_server, models):
-    got = plain_server.ok("/tokenize", {"inputs": WITH})[0]
-    assert [t["id"] for t in got] == models("plain").tokenize(WITHOUT)["input_ids"]
+    with unchanged(plain_server):
+        got = plain_server.ok("/tokenize", {"inputs": WITH})[0]
+        assert [t["id"] for t in got] == models("plain").tokenize(WITHOUT)["input_ids"]
 
 
 def test_openai_drops_nul(st_server, models):
-    body = st_server.ok("/v1/embeddings", {"input": WITH})
-    want = models("st").embed([WITHOUT], normalize=True)
-    close([body["data"][0]["embedding"]], want)
+    with unchanged(st_server):
+        body = st_server.ok("/v1/embeddings", {"input": WITH})
+        want = models("st").embed([WITHOUT], normalize=True)
+        close([body["data"][0]["embedding"]], want)
 
 
 def test_rerank_drops_nul(cross_server, models):
-    got = cross_server.ok("/rerank", {"query": "the\x00 cat", "texts": [WITH, "hello"]})
-    want = models("cross").rerank("the cat", [WITHOUT, "hello"])
-    close([g["score"] for g in sorted(got, key=lambda g: g["index"])], want)
+    with unchanged(cross_server):
+        got = cross_server.ok("/rerank", {"query": "the\x00 cat", "texts": [WITH, "hello"]})
+        want = models("cross").rerank("the cat", [WITHOUT, "hello"])
+        close([g["score"] for g in sorted(got, key=lambda g: g["index"])], want)
 
 
 def test_escaped_backslash_is_not_nul(plain_server, models):
     """\\\\u0000 is a backslash and the text u0000, no NUL."""
-    r = plain_server.post("/tokenize", '{"inputs":"a\\\\u0000"}')
-    assert r.status == 200, r
-    ids = [t["id"] for t in r.json()[0]]
-    assert ids == models("plain").tokenize("a\\u0000")["input_ids"]
+    with unchanged(plain_server):
+        r = plain_server.post("/tokenize", '{"inputs":"a\\\\u0000"}')
+        assert r.status == 200, r
+        ids = [t["id"] for t in r.json()[0]]
+        assert ids == models("plain").tokenize("a\\u0000")["input_ids"]
 
 
 def _keeping_folder(src, dst):
@@ -65,16 +70,18 @@ def _keeping_folder(src, dst):
 
 def test_kept_nul_is_refused(serve, folders, tmp_path):
     s = serve(_keeping_folder(folders["plain"], str(tmp_path / "keeps")), "--quiet")
-    r = s.post("/embed", {"inputs": WITH})
-    assert r.status == 422, r
-    assert "U+0000" in error_body(r, ("Tokenizer",))
-    r = s.post("/v1/embeddings", {"input": WITH})
-    assert r.status == 422, r
-    assert "U+0000" in openai_error(r)
-    # without a NUL the folder serves as before
-    assert s.post("/embed", {"inputs": WITHOUT}).status == 200
+    with unchanged(s):
+        r = s.post("/embed", {"inputs": WITH})
+        assert r.status == 422, r
+        assert "U+0000" in error_body(r, ("Tokenizer",))
+        r = s.post("/v1/embeddings", {"input": WITH})
+        assert r.status == 422, r
+        assert "U+0000" in openai_error(r)
+        # without a NUL the folder serves as before
+        assert s.post("/embed", {"inputs": WITHOUT}).status == 200
 
 
 def test_nul_in_field_name_is_refused(plain_server):
-    r = plain_server.post("/embed", '{"inputs":"a","x\\u0000":1}')
-    assert r.status == 422, r
+    with unchanged(plain_server):
+        r = plain_server.post("/embed", '{"inputs":"a","x\\u0000":1}')
+        assert r.status == 422, r

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import rawhttp
-from conftest import TEXTS, close, long_text, unit
+from conftest import TEXTS, close, long_text, unchanged, unit
 
 
 def alone(model, texts, **options):
@@ -51,9 +51,10 @@ def test_embed_prompt_name(st_server, models, name):
 
 def test_embed_unknown_prompt_name_is_refused(st_server):
     """TEI (core/src/infer.rs): an unknown prompt name is a Validation error naming it."""
-    r = st_server.post("/embed", {"inputs": TEXTS[0], "prompt_name": "nope"})
-    assert r.status in (413, 422) and r.json()["error_type"] == "Validation", r
-    assert "nope" in r.json()["error"], r
+    with unchanged(st_server):
+        r = st_server.post("/embed", {"inputs": TEXTS[0], "prompt_name": "nope"})
+        assert r.status in (413, 422) and r.json()["error_type"] == "Validation", r
+        assert "nope" in r.json()["error"], r
 
 
 @pytest.mark.parametrize("normalize", [True, False])
@@ -82,18 +83,19 @@ def test_embed_truncate_true_cuts_to_the_limit(plain_server, models):
 def test_embed_truncate_false_over_the_limit_is_refused(st_server, models):
     """TEI (core/src/tokenization.rs, encode_input): "`inputs` must have less than {max} tokens.
     Given: {n}", a Validation error; n counts the prompt and the special tokens."""
-    model = models("st")
-    text = long_text(80)
-    limit = len(model.tokenize(text)["input_ids"])
-    given = len(model.tokenize("query: " + text, max_length=-1)["input_ids"])
-    r = st_server.post("/embed", {"inputs": text, "truncate": False})
-    # TEI answers a Validation error with 413 (server.rs, From<&ErrorType> for StatusCode);
-    # the issue lists bad input as 400 or 422.
-    assert r.status in (413, 422), r
-    body = r.json()
-    assert body["error_type"] == "Validation", r
-    assert f"must have less than {limit} tokens" in body["error"], r
-    assert f"Given: {given}" in body["error"], r
+    with unchanged(st_server):
+        model = models("st")
+        text = long_text(80)
+        limit = len(model.tokenize(text)["input_ids"])
+        given = len(model.tokenize("query: " + text, max_length=-1)["input_ids"])
+        r = st_server.post("/embed", {"inputs": text, "truncate": False})
+        # TEI answers a Validation error with 413 (server.rs, From<&ErrorType> for StatusCode);
+        # the issue lists bad input as 400 or 422.
+        assert r.status in (413, 422), r
+        body = r.json()
+        assert body["error_type"] == "Validation", r
+        assert f"must have less than {limit} tokens" in body["error"], r
+        assert f"Given: {given}" in body["error"], r
 
 
 def test_embed_truncation_direction_left(plain_server, models):
@@ -216,9 +218,10 @@ def test_rerank_return_text(cross_server):
 
 
 def test_rerank_on_an_embedding_model_is_refused(st_server):
-    r = st_server.post("/rerank", {"query": QUERY, "texts": DOCS})
-    assert 400 <= r.status < 500, r
-    assert r.json()["error"], r
+    with unchanged(st_server):
+        r = st_server.post("/rerank", {"query": QUERY, "texts": DOCS})
+        assert 400 <= r.status < 500, r
+        assert r.json()["error"], r
 
 
 def test_predict_one_and_many(classifier_server, models):
@@ -320,7 +323,8 @@ def test_head_is_get_without_the_body(st_server, path):
 
 
 def test_head_on_a_post_route_is_405(st_server):
-    r = rawhttp.send(st_server, rawhttp.request_bytes("HEAD", "/embed"))
-    assert r is not None and r.status == 405 and r.headers["allow"] == "POST", r
-    r = rawhttp.send(st_server, rawhttp.request_bytes("POST", "/health", {}))
-    assert r is not None and r.status == 405 and r.headers["allow"] == "GET, HEAD", r
+    with unchanged(st_server):
+        r = rawhttp.send(st_server, rawhttp.request_bytes("HEAD", "/embed"))
+        assert r is not None and r.status == 405 and r.headers["allow"] == "POST", r
+        r = rawhttp.send(st_server, rawhttp.request_bytes("POST", "/health", {}))
+        assert r is not None and r.status == 405 and r.headers["allow"] == "GET, HEAD", r
