@@ -13,9 +13,9 @@ either. Run offline: HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1."""
 
 import json
 import os
-import subprocess
 import sys
 
+import parity  # bench/parity.py, on the path by conftest.py
 import pytest
 
 
@@ -63,9 +63,7 @@ QUERY = "the cat"
 
 
 def cli(*args):
-    done = subprocess.run([CLI, *args], capture_output=True, text=True)
-    assert done.returncode == 0, f"vkbert {' '.join(args[:3])}...: {done.stderr}"
-    return done.stdout
+    return parity._run(CLI, list(args))
 
 
 def randomize(model, seed):
@@ -96,23 +94,15 @@ def base(tmp_path_factory):
     return bert_folder(tmp_path_factory.mktemp("bert"), seed=1)
 
 
-def assert_embeddings_match(got, want, what):
-    assert got.shape == want.shape, f"{what}: shape {got.shape}, want {want.shape}"
-    for i, (g, w) in enumerate(zip(got.astype(np.float64), want.astype(np.float64))):
-        cos = g @ w / max(np.linalg.norm(g) * np.linalg.norm(w), 1e-30)
-        rel = np.linalg.norm(g - w) / max(np.linalg.norm(w), 1e-30)
-        assert cos >= 0.99999 and rel <= 1e-4, f"{what} text {i}: cosine {cos}, relative L2 {rel}"
-
-
-def vkbert_embed(model_dir, out_dir, texts):
-    out = os.path.join(str(out_dir), "vkbert.npy")
-    cli("embed", "--model", str(model_dir), "--output", out, "--", *texts)
-    return np.load(out)
-
-
-def check_embed(model_dir, out_dir, texts=TEXTS):
+def check_embed(model_dir, texts=TEXTS):
+    """vkbert embed against SentenceTransformer(DIR).encode, text by text."""
     want = SentenceTransformer(str(model_dir)).encode(texts, convert_to_numpy=True)
-    assert_embeddings_match(vkbert_embed(model_dir, out_dir, texts), want, str(model_dir))
+    got = parity.vkbert_embed(CLI, str(model_dir), texts)
+    assert got.shape == want.shape, f"{model_dir}: shape {got.shape}, want {want.shape}"
+    cos, rel, _ = parity.compare(want, got)
+    i = int(np.argmax(rel))
+    assert cos.min() >= 0.99999 and rel.max() <= 1e-4, \
+        f"{model_dir}: cosine {cos.min()}, relative L2 {rel[i]} on text {i}"
 
 
 # ---- SentenceTransformer.save ----
@@ -165,7 +155,7 @@ def test_sentence_transformer(case, base, tmp_path):
     model.save(str(tmp_path / "st"))
     saved = json.loads((tmp_path / "st" / "modules.json").read_text())
     assert saved[0]["type"] == "sentence_transformers.base.modules.transformer.Transformer"
-    check_embed(tmp_path / "st", tmp_path)
+    check_embed(tmp_path / "st")
 
 
 # ---- CrossEncoder.save ----
