@@ -196,13 +196,14 @@ static cJSON *parse_json(const char *b, size_t size, size_t *at)
     return root;
 }
 
-/* The body as JSON, its \u0000 escapes marked; NULL with *f set. */
-static cJSON *parse_marked(const char *body, size_t size, serve_fail *f)
+/* The body as JSON, its \u0000 escapes marked (*escapes: whether it had any); NULL with *f
+ * set. */
+static cJSON *parse_marked(const char *body, size_t size, int *escapes, serve_fail *f)
 {
     size_t at, marked_size = size;
-    int escapes = has_nul_escape(body, size);
-    char *marked = escapes ? mark_nuls(body, &marked_size) : NULL;
-    if (escapes && !marked) return serve_fail_set(f, "Backend", "out of host memory"), NULL;
+    *escapes = has_nul_escape(body, size);
+    char *marked = *escapes ? mark_nuls(body, &marked_size) : NULL;
+    if (*escapes && !marked) return serve_fail_set(f, "Backend", "out of host memory"), NULL;
     cJSON *root = parse_json(marked ? marked : body, marked_size, &at);
     /* a syntax error's offset is the body's own, not the marked copy's */
     if (!root && marked) cJSON_Delete(parse_json(body, size, &at));
@@ -227,7 +228,8 @@ cJSON *serve_parse_body(const serve_server *s, const serve_call *call, serve_fai
         serve_fail_status(f, 400, "Failed to parse the request body as JSON: a NUL byte");
         return NULL;
     }
-    cJSON *root = parse_marked(body, size, f);
+    int escapes;
+    cJSON *root = parse_marked(body, size, &escapes, f);
     if (!root) return NULL;
     /* A body of the wrong shape is axum's JsonDataError: 422. */
     if (!cJSON_IsObject(root)) {
@@ -235,7 +237,8 @@ cJSON *serve_parse_body(const serve_server *s, const serve_call *call, serve_fai
         serve_fail_status(f, 422, "the request body must be a JSON object");
         return NULL;
     }
-    if (mend_nuls(root->child, s->drops_nul, f)) {
+    /* Only a body with a \u0000 escape has marks to mend: the others skip the walk. */
+    if (escapes && mend_nuls(root->child, s->drops_nul, f)) {
         cJSON_Delete(root);
         return NULL;
     }
