@@ -544,6 +544,24 @@ VKBERT_API vkbert_status vkbert_model_embed(vkbert_model *model, const char *con
                                             int count, const vkbert_embed_options *options,
                                             float *embeddings);
 
+/* Where a model's time has gone, in milliseconds of the host's monotonic clock, summed over
+ * every call since it was loaded (read it before and after a call and subtract, to split that
+ * call). What is not in it is the caller's: creating the context, writing results out. */
+typedef struct vkbert_time_split {
+    uint32_t struct_size; /* VKBERT_TIME_SPLIT_INIT */
+    double load_ms;       /* vkbert_model_load: files read, weights converted and uploaded */
+    double tokenize_ms;   /* texts to token ids (the text calls only) */
+    /* Batches padded or packed, inputs written to the device, passes recorded and submitted. */
+    double prepare_ms;
+    double wait_ms;  /* waiting for the device to finish passes */
+    double read_ms;  /* outputs read back from the device and put in input order */
+    double gpu_ms;   /* the device's own time for the passes, by timestamps (0 without them) */
+    uint64_t passes; /* passes run on the device */
+} vkbert_time_split;
+#define VKBERT_TIME_SPLIT_INIT VKBERT_STRUCT_INIT_(vkbert_time_split)
+
+VKBERT_API vkbert_status vkbert_model_time_split(const vkbert_model *model, vkbert_time_split *out);
+
 /* ------------------------------------------------ pre-tokenized inputs (servers) -------- */
 
 /* For callers that tokenize, count and batch inputs themselves (`vkbert serve`): the model's

@@ -138,6 +138,31 @@ int vkbert_model_dimension(const vkbert_model *model)
     return (int)vkb_encoder_embedding_width(model->encoder);
 }
 
+vkbert_status vkbert_model_time_split(const vkbert_model *model, vkbert_time_split *out)
+{
+    CHECK_MODEL(model);
+    CHECK_ARG(model->ctx, out, "out is NULL");
+    uint32_t size;
+    vkbert_status status = vkb_struct_out_size(
+        model->ctx, out, VKB_SIZE_THROUGH(vkbert_time_split, passes), "vkbert_time_split", &size);
+    if (status) return status;
+    vkb_lock(model->ctx);
+    const encoder_clock *c = &model->encoder->clock;
+    vkbert_time_split t = {
+        .struct_size = sizeof t,
+        .load_ms = model->clock.load_ms,
+        .tokenize_ms = model->clock.tokenize_ms,
+        .prepare_ms = model->clock.prepare_ms + c->prepare_ms,
+        .wait_ms = c->wait_ms,
+        .read_ms = model->clock.read_ms + c->read_ms,
+        .gpu_ms = c->gpu_ms,
+        .passes = c->passes,
+    };
+    vkb_unlock(model->ctx);
+    vkb_struct_out(out, size, &t, sizeof t);
+    return VKBERT_OK;
+}
+
 const vkbert_tokenizer *vkbert_model_tokenizer(const vkbert_model *model)
 {
     CHECK_HANDLE(model, NULL);

@@ -145,6 +145,12 @@ typedef struct encoder_slot {
     uint64_t order;         /* of that submission: the oldest is finished first */
 } encoder_slot;
 
+/* Host time of the passes, summed since the encoder was made (vkbert_model_time_split). */
+typedef struct encoder_clock {
+    double prepare_ms, wait_ms, read_ms, gpu_ms;
+    uint64_t passes;
+} encoder_clock;
+
 struct vkbert_encoder {
     vkbert_context *ctx;
     bert_config config;
@@ -181,6 +187,7 @@ struct vkbert_encoder {
     VkFence spare_fences[ENCODER_SPARE_FENCES];
     uint32_t spare_count;
     encoder_plan *recorded; /* vkb_encoder_record's, for passes in the caller's command buffer */
+    encoder_clock clock;
 };
 
 /* The status of the io reader that just failed on this thread: OUT_OF_MEMORY when a host

@@ -36,7 +36,11 @@ static void finish(vkbert_job *job, VkResult waited)
     encoder_slot *slot = &e->slots[job->slot];
     if (job->lost_hook && waited == VK_SUCCESS) waited = VK_ERROR_DEVICE_LOST;
     vkbert_status status = e->ctx->lost ? vkb_check_alive(e->ctx) : vkb_wait_result(e->ctx, waited);
+    double start = plat_now_ms();
     if (!status) status = encoder_read_call(e, slot->plan, &job->call);
+    e->clock.read_ms += plat_now_ms() - start;
+    if (!status) e->clock.passes++;
+    if (!status && job->call.kind != OUT_TENSORS) e->clock.gpu_ms += slot->plan->gpu_ms;
     encoder_cache_put(e, slot->plan);
     if (!status) e->plan = slot->plan;
     slot->plan = NULL;
@@ -62,6 +66,7 @@ static void wait_finished(vkbert_job *job, bool unlock)
     while (job->slot >= 0) {
         VkResult waited = VK_ERROR_DEVICE_LOST;
         if (!ctx->lost) {
+            double start = plat_now_ms();
             if (unlock) job->waiters++, vkb_unlock(ctx);
             waited = vkWaitForFences(ctx->device, 1, &job->fence, VK_TRUE, ctx->timeout_ns);
             if (unlock) vkb_lock(ctx), job->waiters--;
@@ -69,6 +74,7 @@ static void wait_finished(vkbert_job *job, bool unlock)
                 if (!job->waiters) release(job);
                 return;
             }
+            job->encoder->clock.wait_ms += plat_now_ms() - start; /* under the lock again */
         }
         if (job->slot >= 0) finish(job, waited);
     }
@@ -126,9 +132,11 @@ vkbert_status vkb_encoder_submit(vkbert_encoder *e, const encoder_call *c, vkber
     VkCommandBuffer cmd = VK_NULL_HANDLE;
     vkbert_status status = fence_get(e, &job->fence);
     if (!status) status = take_slot(e, c, &i);
+    double start = plat_now_ms();
     if (!status) status = encoder_prepare_call(e, e->slots[i].plan, c, &cmd);
     if (!status) job->lost_hook = count_pass(e->ctx);
     if (!status) status = vkb_submit(e->ctx, cmd, job->fence);
+    e->clock.prepare_ms += plat_now_ms() - start;
     if (status) {
         if (i >= 0) encoder_cache_put(e, e->slots[i].plan), e->slots[i].plan = NULL;
         fence_put(e, job->fence, true); /* never submitted */

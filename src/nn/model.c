@@ -298,7 +298,9 @@ vkbert_status vkb_model_load(vkbert_context *ctx, const char *dir,
     vkbert_model *m = calloc(1, sizeof *m);
     if (!m) return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     m->ctx = ctx;
+    double start = plat_now_ms();
     vkbert_status status = load_parts(m, dir, config);
+    m->clock.load_ms = plat_now_ms() - start;
     if (status) {
         vkb_model_free(m);
         return status;

@@ -31,6 +31,11 @@ struct vkbert_model {
     int normalize, truncate, max_length;
     vkbert_precision precision;
     uint64_t parameters;
+    /* The model's own share of vkbert_time_split (the passes' is the encoder's clock): batches
+     * filled count as prepare, rows put back in order as read. */
+    struct {
+        double load_ms, tokenize_ms, prepare_ms, read_ms;
+    } clock;
 };
 
 /* Loads a folder's tokenizer into *out (zeroed first), with what the folder's

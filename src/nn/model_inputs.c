@@ -190,14 +190,18 @@ vkbert_status vkb_model_run(vkbert_model *m, const model_run *run, const vkbert_
     if (!ids || !types || (!packed && !mask) || !offsets || !prompts || !rows)
         status = vkb_fail(m->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     if (!status) {
+        double start = plat_now_ms();
         fill_batch(m, in, order, n, seq, ids, types, mask, offsets, prompts);
+        m->clock.prepare_ms += plat_now_ms() - start;
         encoder_batch batch = {n, seq, ids, types, mask, prompts, packed ? offsets : NULL};
         status = run->kind == RUN_SENTENCES
                      ? vkb_encoder_sentences(m->encoder, &batch, run->normalize, rows)
                      : vkb_encoder_logits(m->encoder, &batch, rows);
     }
+    double start = plat_now_ms();
     for (int b = 0; order && !status && b < n; b++)
         memcpy(run->out + (size_t)order[b] * width, rows + (size_t)b * width, width * sizeof *rows);
+    m->clock.read_ms += plat_now_ms() - start;
     free(ids), free(types), free(mask), free(offsets), free(prompts);
     if (order) free(rows);
     return status;

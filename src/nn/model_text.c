@@ -61,11 +61,13 @@ static vkbert_status run_texts(vkbert_model *m, const model_rule *rule, const mo
     vkbert_status status = VKBERT_OK;
     char err[VKB_ERROR_SIZE];
     if (!inputs) status = vkb_fail(m->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    double start = plat_now_ms();
     for (int i = 0; !status && i < count; i++) {
         status = query ? vkb_model_tokenize(m, rule, query, texts[i], &inputs[i], err, sizeof err)
                        : vkb_model_tokenize(m, rule, texts[i], NULL, &inputs[i], err, sizeof err);
         if (status) vkb_fail(m->ctx, status, "input %d: %s", i, err);
     }
+    m->clock.tokenize_ms += plat_now_ms() - start;
     if (!status) status = run_sorted(m, run, inputs, count);
     for (int i = 0; inputs && i < count; i++)
         vkb_model_input_clear(&inputs[i]);

@@ -156,7 +156,7 @@ static int forward(const attention_args *a, attention_run *run)
     options.dropout = (float)a->dropout;
     options.seed = a->seed;
     vkbert_attention_weights w = cli_weights_view(&run->weights);
-    if (cli_open(a->device, &run->ctx)) return CLI_EXIT_FAILURE;
+    if (cli_open(a->device, 0, &run->ctx)) return CLI_EXIT_FAILURE;
     vkbert_attention_config config = {sizeof(vkbert_attention_config), a->precision};
     if (vkbert_attention_create(run->ctx, run->weights.embed_dim, a->heads, &w, &config,
                                 &run->layer))

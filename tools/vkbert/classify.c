@@ -99,7 +99,7 @@ static int classify(const classify_args *a, const cli_texts *t, vkbert_context *
 {
     vkbert_model *model = NULL;
     float *scores = NULL;
-    int code = cli_model_open(a->m.device, a->m.model, &a->m.config, ctx, &model);
+    int code = cli_model_open(a->m.device, a->m.model, &a->m.config, 0, ctx, &model);
     if (!code) code = cli_texts_check_nul(t, model);
     if (!code && (*labels = vkbert_model_labels(model)) == 0)
         code = cli_error("%s: not a sequence classifier (no classifier weights)", a->m.model);

@@ -100,9 +100,10 @@ typedef struct cli_model_args {
 int cli_parse_model(const char *usage, int argc, char **argv, cli_model_args *a,
                     const cli_option *extra, int extra_count);
 
-/* Loads a model folder on a new context; prints the problem on failure. */
+/* Loads a model folder on a new context (with GPU timestamps when `timestamps`); prints the
+ * problem on failure. */
 int cli_model_open(const char *device, const char *model_dir, const vkbert_model_config *config,
-                   vkbert_context **ctx, vkbert_model **model);
+                   int timestamps, vkbert_context **ctx, vkbert_model **model);
 
 /* Whether the model's tokenizer drops U+0000 (a normalizer with clean_text, as tokenizers'
  * BertNormalizer): then a text without its NULs gives the same tokens. */
@@ -138,9 +139,9 @@ void cli_format_shape(char *out, size_t size, int ndim, const int64_t *shape);
 
 /* ---- the context ---- */
 
-/* Creates a context on `device` (NULL: the default). Prints the error and returns
- * CLI_EXIT_FAILURE on failure, else 0. */
-int cli_open(const char *device, vkbert_context **ctx);
+/* Creates a context on `device` (NULL: the default), recording GPU timestamps when
+ * `timestamps`. Prints the error and returns CLI_EXIT_FAILURE on failure, else 0. */
+int cli_open(const char *device, int timestamps, vkbert_context **ctx);
 
 /* Fails a successful run when the validation layer reported anything, then destroys the
  * context. Returns the final exit code. */

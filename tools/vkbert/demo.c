@@ -187,7 +187,7 @@ int cli_demo(int argc, char **argv)
     int code = parse_args(argc, argv, &args);
     if (code != CLI_CONTINUE) return code;
     code = make_data(&args, &data);
-    if (!code) code = cli_open(args.device, &ctx);
+    if (!code) code = cli_open(args.device, 0, &ctx);
     if (!code) code = print_device(ctx, &args);
     if (!code) code = run_forwards(ctx, &args, &data);
     code = cli_close(ctx, code);

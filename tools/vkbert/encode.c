@@ -136,7 +136,7 @@ static int load_inputs(const encode_args *a, encode_run *run)
 
 static int forward(const encode_args *a, encode_run *run)
 {
-    if (cli_open(a->device, &run->ctx)) return CLI_EXIT_FAILURE;
+    if (cli_open(a->device, 0, &run->ctx)) return CLI_EXIT_FAILURE;
     vkbert_encoder_config config = {sizeof(vkbert_encoder_config), a->precision};
     if (vkbert_encoder_load(run->ctx, a->model, &config, &run->encoder))
         return cli_api_error(run->ctx, a->model);

@@ -76,7 +76,7 @@ int cli_info(int argc, char **argv)
     vkbert_context *ctx = NULL;
     vkbert_model *model = NULL;
     char *text = NULL;
-    code = cli_model_open(device, model_dir, &config, &ctx, &model);
+    code = cli_model_open(device, model_dir, &config, 0, &ctx, &model);
     if (!code && vkbert_model_describe(model, &text)) code = cli_api_error(ctx, model_dir);
     vkbert_model_destroy(model);
     if (ctx) code = cli_close(ctx, code);

@@ -76,7 +76,7 @@ static int rerank(const rerank_args *a, const cli_texts *t, vkbert_context **ctx
     vkbert_model *model = NULL;
     float *scores = malloc((size_t)t->count * sizeof *scores);
     int code = scores ? 0 : cli_error("out of host memory");
-    if (!code) code = cli_model_open(a->m.device, a->m.model, &a->m.config, ctx, &model);
+    if (!code) code = cli_model_open(a->m.device, a->m.model, &a->m.config, 0, ctx, &model);
     if (!code) code = cli_texts_check_nul(t, model);
     if (!code && vkbert_model_rerank(model, a->query, (const char *const *)t->texts, t->count,
                                      a->raw_scores, scores))

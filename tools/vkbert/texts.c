@@ -156,10 +156,10 @@ int cli_texts_check_nul(const cli_texts *t, vkbert_model *model)
 }
 
 int cli_model_open(const char *device, const char *model_dir, const vkbert_model_config *config,
-                   vkbert_context **ctx, vkbert_model **model)
+                   int timestamps, vkbert_context **ctx, vkbert_model **model)
 {
     *model = NULL;
-    if (cli_open(device, ctx)) return CLI_EXIT_FAILURE;
+    if (cli_open(device, timestamps, ctx)) return CLI_EXIT_FAILURE;
     if (vkbert_model_load(*ctx, model_dir, config, model)) return cli_api_error(*ctx, model_dir);
     return 0;
 }

@@ -71,7 +71,7 @@ static int load_models(serving *sv)
         char device[16];
         snprintf(device, sizeof device, "%d", sv->config.devices[i]);
         int code = cli_model_open(sv->config.device_count ? device : NULL, sv->config.model_dir,
-                                  &mc, &sv->ctx[i], &sv->model[i]);
+                                  &mc, 0, &sv->ctx[i], &sv->model[i]);
         sv->count = i + 1; /* what failed half-way is freed with the rest */
         if (!code) code = check_batch_tokens(sv, sv->model[i]);
         if (code) return code;
