@@ -34,7 +34,8 @@ static const char usage[] =
     "  --timings T        where the run's time went, written as JSON to T ('-': stderr):\n"
     "                     reading the texts, opening the device, loading the model,\n"
     "                     tokenizing, preparing passes, waiting for the device (and its own\n"
-    "                     time), reading back, closing, writing the output, in milliseconds\n"
+    "                     time), reading back, freeing the model, closing the device, writing\n"
+    "                     the output, and the command's whole time, in milliseconds\n"
     "  TEXT               UTF-8 texts; '--' ends the options\n";
 
 typedef struct embed_args {
@@ -45,7 +46,7 @@ typedef struct embed_args {
 
 /* The phases of one run, for --timings: the library's split plus the command's own steps. */
 typedef struct embed_clock {
-    double start, texts_ms, open_ms, close_ms, write_ms;
+    double start, texts_ms, open_ms, free_ms, close_ms, write_ms;
     vkbert_time_split split;
 } embed_clock;
 
@@ -115,7 +116,9 @@ static int embed(const embed_args *a, const cli_texts *t, vkbert_context **ctx, 
     if (!code && vkbert_model_embed(model, (const char *const *)t->texts, t->count, &options, *out))
         code = cli_api_error(*ctx, a->m.model);
     if (!code && vkbert_model_time_split(model, &clock->split)) code = cli_api_error(*ctx, NULL);
+    start = plat_now_ms();
     vkbert_model_destroy(model);
+    clock->free_ms = plat_now_ms() - start;
     return code;
 }
 
@@ -127,11 +130,12 @@ static int write_timings(const char *path, const embed_clock *c, int count)
     fprintf(f,
             "{\"texts\": %d, \"read_texts_ms\": %.3f, \"open_ms\": %.3f, \"context_ms\": %.3f, "
             "\"load_ms\": %.3f, \"tokenize_ms\": %.3f, \"prepare_ms\": %.3f, \"wait_ms\": %.3f, "
-            "\"gpu_ms\": %.3f, \"read_ms\": %.3f, \"passes\": %llu, \"close_ms\": %.3f, "
+            "\"gpu_ms\": %.3f, \"read_ms\": %.3f, \"passes\": %llu, \"free_ms\": %.3f, "
+            "\"close_ms\": %.3f, "
             "\"write_ms\": %.3f, \"command_ms\": %.3f}\n",
             count, c->texts_ms, c->open_ms, c->open_ms - s->load_ms, s->load_ms, s->tokenize_ms,
             s->prepare_ms, s->wait_ms, s->gpu_ms, s->read_ms, (unsigned long long)s->passes,
-            c->close_ms, c->write_ms, plat_now_ms() - c->start);
+            c->free_ms, c->close_ms, c->write_ms, plat_now_ms() - c->start);
     int failed = ferror(f);
     if (f != stderr) failed |= fclose(f) != 0;
     return failed ? cli_error("cannot write %s", path) : 0;
