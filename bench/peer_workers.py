@@ -97,72 +97,68 @@ def ort_cpu(args, texts):
 # ---- llama.cpp's embedding path ----
 
 def llama_job(args, texts, gpu):
+    """llama.cpp's embedding path through llama-cpp-python, with its own tokenizer. Its embed()
+    cuts a long text at n_batch tokens and drops the final [SEP]; sentence-transformers keeps
+    [SEP] at max_seq_length. So each text is tokenized here, cut as sentence-transformers cuts,
+    and run through the same steps embed() takes (sequences packed into one decode until
+    n_batch tokens), so that every tool sees the same length."""
     start = time.perf_counter()
     import llama_cpp
     import numpy as np
     steps = {"import_ms": ms_since(start)}
     start = time.perf_counter()
+    # 512 tokens a decode: the encoder needs n_ubatch >= n_batch, and attention over a bigger
+    # packed batch costs more than it saves.
     model = llama_cpp.Llama(model_path=os.path.join(args.artifacts, "model-f32.gguf"),
-                            embedding=True, n_gpu_layers=-1 if gpu else 0, n_ctx=4096,
-                            n_batch=4096, n_ubatch=4096, n_seq_max=32,
+                            embedding=True, n_gpu_layers=-1 if gpu else 0, n_ctx=512,
+                            n_batch=512, n_ubatch=512,
                             pooling_type=llama_cpp.LLAMA_POOLING_TYPE_MEAN, verbose=False)
     steps["load_ms"] = ms_since(start)
+    # The first decode compiles the backend's pipelines: timed apart, as vkbert's are in load.
     start = time.perf_counter()
-    # llama.cpp does not truncate: cut each text's own tokens at the model's limit, as
-    # sentence-transformers does with HF's, and embed those.
-    limit = args.max_length
-    ids = []
-    for text in texts:
-        t = model.tokenize(text.encode("utf-8"), add_bos=True, special=False)
-        ids.append(t if len(t) <= limit else t[:limit - 1] + t[-1:])
-    rows = [model.embed([model.detokenize(t[1:-1]).decode("utf-8", "replace")], normalize=True)
-            [0] for t in ids] if False else embed_ids(model, ids)
+    embed_ids(model, [cut(model.tokenize(t.encode("utf-8")), args.max_length)
+                      for t in texts[:2]])
+    steps["warmup_ms"] = ms_since(start)
+    start = time.perf_counter()
+    ids = [cut(model.tokenize(t.encode("utf-8")), args.max_length) for t in texts]
+    rows = embed_ids(model, ids)
     steps["encode_ms"] = ms_since(start)
     steps["token_ids"] = ids
     return np.asarray(rows, dtype="float32"), steps
 
 
+def cut(ids, limit):
+    """The first limit - 1 ids and the last ([SEP]), as HF tokenizers truncate."""
+    return ids if len(ids) <= limit else ids[:limit - 1] + ids[-1:]
+
+
 def embed_ids(model, ids):
-    """Mean-pooled, L2-normalized embeddings of token id lists, batched as llama.cpp's own
-    embed() batches texts: sequences packed into one batch until n_batch tokens."""
+    """Mean-pooled, L2-normalized embeddings of token id lists: Llama.embed()'s own steps
+    (llama-cpp-python 0.3.36) from its tokens on."""
+    import llama_cpp
     import numpy as np
-    import llama_cpp
-    out, batch, seqs = [], [], 0
-    n_batch = model.n_batch
+    n_embd, n_batch = model.n_embd(), model.n_batch
+    n_seq_max = model.context_params.n_seq_max
+    out, sizes = [], []
 
-    def flush():
-        nonlocal batch
-        if batch:
-            out.extend(decode(model, batch))
-            batch = []
+    def decode():
+        model._ctx.kv_cache_clear()
+        model._ctx.decode(model._batch)
+        model._batch.reset()
+        for i in range(len(sizes)):
+            out.append(llama_cpp.llama_get_embeddings_seq(model._ctx.ctx, i)[:n_embd])
+        sizes.clear()
 
-    for t in ids:
-        if sum(len(x) for x in batch) + len(t) > n_batch or len(batch) >= 32:
-            flush()
-        batch.append(t)
-    flush()
-    out = np.asarray(out, dtype=np.float64)
-    norms = np.linalg.norm(out, axis=1, keepdims=True)
-    del llama_cpp
-    return out / np.maximum(norms, 1e-12)
-
-
-def decode(model, batch):
-    """One llama_decode of several sequences; their pooled embeddings."""
-    import llama_cpp
-    ctx = model.ctx
-    llama_cpp.llama_memory_clear(llama_cpp.llama_get_memory(ctx), True)
-    b = model._batch
-    b.reset()
-    for seq, t in enumerate(batch):
-        b.add_sequence(t, seq, False)
-    model._ctx.decode(b)
-    dim = model.n_embd()
-    rows = []
-    for seq in range(len(batch)):
-        ptr = llama_cpp.llama_get_embeddings_seq(ctx, seq)
-        rows.append(ptr[:dim])
-    return rows
+    model._batch.reset()
+    for tokens in ids:
+        if sum(sizes) + len(tokens) > n_batch or len(sizes) >= n_seq_max:
+            decode()
+        model._batch.add_sequence(tokens, len(sizes), True)
+        sizes.append(len(tokens))
+    if sizes:
+        decode()
+    rows = np.asarray(out, dtype=np.float64)
+    return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
 
 
 def llama_vulkan(args, texts):

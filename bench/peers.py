@@ -8,8 +8,8 @@ checkpoint and the same texts, every tool in the same run, interleaved.
 
 A job is one fresh process per tool, row and repeat: `vkbert embed` (fp32, fp16, int8), or
 bench/peer_workers.py for sentence-transformers (torch on the CPU, or CUDA with --gpu-check),
-sentence-transformers' ONNX backend (ONNX Runtime on the CPU, the model exported by optimum) and
-llama.cpp's embedding path (llama-cpp-python, Vulkan and CPU backends). Its wall time, from
+ONNX Runtime on the CPU (the transformer exported by torch.onnx, in sentence-transformers'
+pipeline) and llama.cpp's embedding path (llama-cpp-python, Vulkan and CPU backends). Its wall time, from
 starting the process to its exit, is the job; each tool also reports its steps, so the table
 gives both the whole job and the embedding call alone. Every tool's embeddings are compared
 with sentence-transformers' fp32 on the CPU (the reference), text by text.
@@ -92,7 +92,13 @@ def run_job(args, tool, row, texts, repeat):
     texts_path = os.path.join(args.out, "texts", f"{row}.json")
     make = vkbert_job if tool.startswith("vkbert") else worker_job
     cmd = make(args, tool, texts_path, texts, base + ".npy", base + ".timings.json")
-    env = dict(os.environ, GGML_VK_VISIBLE_DEVICES=os.environ.get("GGML_VK_VISIBLE_DEVICES", "0"))
+    env = dict(os.environ)
+    # ggml leaves CPU-type Vulkan devices such as lavapipe out unless they are named; with one
+    # visible, even n_gpu_layers=0 sends work to it, so the CPU job sees none.
+    if tool == "llama-vulkan":
+        env.setdefault("GGML_VK_VISIBLE_DEVICES", "0")
+    elif tool == "llama-cpu":
+        env["GGML_VK_VISIBLE_DEVICES"] = ""
     start = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     wall = (time.perf_counter() - start) * 1e3

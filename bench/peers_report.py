@@ -50,7 +50,7 @@ def versions():
     import importlib.metadata as md
     out = {"python": platform.python_version()}
     for name in ("torch", "sentence-transformers", "transformers", "tokenizers", "numpy",
-                 "onnxruntime", "optimum", "optimum-onnx", "llama-cpp-python", "gguf"):
+                 "onnxruntime", "onnxscript", "llama-cpp-python", "gguf"):
         try:
             out[name] = md.version(name)
         except md.PackageNotFoundError:
