@@ -9,7 +9,8 @@
 # ./device-check-results/<time>, written as it goes, so a host taken away mid-run keeps the rest.
 # Environment: OUT; VKBERT_DEVICE (index or name; default the first discrete GPU); PYTHON (for
 # peers.py, default python3); CTEST_JOBS (default 4); CTEST_TIMEOUT (the whole suite, default
-# 300 s); CTEST_PER_TEST (each test, default 180 s); CTEST_ARGS (more ctest arguments).
+# 300 s); CTEST_PER_TEST (each test, default 180 s); CTEST_ARGS (more ctest arguments);
+# BENCH_TIMEOUT (180 s), BENCH_ARGS; PEERS_TIMEOUT (300 s), PEERS_ARGS (e.g. --repeat 1).
 set -uo pipefail
 bundle=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 if [ ! -f "$bundle/MANIFEST.txt" ]; then
@@ -75,6 +76,7 @@ icd_library() {
 # of them (an older libstdc++ than the layer's), that the host lacks.
 missing_libs() {
     local f icd lib
+    command -v ldd > /dev/null || return 0
     for f in "$bundle/build/vkbert" "$bundle/layers/libVkLayer_khronos_validation.so"; do
         ldd "$f" 2>&1 | grep 'not found' | sed "s|^|  $(basename "$f"): |"
     done
@@ -125,7 +127,7 @@ diagnose() {
     fi
     [ -n "$(icd_files)" ] || log "  no Vulkan driver manifest (ICD json) in /etc/vulkan/icd.d," \
         "/usr/share/vulkan/icd.d: in a container, NVIDIA_DRIVER_CAPABILITIES needs 'graphics' (or 'all')"
-    log "  see devices.txt; VK_LOADER_DEBUG=error,driver bash device-check.sh shows the loader's view"
+    log "  see devices.txt; VK_LOADER_DEBUG=all bin/vkbert devices shows the loader's view"
 }
 
 # `vkbert devices` lists without opening a context, so the validation layer is tried with one
@@ -163,20 +165,26 @@ step_ctest() {
     return $rc
 }
 
+# --quick --repeat 3: every case, 3 timed runs each, the whole set 3 times for the spreads.
+# BENCH_ARGS may add --cpu (OpenBLAS on the host's cores) where the GPU's time allows.
 step_bench() {
-    timeout -k 10 "${BENCH_TIMEOUT:-180}" "$bundle/bin/vkbert" bench --quick --repeat 3 --cpu \
-        --json "$out/bench.json" >> "$out/bench.txt" 2>&1
+    timeout -k 10 "${BENCH_TIMEOUT:-180}" "$bundle/bin/vkbert" bench --quick --repeat 3 \
+        ${BENCH_ARGS:-} --json "$out/bench.json" >> "$out/bench.txt" 2>&1
 }
 
 # The host's own Python, with its own libraries: the bundle's stay out of its LD_LIBRARY_PATH
 # (an older libcrypto or libz of ours could break its imports); bin/vkbert sets them for vkbert.
 step_peers() {
-    local script=$bundle/src/bench/peers.py python=${PYTHON:-python3}
-    if [ ! -f "$script" ]; then echo "peers: skipped, the bundle has no bench/peers.py" | tee -a "$out/peers.log"; return 77; fi
-    if ! command -v "$python" > /dev/null; then echo "peers: skipped, no $python" | tee -a "$out/peers.log"; return 77; fi
-    env LD_LIBRARY_PATH="$host_ld" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 timeout -k 10 300 \
-        "$python" "$script" --gpu-check --cli "$bundle/bin/vkbert" --model "$bundle/model" \
-        --out "$out" >> "$out/peers.log" 2>&1
+    local script=$bundle/src/bench/peers.py python=${PYTHON:-python3} why=
+    [ -f "$script" ] || why="the bundle has no bench/peers.py"
+    [ -n "$why" ] || env LD_LIBRARY_PATH="$host_ld" "$python" -c \
+        'import torch, transformers, sentence_transformers' > /dev/null 2>&1 ||
+        why="$python cannot import torch, transformers and sentence_transformers"
+    if [ -n "$why" ]; then echo "peers: skipped, $why" | tee -a "$out/peers.log"; return 77; fi
+    env LD_LIBRARY_PATH="$host_ld" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
+        timeout -k 10 "${PEERS_TIMEOUT:-300}" "$python" "$script" --gpu-check \
+        --cli "$bundle/bin/vkbert" --model "$bundle/model" --out "$out" ${PEERS_ARGS:-} \
+        >> "$out/peers.log" 2>&1
 }
 
 # One step: its exit code and time to summary.txt; 77 is a skip, anything else non-zero a failure.
@@ -197,7 +205,7 @@ relocate || { log "relocation failed"; failed=1; }
 host_facts
 step devices
 step ctest
-log "ctest: $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1)"
+log "ctest: $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1 || echo 'no summary')"
 step bench
 step peers
 log "finished $(date -u +%Y-%m-%dT%H:%M:%SZ): $([ $failed = 0 ] && echo 'all steps ok' || echo 'some step FAILED')"
