@@ -13,10 +13,7 @@
 # BENCH_TIMEOUT (180 s), BENCH_ARGS; PEERS_TIMEOUT (300 s), PEERS_ARGS (e.g. --repeat 1).
 set -uo pipefail
 bundle=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-if [ ! -f "$bundle/MANIFEST.txt" ]; then
-    echo "device-check: $bundle is not an unpacked bundle (bench/bundle.sh makes one)" >&2
-    exit 2
-fi
+[ -f "$bundle/MANIFEST.txt" ] || { echo "device-check: $bundle is no bundle (bench/bundle.sh)" >&2; exit 2; }
 out=${OUT:-$PWD/device-check-results/$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$out" && out=$(cd "$out" && pwd)
 failed=0
@@ -78,12 +75,13 @@ missing_libs() {
     local f icd lib
     command -v ldd > /dev/null || return 0
     for f in "$bundle/build/vkbert" "$bundle/layers/libVkLayer_khronos_validation.so"; do
-        ldd "$f" 2>&1 | grep 'not found' | sed "s|^|  $(basename "$f"): |"
+        ldd "$f" 2>&1 | grep 'not found' | sort -u | sed "s|^|  $(basename "$f"): |"
     done
     for icd in $(icd_files); do
+        [ -f "$icd" ] || { echo "  $icd: no such file"; continue; }
         lib=$(icd_library "$icd")
         if [ -z "$lib" ]; then echo "  $icd: its library_path is nowhere on this host"; continue; fi
-        ldd "$lib" 2>&1 | grep 'not found' | sed "s|^|  $(basename "$lib") ($icd): |"
+        ldd "$lib" 2>&1 | grep 'not found' | sort -u | sed "s|^|  $(basename "$lib") ($icd): |"
     done
 }
 
@@ -119,9 +117,9 @@ host_facts() {
 
 # Why `vkbert devices` failed, in the terms of the host: glibc, the driver, its libraries.
 diagnose() {
-    local need have
+    local need have=$(ldd --version 2>&1 | head -1 | grep -o '[0-9]\+\.[0-9]\+$')
     need=$(sed -n 's/^glibc_needed: //p' "$bundle/MANIFEST.txt")
-    have=$(ldd --version 2>&1 | head -1 | grep -o '[0-9]\+\.[0-9]\+$')
+    log "  $(head -3 "$out/devices.txt")"
     if [ -n "$need" ] && [ "$(printf '%s\n' "$need" "${have:-0}" | sort -V | head -1)" != "$need" ]; then
         log "  glibc too old: the bundle needs $need, the host has ${have:-an unknown one}"
     fi
