@@ -81,7 +81,7 @@ stage_vulkan() {
 }
 
 # glibc itself is the host's (its loader must match its libc); everything else a bundled
-# program needs is copied into lib/. So are libstdc++ and libgcc_s (the validation layer's):
+# program needs is copied into lib/, except libstdc++ and libgcc_s (the validation layer's):
 # a Python with torch always has them, ours first on LD_LIBRARY_PATH could be older than what
 # the host's modules need, and ours need glibc 2.36, newer than the rest. lib/fallback holds
 # libglvnd's and X11's libraries that NVIDIA's Vulkan driver (libGLX_nvidia.so.0) needs and
@@ -104,9 +104,8 @@ stage_libs() {
         "$top"/build/tests/test_*; do
         ldd "$elf" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}'
     done | sort -u | while read -r soname path; do
-        [[ $soname =~ $glibc || $soname =~ $host_libs || $soname =~ ^(libvkbert|libvulkan)\. ]] &&
-            continue
-        [[ " $(echo $fallback_libs) " == *" $soname "* ]] && continue
+        [[ $soname =~ $glibc || $soname =~ $host_libs || $soname =~ ^(libvkbert|libvulkan)\. ||
+            " $(echo $fallback_libs) " == *" $soname "* ]] && continue
         cp -L "$path" "$top/lib/$soname"
         echo "lib: $soname $(package_of "$path")"
     done >> "$stage/libs.txt"
@@ -146,8 +145,7 @@ EOF
 # sentence-transformers in float32 on the same folder, one text.
 check_model() {
     local json=$stage/embed.json
-    "$build/vkbert" embed --model "$top/model" "hello, the bundle's model" > "$json" ||
-        die "vkbert embed on the fp16 folder failed"
+    "$build/vkbert" embed --model "$top/model" "hello, the bundle's model" > "$json" || die "embed failed"
     "$python" - "$top/model" "$json" << 'EOF' || die "vkbert and sentence-transformers disagree"
 import json, sys, numpy as np, torch
 from sentence_transformers import SentenceTransformer
@@ -155,7 +153,7 @@ st = SentenceTransformer(sys.argv[1], device="cpu", model_kwargs={"dtype": torch
 want = st.encode(["hello, the bundle's model"])[0]
 got = np.array(json.load(open(sys.argv[2]))["embeddings"][0])
 cos = float(got @ want / np.linalg.norm(got) / np.linalg.norm(want))
-print(f"[bundle] fp16 folder: vkbert vs sentence-transformers cos {cos:.7f}", file=sys.stderr)
+print(f"[bundle] fp16 folder: vkbert vs sentence-transformers, 1 - cos {1 - cos:.1e}", file=sys.stderr)
 sys.exit(0 if cos > 0.9999 else 1)
 EOF
 }
@@ -216,7 +214,4 @@ mkdir -p "$(dirname "$out")"
 tar -C "$stage" --owner=0 --group=0 --sort=name -cf - "$name" | xz -T "$jobs" -9 > "$out"
 size=$(stat -c %s "$out")
 log "$out: $size bytes ($((size / 1024 / 1024)) MiB; the limit is $((limit / 1024 / 1024)) MiB)"
-if [ "$size" -ge "$limit" ]; then
-    rm -f "$out"
-    die "the bundle is over the limit, removed"
-fi
+[ "$size" -lt "$limit" ] || { rm -f "$out"; die "the bundle is over the limit, removed"; }
