@@ -206,6 +206,10 @@ stage_vulkan
 stage_libs
 stage_model
 check_model
+# The texts of the whole-job comparison, made here: the host's Python may have other
+# documentation to cut them from, and the table must compare like with like.
+"$python" "$root/bench/peers.py" --gpu-check --model "$top/model" --save-texts "$top/texts" \
+    > /dev/null 2>&1 || die "bench/peers.py --save-texts failed"
 cp "$root/bench/device-check.sh" "$top/device-check.sh"
 write_launcher
 write_manifest

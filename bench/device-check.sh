@@ -10,7 +10,7 @@
 # Environment: OUT; VKBERT_DEVICE (index or name; default the first discrete GPU); PYTHON (for
 # peers.py, default python3); CTEST_JOBS (default 4); CTEST_TIMEOUT (the whole suite, default
 # 300 s); CTEST_PER_TEST (each test, default 180 s); CTEST_ARGS (more ctest arguments);
-# BENCH_TIMEOUT (180 s), BENCH_ARGS; PEERS_TIMEOUT (300 s), PEERS_ARGS (e.g. --repeat 1).
+# BENCH_TIMEOUT (180 s), BENCH_ARGS; PEERS_TIMEOUT (360 s), PEERS_ARGS (e.g. --repeat 1).
 set -uo pipefail
 bundle=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 [ -f "$bundle/MANIFEST.txt" ] || { echo "device-check: $bundle is no bundle (bench/bundle.sh)" >&2; exit 2; }
@@ -180,8 +180,9 @@ step_peers() {
         why="$python cannot import torch, transformers and sentence_transformers"
     if [ -n "$why" ]; then echo "peers: skipped, $why" | tee -a "$out/peers.log"; return 77; fi
     env LD_LIBRARY_PATH="$host_ld" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
-        timeout -k 10 "${PEERS_TIMEOUT:-300}" "$python" "$script" --gpu-check \
-        --cli "$bundle/bin/vkbert" --model "$bundle/model" --out "$out" ${PEERS_ARGS:-} \
+        timeout -k 10 "${PEERS_TIMEOUT:-360}" "$python" "$script" --gpu-check \
+        --cli "$bundle/bin/vkbert" --model "$bundle/model" --texts-dir "$bundle/texts" \
+        --out "$out" ${PEERS_ARGS:-} \
         >> "$out/peers.log" 2>&1
 }
 

@@ -55,13 +55,17 @@ def versions():
             out[name] = md.version(name)
         except md.PackageNotFoundError:
             pass
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         out["vkbert_commit"] = subprocess.run(["git", "-C", root, "describe", "--always",
                                                "--dirty"], capture_output=True,
                                               text=True).stdout.strip() or None
     except OSError:
         pass
+    # A GPU-check bundle has no .git: its MANIFEST.txt, beside src/, names the commit.
+    manifest = os.path.join(os.path.dirname(root), "MANIFEST.txt")
+    if not out.get("vkbert_commit") and os.path.exists(manifest):
+        out["vkbert_commit"] = _first_line(manifest, "commit:")
     return out
 
 
@@ -179,7 +183,8 @@ def split_table(state):
 def markdown(state):
     m, v = state["machine"], state["versions"]
     out = [f"Machine: {m.get('cpu')}, {m.get('cores')} cores, {m.get('memory')}, {m.get('os')}; "
-           f"Vulkan: {', '.join(m.get('vulkan_devices', []))}"
+           f"Vulkan: {', '.join(m.get('vulkan_devices', []))} "
+           f"({', '.join(m.get('vulkan_driver', []))})"
            + (f"; CUDA: {m['cuda_device']}" if m.get("cuda_device") else ""),
            "Versions: " + ", ".join(f"{k} {val}" for k, val in v.items()),
            f"Model: {os.path.basename(os.path.dirname(state['model'].rstrip('/')))}/"
