@@ -10,20 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char tmp[64];
-
-static void setup(void)
-{
-    strcpy(tmp, "/tmp/vkbert_split_XXXXXX");
-    cr_assert_not_null(mkdtemp(tmp));
-}
-
-static void teardown(void)
-{
-    st_folder_remove(tmp);
-}
-
-TestSuite(time_split, .init = setup, .fini = teardown, .timeout = 300);
+TestSuite(time_split, .init = test_tmpdir_setup, .fini = test_tmpdir_teardown, .timeout = 300);
 
 /* 70 texts: three batches of sentence-transformers' 32, the last not full. */
 enum { TEXTS = 70, BATCHES = 3 };
@@ -36,7 +23,7 @@ static void load_folder(vkbert_context *ctx, vkbert_model **model, char *dir)
                            .word_embedding_dimension = c.hidden_size,
                            .include_prompt = 1,
                            .do_lower_case = -1};
-    model_write_st(tmp, "split", &spec, &c, &w, dir);
+    model_write_st(test_tmpdir, "split", &spec, &c, &w, dir);
     bert_weights_free(&w);
     *model = model_load(ctx, dir);
 }
