@@ -34,6 +34,22 @@ def test_embed_matches_the_cli(st, folders, cli, tmp_path):
     np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1, rtol=1e-5)
 
 
+def test_time_split_grows_with_each_call(folders):
+    with vkbert.Model(folders["st"]) as m:
+        loaded = m.time_split()
+        assert loaded["load_ms"] > 0 and loaded["passes"] == 0 and loaded["tokenize_ms"] == 0
+        m.embed(TEXTS * 10)  # 50 texts: two batches of 32 and 18
+        once = m.time_split()
+        assert once["passes"] == 2 and once["load_ms"] == loaded["load_ms"]
+        for phase in ("tokenize_ms", "prepare_ms"):
+            assert once[phase] > 0, phase
+        assert once["wait_ms"] + once["read_ms"] > 0
+        m.embed(TEXTS)
+        twice = m.time_split()
+        assert twice["passes"] == 3
+        assert all(twice[k] >= once[k] for k in once)
+
+
 @pytest.mark.parametrize("prompt_name", ["query", "passage"])
 def test_prompt_names_match_the_cli(st, folders, cli, tmp_path, prompt_name):
     want = cli.embed(tmp_path, folders["st"], TEXTS, "--prompt-name", prompt_name)

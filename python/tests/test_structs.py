@@ -23,6 +23,7 @@ STRUCTS = {
     "vkbert_model_config": _lib.ModelConfig,
     "vkbert_embed_options": _lib.EmbedOptions,
     "vkbert_encoding": _lib.Encoding,
+    "vkbert_time_split": _lib.TimeSplit,
 }
 
 

@@ -190,6 +190,19 @@ class EmbedOptions(ctypes.Structure):
     ]
 
 
+class TimeSplit(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),  # set by new(), as the header's _INIT macros do
+        ("load_ms", ctypes.c_double),
+        ("tokenize_ms", ctypes.c_double),
+        ("prepare_ms", ctypes.c_double),
+        ("wait_ms", ctypes.c_double),
+        ("read_ms", ctypes.c_double),
+        ("gpu_ms", ctypes.c_double),
+        ("passes", ctypes.c_uint64),
+    ]
+
+
 class Encoding(ctypes.Structure):
     _fields_ = [
         ("struct_size", c_uint32),  # set by new(), as the header's _INIT macros do
@@ -258,6 +271,7 @@ _declare(
     POINTER(c_float),
 )
 _declare("vkbert_model_classify", _status, _handle, POINTER(c_char_p), c_int, POINTER(c_float))
+_declare("vkbert_model_time_split", _status, _handle, POINTER(TimeSplit))
 _declare("vkbert_tokenizer_encode", _status, _handle, c_char_p, c_char_p, c_int, POINTER(Encoding))
 _declare("vkbert_encoding_free", None, POINTER(Encoding))
 

@@ -105,6 +105,15 @@ class Model(Made):
                        ctypes.byref(options), _floats(out))
         return out[0] if single else out
 
+    def time_split(self):
+        """Where the model's time has gone since it was loaded, summed over its calls: a dict
+        of load_ms, tokenize_ms, prepare_ms, wait_ms, read_ms, gpu_ms (the device's own time,
+        0 unless the context records timestamps) and passes. Subtract two readings to split
+        one call."""
+        split = _lib.new(_lib.TimeSplit)
+        self._call(lib.vkbert_model_time_split, ctypes.byref(split))
+        return {name: getattr(split, name) for name, _ in _lib.TimeSplit._fields_[1:]}
+
     def rerank(self, query, docs, raw_scores=False):
         """float32 scores [n] of (query, doc) pairs in the order of docs, with a one-label
         cross-encoder, as CrossEncoder.predict gives them: the folder's saved activation_fn,
