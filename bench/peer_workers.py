@@ -24,18 +24,17 @@ def ms_since(start):
     return (time.perf_counter() - start) * 1e3
 
 
-# ---- sentence-transformers, on torch or on ONNX Runtime ----
+# ---- sentence-transformers on torch ----
 
-def st_job(model_dir, texts, device, half=False, backend="torch"):
+def st_job(model_dir, texts, device, half=False):
     start = time.perf_counter()
     import torch
     from sentence_transformers import SentenceTransformer
     steps = {"import_ms": ms_since(start)}
     start = time.perf_counter()
-    model = SentenceTransformer(model_dir, device=device, backend=backend)
-    if backend == "torch":
-        # The checkpoint may be stored as fp16 (the GPU bundle's): run in the precision named.
-        model = model.half() if half else model.float()
+    model = SentenceTransformer(model_dir, device=device)
+    # The checkpoint may be stored as fp16 (the GPU bundle's): run in the precision named.
+    model = model.half() if half else model.float()
     steps["load_ms"] = ms_since(start)
     start = time.perf_counter()
     out = model.encode(texts, batch_size=32, convert_to_numpy=True)
@@ -56,6 +55,8 @@ def st_cuda_fp32(args, texts):
 def st_cuda_fp16(args, texts):
     return st_job(args.model, texts, "cuda", half=True)
 
+
+# ---- ONNX Runtime ----
 
 def ort_cpu(args, texts):
     """ONNX Runtime's CPU provider on the model bench/peers.py exported with torch.onnx, in

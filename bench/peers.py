@@ -9,15 +9,15 @@ checkpoint and the same texts, every tool in the same run, interleaved.
 A job is one fresh process per tool, row and repeat: `vkbert embed` (fp32, fp16, int8), or
 bench/peer_workers.py for sentence-transformers (torch on the CPU, or CUDA with --gpu-check),
 ONNX Runtime on the CPU (the transformer exported by torch.onnx, in sentence-transformers'
-pipeline) and llama.cpp's embedding path (llama-cpp-python, Vulkan and CPU backends). Its wall time, from
-starting the process to its exit, is the job; each tool also reports its steps, so the table
+pipeline) and llama.cpp's embedding path (llama-cpp-python, Vulkan and CPU backends). Its wall
+time, from starting the process to its exit, is the job; each tool also reports its steps, so the table
 gives both the whole job and the embedding call alone. Every tool's embeddings are compared
 with sentence-transformers' fp32 on the CPU (the reference), text by text.
 
 Rows: short queries (8-16 tokens), passages (100-200), documents over the model's limit (cut to
 it), sentences of the Python documentation's help topics (pydoc_data), and the hard cases of
-bench/parity.py. The tools' setup (peers-env.sh installs them) is bench/peers-env.sh; nothing is
-downloaded here. Writes peers.json, peers.md and each job's outputs under --out, as it goes."""
+bench/parity.py. bench/peers-env.sh installs the peers beforehand; nothing is downloaded here.
+Writes peers.json, peers.md and each job's outputs under --out, as it goes."""
 
 import argparse
 import json

@@ -162,7 +162,7 @@ def split_table(state):
              " | not in a phase | device's own time (timestamps) |",
              "|---|---|---|" + "---|" * len(SPLIT) + "---|---|"]
     for row in state["rows"]:
-        for tool in [t for t in ("vkbert-fp32", "vkbert-fp16", "vkbert-int8")]:
+        for tool in ("vkbert-fp32", "vkbert-fp16", "vkbert-int8"):
             jobs = _jobs(state, row, tool)
             if not jobs:
                 continue
