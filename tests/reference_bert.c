@@ -1,7 +1,7 @@
 /* Double-precision BertModel: plain loops, the proof for the encoder. */
 #include "reference_bert.h"
 
-#include "reference.h"
+#include "demo_reference.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
 
 #include "io/json_file.h"
 #include "io/safetensors.h"
-#include "reference.h"
+#include "demo_reference.h"
 
 #include <errno.h>
 #include <ftw.h>

@@ -4,7 +4,7 @@
 
 #include <criterion/criterion.h>
 
-#include "reference.h"
+#include "demo_reference.h"
 #include "vkbert.h"
 #include "vkbert_bench.h" /* the tests time and tune too */
 

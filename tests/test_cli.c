@@ -4,9 +4,9 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "io/half.h"
-#include "io/npy.h"
+#include "npy.h"
 #include "io/safetensors.h"
-#include "reference.h"
+#include "demo_reference.h"
 #include "support.h"
 
 #include <criterion/criterion.h>

@@ -5,7 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "io/bert_model.h"
-#include "io/npy.h"
+#include "npy.h"
 #include "st_folder.h"
 #include "support.h"
 

@@ -6,7 +6,7 @@
 #include "io/half.h"
 #include "io/q8.h"
 #include "nn/encoder/encoder.h"
-#include "reference.h"
+#include "demo_reference.h"
 #include "reference_bert.h"
 #include "support.h"
 

@@ -1,12 +1,12 @@
-/* Tests for src/io: half conversions, .npy loading/saving, every kind of malformed file the
- * loader must refuse with a message naming the file, and host memory running out while loading
- * (safetensors: test_safetensors.c). */
+/* Tests for src/io and the tool's .npy files (tools/vkbert/npy.c): half conversions, .npy
+ * loading/saving, every kind of malformed file the loader must refuse with a message naming
+ * the file, and host memory running out while loading (safetensors: test_safetensors.c). */
 #define _POSIX_C_SOURCE 200809L
 
 #include "support.h"
 #include "io/half.h"
 #include "io/io_error.h"
-#include "io/npy.h"
+#include "npy.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -347,7 +347,7 @@ Test(npy, malformed_files)
     test_tmp_path(p, "magic.npy");
     test_write_bytes(p, "\x93NUMPX\x01\x00\x10\x00{}", 12);
     expect_npy_error(p, "magic");
-    cr_assert_eq(io_last_kind(), IO_MALFORMED);
+    cr_assert_eq(npy_last_failure(), NPY_MALFORMED);
 
     test_tmp_path(p, "short.npy");
     test_write_bytes(p, "\x93NUMPY\x01", 7);
@@ -373,9 +373,9 @@ Test(npy, malformed_files)
 
     test_tmp_path(p, "missing.npy");
     expect_npy_error(p, "cannot open");
-    cr_assert_eq(io_last_kind(), IO_UNREADABLE);
+    cr_assert_eq(npy_last_failure(), NPY_UNREADABLE);
     expect_npy_error(test_tmpdir, "cannot read");
-    cr_assert_eq(io_last_kind(), IO_UNREADABLE);
+    cr_assert_eq(npy_last_failure(), NPY_UNREADABLE);
 }
 
 Test(npy, save_rejects_bad_arguments)
@@ -445,10 +445,10 @@ Test(npy, out_of_memory_is_its_own_kind)
     struct rlimit old = cap_address_space((size_t)64 << 20);
     npy_array a;
     int rc = npy_load(p, &a, err, sizeof err);
-    io_kind kind = io_last_kind();
+    npy_failure kind = npy_last_failure();
     setrlimit(RLIMIT_AS, &old);
     cr_assert_eq(rc, -1);
-    cr_assert_eq(kind, IO_NO_MEMORY, "kind %d: %s", kind, err);
+    cr_assert_eq(kind, NPY_NO_MEMORY, "kind %d: %s", kind, err);
     cr_assert(strstr(err, p) && strstr(err, "out of memory"), "%s", err);
 #endif
 }

@@ -7,7 +7,7 @@
 
 #include "io_error.h"
 #include "json_file.h"
-#include "random.h"
+#include "platform/random.h"
 #include "platform/platform.h"
 #include "safetensors.h"
 

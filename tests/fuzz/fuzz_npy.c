@@ -1,8 +1,8 @@
-/* libFuzzer harness for the .npy reader (src/io/npy.c): any bytes as a file, then, when it
+/* libFuzzer harness for the .npy reader (tools/vkbert/npy.c): any bytes as a file, then, when it
  * loads, the conversion to float32 of every element. */
 #define _GNU_SOURCE /* memfd_create */
 #include "fuzz_util.h"
-#include "io/npy.h"
+#include "npy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -3,7 +3,7 @@
 #include "bench_case.h"
 #include "bench_stats.h"
 #include "cli.h"
-#include "reference.h"
+#include "commands/demo_reference.h"
 
 #include <math.h>
 #include <stdlib.h>

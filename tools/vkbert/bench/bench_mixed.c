@@ -1,7 +1,7 @@
 /* The mixed-length texts' lengths (bench_mixed.h). */
 #include "bench_mixed.h"
 
-#include "io/random.h"
+#include "platform/random.h"
 
 #include <math.h>
 #include <stdint.h>

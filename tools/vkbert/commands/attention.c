@@ -1,6 +1,6 @@
 /* vkbert attention: runs one attention layer from files. */
 #include "cli.h"
-#include "io/npy.h"
+#include "npy.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* vkbert demo: times the attention layer on seeded random data and checks it against the
  * double-precision reference. */
 #include "cli.h"
-#include "reference.h"
+#include "demo_reference.h"
 
 #include <math.h>
 #include <stdio.h>

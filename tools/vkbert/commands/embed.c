@@ -1,7 +1,7 @@
 /* vkbert embed: sentence embeddings of texts with a model folder's own pipeline (prompt,
  * truncation, pooling, Dense modules, normalization), all through the public model API. */
 #include "cli.h"
-#include "io/npy.h"
+#include "npy.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* vkbert encode: runs a BERT encoder on token ids from npy files. */
 #include "cli.h"
-#include "io/npy.h"
+#include "npy.h"
 
 #include <limits.h>
 #include <stdio.h>

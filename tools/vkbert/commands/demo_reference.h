@@ -1,8 +1,8 @@
 /* The CPU reference of the attention layer, in double precision: ATTENTION.md step by step,
  * with vkbert's rule for fully masked rows and its Philox dropout. Used by the tests and by
  * `vkbert demo`. */
-#ifndef VKBERT_REFERENCE_H
-#define VKBERT_REFERENCE_H
+#ifndef VKBERT_DEMO_REFERENCE_H
+#define VKBERT_DEMO_REFERENCE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -47,7 +47,7 @@ typedef struct ref_error {
 } ref_error;
 ref_error ref_compare(const float *got, const double *want, size_t n);
 
-/* A deterministic generator for test data (io/random.h's splitmix64). */
+/* A deterministic generator for test data (platform/random.h's splitmix64). */
 typedef struct ref_rng {
     uint64_t state;
 } ref_rng;

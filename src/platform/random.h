@@ -1,7 +1,7 @@
 /* One seeded generator for every deterministic stream of the project (random weights, the
  * bench's texts, the tests' data): the same numbers on every platform, unlike libc's rand(). */
-#ifndef VKBERT_IO_RANDOM_H
-#define VKBERT_IO_RANDOM_H
+#ifndef VKBERT_PLATFORM_RANDOM_H
+#define VKBERT_PLATFORM_RANDOM_H
 
 #include <stdint.h>
 

@@ -1,5 +1,5 @@
 /* The seeded generator (random.h). */
-#include "io/random.h"
+#include "platform/random.h"
 
 uint64_t vkb_random_next(uint64_t *state)
 {

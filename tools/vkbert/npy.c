@@ -4,11 +4,10 @@
  * little-endian on a little-endian host, as everywhere else in vkbert. */
 #include "npy.h"
 
-#include "half.h"
-#include "io_error.h"
-#include "json_file.h"
+#include "platform/platform.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,92 @@
 #define NPY_MAGIC_LEN 6
 /* NumPy aligns the start of the data to 64 bytes so that it can be memory-mapped. */
 #define NPY_ALIGN 64
+
+/* ---- messages: "<path>: <problem>", and the kind of the last failure ---- */
+
+typedef struct err_ctx {
+    const char *path;
+    char *err;
+    size_t size;
+} err_ctx;
+
+static _Thread_local npy_failure last_failure;
+
+static int fail_as(const err_ctx *c, npy_failure kind, const char *fmt, va_list ap)
+{
+    last_failure = kind;
+    if (!c->err || c->size == 0) return -1;
+    int n = snprintf(c->err, c->size, "%s: ", c->path ? c->path : "(null)");
+    if (n >= 0 && (size_t)n < c->size) vsnprintf(c->err + n, c->size - (size_t)n, fmt, ap);
+    return -1;
+}
+
+/* Each writes the message, records its kind and returns -1. */
+static int npy_fail(const err_ctx *c, const char *fmt, ...) PLAT_PRINTF(2, 3);
+static int npy_fail_oom(const err_ctx *c, const char *fmt, ...) PLAT_PRINTF(2, 3);
+static int npy_fail_open(const err_ctx *c, const char *fmt, ...) PLAT_PRINTF(2, 3);
+
+static int npy_fail(const err_ctx *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fail_as(c, NPY_MALFORMED, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int npy_fail_oom(const err_ctx *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fail_as(c, NPY_NO_MEMORY, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int npy_fail_open(const err_ctx *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fail_as(c, NPY_UNREADABLE, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+npy_failure npy_last_failure(void)
+{
+    return last_failure;
+}
+
+/* c->path, opened for reading when it is a regular file (not a folder or a device). */
+static FILE *open_regular(const err_ctx *c, uint64_t *size)
+{
+    plat_file_kind kind;
+    FILE *f = plat_open_regular(c->path, &kind, size);
+    if (f) return f;
+    if (kind == PLAT_MISSING)
+        npy_fail_open(c, "cannot open: %s", strerror(errno));
+    else
+        npy_fail_open(c, "cannot read: not a regular file%s",
+                      kind == PLAT_DIRECTORY ? " (a folder)" : "");
+    return NULL;
+}
+
+/* IEEE 754 binary16 to float: every binary16 value is exact in float, so scaling the
+ * significand by a power of two loses nothing. */
+static float half_value(uint16_t h)
+{
+    int exponent = (h >> 10) & 0x1f;
+    float significand = (float)(h & 0x3ff);
+    float magnitude;
+    if (exponent == 0x1f)
+        magnitude = significand != 0.0f ? NAN : INFINITY;
+    else if (exponent == 0)
+        magnitude = ldexpf(significand, -24); /* subnormal */
+    else
+        magnitude = ldexpf(significand + 1024.0f, exponent - 25);
+    return (h & 0x8000) ? -magnitude : magnitude;
+}
 
 /* ---- header dict parser ---- */
 
@@ -216,12 +301,12 @@ static int parse_descr(const err_ctx *c, const char *descr, npy_dtype *dtype, si
     size_t i = 0;
     while (i < DTYPE_COUNT && strcmp(dtype_table[i].code, code) != 0)
         i++;
-    if (i == DTYPE_COUNT) return io_fail(c, "unsupported dtype '%s'", descr);
+    if (i == DTYPE_COUNT) return npy_fail(c, "unsupported dtype '%s'", descr);
     /* Byte order only matters for multi-byte types; '=' is native, i.e. little-endian here. */
     if (dtype_table[i].size > 1) {
-        if (order == '>') return io_fail(c, "big-endian data is not supported (dtype '%s')", descr);
+        if (order == '>') return npy_fail(c, "big-endian data is not supported (dtype '%s')", descr);
         if (order != '<' && order != '=')
-            return io_fail(c, "dtype '%s' has no valid byte order", descr);
+            return npy_fail(c, "dtype '%s' has no valid byte order", descr);
     }
     *dtype = dtype_table[i].dtype;
     *size = dtype_table[i].size;
@@ -267,21 +352,21 @@ static int read_preamble(const err_ctx *c, FILE *f, size_t fsize, size_t *start,
 {
     unsigned char pre[12];
     size_t got = fread(pre, 1, fsize < sizeof pre ? fsize : sizeof pre, f);
-    if (fsize == 0) return io_fail(c, "file is empty, not an .npy file");
+    if (fsize == 0) return npy_fail(c, "file is empty, not an .npy file");
     if (got < NPY_MAGIC_LEN || memcmp(pre, NPY_MAGIC, NPY_MAGIC_LEN) != 0)
-        return io_fail(c, "bad magic, not an .npy file");
-    if (got < 8) return io_fail(c, "file is truncated inside the version field (%zu bytes)", fsize);
+        return npy_fail(c, "bad magic, not an .npy file");
+    if (got < 8) return npy_fail(c, "file is truncated inside the version field (%zu bytes)", fsize);
     int major = pre[6], minor = pre[7];
     if (major < 1 || major > 3)
-        return io_fail(c, "unsupported .npy format version %d.%d", major, minor);
+        return npy_fail(c, "unsupported .npy format version %d.%d", major, minor);
     *start = major == 1 ? 10 : 12;
     if (got < *start)
-        return io_fail(c, "file is truncated inside the header length (%zu bytes)", fsize);
+        return npy_fail(c, "file is truncated inside the header length (%zu bytes)", fsize);
     *hlen = major == 1 ? (size_t)pre[8] | (size_t)pre[9] << 8
                        : (size_t)pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 |
                              (size_t)pre[11] << 24;
     if (*hlen > fsize - *start)
-        return io_fail(c, "header length %zu runs past the end of the file (%zu bytes)", *hlen,
+        return npy_fail(c, "header length %zu runs past the end of the file (%zu bytes)", *hlen,
                        fsize);
     return 0;
 }
@@ -289,17 +374,17 @@ static int read_preamble(const err_ctx *c, FILE *f, size_t fsize, size_t *start,
 static int read_header(const err_ctx *c, FILE *f, size_t start, size_t hlen, npy_header *h)
 {
     char *text = malloc(hlen + 1);
-    if (!text) return io_fail_oom(c, "out of memory reading a %zu-byte header", hlen);
+    if (!text) return npy_fail_oom(c, "out of memory reading a %zu-byte header", hlen);
     if (fseek(f, (long)start, SEEK_SET) != 0 || fread(text, 1, hlen, f) != hlen) {
         free(text);
-        return io_fail(c, "read error in the header");
+        return npy_fail(c, "read error in the header");
     }
     hdr_parser ps = {.begin = text, .p = text, .end = text + hlen, .msg = {0}};
     int rc = parse_header(&ps, h);
     free(text);
-    if (rc != 0) return io_fail(c, "%s", ps.msg);
+    if (rc != 0) return npy_fail(c, "%s", ps.msg);
     if (h->fortran)
-        return io_fail(c, "Fortran-order (fortran_order: True) arrays are not supported");
+        return npy_fail(c, "Fortran-order (fortran_order: True) arrays are not supported");
     return 0;
 }
 
@@ -309,19 +394,19 @@ static int read_data(const err_ctx *c, FILE *f, size_t avail, const npy_header *
     char shape[200];
     format_shape(shape, sizeof shape, h->ndim, h->shape);
     if (shape_bytes(h->ndim, h->shape, out->item_size, &out->count, &bytes) != 0)
-        return io_fail(c, "shape %s is too large", shape);
+        return npy_fail(c, "shape %s is too large", shape);
     const char *dname = npy_dtype_name(out->dtype);
     if (avail < bytes)
-        return io_fail(c, "data is truncated: shape %s of %s needs %zu bytes, file has %zu", shape,
+        return npy_fail(c, "data is truncated: shape %s of %s needs %zu bytes, file has %zu", shape,
                        dname, bytes, avail);
     if (avail > bytes)
-        return io_fail(c, "file has %zu bytes of data but shape %s of %s needs only %zu", avail,
+        return npy_fail(c, "file has %zu bytes of data but shape %s of %s needs only %zu", avail,
                        shape, dname, bytes);
     void *data = malloc(bytes ? bytes : 1);
-    if (!data) return io_fail_oom(c, "out of memory for %zu bytes of data", bytes);
+    if (!data) return npy_fail_oom(c, "out of memory for %zu bytes of data", bytes);
     if (fread(data, 1, bytes, f) != bytes) {
         free(data);
-        return io_fail(c, "read error in the data");
+        return npy_fail(c, "read error in the data");
     }
     out->data = data;
     return 0;
@@ -332,7 +417,7 @@ static int load_from(const err_ctx *c, FILE *f, uint64_t length, npy_array *out)
     size_t fsize = (size_t)length, start = 0, hlen = 0;
     npy_header h;
     if (length > SIZE_MAX)
-        return io_fail(c, "too large to read (%llu bytes)", (unsigned long long)length);
+        return npy_fail(c, "too large to read (%llu bytes)", (unsigned long long)length);
     if (read_preamble(c, f, fsize, &start, &hlen) != 0) return -1;
     if (read_header(c, f, start, hlen, &h) != 0) return -1;
     if (parse_descr(c, h.descr, &out->dtype, &out->item_size) != 0) return -1;
@@ -345,11 +430,11 @@ static int load_from(const err_ctx *c, FILE *f, uint64_t length, npy_array *out)
 int npy_load(const char *path, npy_array *out, char *err, size_t err_size)
 {
     err_ctx c = {path, err, err_size};
-    if (!out) return io_fail(&c, "no output array given");
+    if (!out) return npy_fail(&c, "no output array given");
     memset(out, 0, sizeof *out);
-    if (!path) return io_fail(&c, "no path given");
+    if (!path) return npy_fail(&c, "no path given");
     uint64_t length;
-    FILE *f = io_open_regular(&c, &length);
+    FILE *f = open_regular(&c, &length);
     if (!f) return -1;
     npy_array tmp = {0};
     int rc = load_from(&c, f, length, &tmp);
@@ -405,22 +490,22 @@ int npy_save_f32(const char *path, int ndim, const int64_t *shape, const float *
     err_ctx c = {path, err, err_size};
     size_t count, bytes;
     char header[512];
-    if (!path) return io_fail(&c, "no path given");
+    if (!path) return npy_fail(&c, "no path given");
     if (ndim < 0 || ndim > NPY_MAX_DIMS)
-        return io_fail(&c, "cannot save %d dimensions (0 to %d supported)", ndim, NPY_MAX_DIMS);
-    if (ndim > 0 && !shape) return io_fail(&c, "no shape given");
+        return npy_fail(&c, "cannot save %d dimensions (0 to %d supported)", ndim, NPY_MAX_DIMS);
+    if (ndim > 0 && !shape) return npy_fail(&c, "no shape given");
     if (shape_bytes(ndim, shape, sizeof(float), &count, &bytes) != 0)
-        return io_fail(&c, "shape has a negative or too large dimension");
-    if (count > 0 && !data) return io_fail(&c, "no data given");
+        return npy_fail(&c, "shape has a negative or too large dimension");
+    if (count > 0 && !data) return npy_fail(&c, "no data given");
     size_t hlen = build_header(header, sizeof header, ndim, shape);
-    if (hlen == 0) return io_fail(&c, "header too long");
+    if (hlen == 0) return npy_fail(&c, "header too long");
     FILE *f = fopen(path, "wb");
-    if (!f) return io_fail(&c, "cannot create: %s", strerror(errno));
+    if (!f) return npy_fail(&c, "cannot create: %s", strerror(errno));
     int rc = write_all(f, hlen, header, data, bytes);
     if (fclose(f) != 0) rc = -1;
     if (rc != 0) {
         remove(path);
-        return io_fail(&c, "write failed: %s", strerror(errno));
+        return npy_fail(&c, "write failed: %s", strerror(errno));
     }
     return 0;
 }
@@ -438,7 +523,7 @@ static float element_to_f32(npy_dtype dtype, const unsigned char *p)
     case NPY_FLOAT16: {
         uint16_t v;
         memcpy(&v, p, sizeof v);
-        return half_to_float(v);
+        return half_value(v);
     }
     case NPY_FLOAT64: {
         double v;

@@ -1,6 +1,7 @@
-/* NumPy .npy files: read any of the dtypes vkbert takes, write float32. Plain C, no Vulkan. */
-#ifndef VKBERT_IO_NPY_H
-#define VKBERT_IO_NPY_H
+/* NumPy .npy files: read any of the dtypes the tool takes, write float32. The tool's own: the
+ * library reads no .npy. */
+#ifndef VKBERT_TOOL_NPY_H
+#define VKBERT_TOOL_NPY_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -40,5 +41,13 @@ int npy_save_f32(const char *path, int ndim, const int64_t *shape, const float *
 void npy_to_f32(const npy_array *array, float *out);
 
 const char *npy_dtype_name(npy_dtype dtype);
+
+/* What the last failure on this thread was. */
+typedef enum npy_failure {
+    NPY_MALFORMED,  /* the file was read and is not an .npy file vkbert takes */
+    NPY_UNREADABLE, /* missing, or not a regular file */
+    NPY_NO_MEMORY,  /* a host allocation failed */
+} npy_failure;
+npy_failure npy_last_failure(void);
 
 #endif

@@ -1,8 +1,8 @@
 /* Double-precision CPU reference of the attention layer. Plain loops: it is the proof, not
  * the product. */
-#include "reference.h"
+#include "demo_reference.h"
 
-#include "io/random.h"
+#include "platform/random.h"
 
 #include <float.h>
 #include <math.h>
