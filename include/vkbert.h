@@ -407,6 +407,17 @@ VKBERT_API vkbert_status vkbert_attention_timings(const vkbert_attention *layer,
                                                   vkbert_timing *timings, uint32_t capacity,
                                                   uint32_t *count);
 
+/* A layer's weights from a safetensors file: q_proj, k_proj, v_proj and out_proj, each
+ * ".weight" [E, E] (PyTorch layout [out][in]) and ".bias" [E], named with or without one common
+ * prefix ("attn.", "layer.0.attention."), stored as F32, F16, BF16 or F64. Fills `weights`
+ * (struct_size set first) with float32 host arrays for vkbert_attention_create and sets
+ * *embed_dim to E. Needs no context: a failure's message is in vkbert_last_error(NULL).
+ * vkbert_attention_weights_free releases the arrays (only weights this call filled). */
+VKBERT_API vkbert_status vkbert_attention_weights_load(const char *path,
+                                                       vkbert_attention_weights *weights,
+                                                       int *embed_dim);
+VKBERT_API void vkbert_attention_weights_free(vkbert_attention_weights *weights);
+
 /* ---------------------------------------------------------------- the BERT encoder -------- */
 
 /* A HuggingFace BertModel (post-LayerNorm BERT): embeddings, layers, pooler. */

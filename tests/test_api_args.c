@@ -2,6 +2,7 @@
  * divisible by H, mismatched shapes, sizes whose products overflow. Each returns an error
  * status and a message, never crashes, and leaves the context working. */
 #include "support.h"
+#include "io/safetensors.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -151,6 +152,56 @@ Test(api_args, attention_calls)
     vkbert_attention_destroy(NULL);
     test_weights_free(&w);
     test_context_done(ctx);
+}
+
+/* A layer written with a prefix and read back through the public call, then its bad
+ * arguments and files: each a status and a message, with no context. */
+Test(api_args, attention_weights_load, .init = test_tmpdir_setup, .fini = test_tmpdir_teardown)
+{
+    static const char *const suffixes[8] = {"q_proj.weight",   "q_proj.bias",   "k_proj.weight",
+                                            "k_proj.bias",     "v_proj.weight", "v_proj.bias",
+                                            "out_proj.weight", "out_proj.bias"};
+    test_weights w = test_weights_random(8, 3);
+    vkbert_attention_weights api = test_weights_api(&w);
+    const float *data[8] = {api.q_weight, api.q_bias, api.k_weight,   api.k_bias,
+                            api.v_weight, api.v_bias, api.out_weight, api.out_bias};
+    char names[8][64], path[256], err[512];
+    const char *name_ptrs[8];
+    st_dtype dtypes[8];
+    int ndims[8];
+    int64_t weight_shape[2] = {8, 8}, bias_shape[1] = {8};
+    const int64_t *shapes[8];
+    for (int i = 0; i < 8; i++) {
+        snprintf(names[i], sizeof names[i], "attn.%s", suffixes[i]);
+        name_ptrs[i] = names[i], dtypes[i] = ST_F32, ndims[i] = i % 2 ? 1 : 2;
+        shapes[i] = i % 2 ? bias_shape : weight_shape;
+    }
+    test_tmp_path(path, "layer.safetensors");
+    cr_assert_eq(st_save(path, 8, name_ptrs, dtypes, ndims, shapes, data, err, sizeof err), 0, "%s",
+                 err);
+    vkbert_attention_weights got = VKBERT_ATTENTION_WEIGHTS_INIT;
+    int e = 0;
+    cr_assert_eq(vkbert_attention_weights_load(path, &got, &e), VKBERT_OK, "%s",
+                 vkbert_last_error(NULL));
+    cr_assert_eq(e, 8);
+    const float *read[8] = {got.q_weight, got.q_bias, got.k_weight,   got.k_bias,
+                            got.v_weight, got.v_bias, got.out_weight, got.out_bias};
+    for (int i = 0; i < 8; i++)
+        cr_assert_arr_eq(read[i], data[i], (i % 2 ? 8 : 64) * sizeof(float), "%s", names[i]);
+    vkbert_attention_weights_free(&got);
+    cr_assert_null(got.q_weight);
+    cr_assert_eq(got.struct_size, sizeof got);
+    vkbert_attention_weights_free(NULL);
+
+    vkbert_attention_weights unset = {0};
+    EXPECT(NULL, vkbert_attention_weights_load(NULL, &got, &e), BAD);
+    EXPECT(NULL, vkbert_attention_weights_load(path, NULL, &e), BAD);
+    EXPECT(NULL, vkbert_attention_weights_load(path, &got, NULL), BAD);
+    EXPECT(NULL, vkbert_attention_weights_load(path, &unset, &e), BAD);
+    test_tmp_path(path, "absent.safetensors");
+    EXPECT(NULL, vkbert_attention_weights_load(path, &got, &e), BAD);
+    cr_assert(strstr(vkbert_last_error(NULL), path), "%s", vkbert_last_error(NULL));
+    test_weights_free(&w);
 }
 
 Test(api_args, encoder_and_bench_calls)

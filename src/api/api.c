@@ -323,6 +323,29 @@ void vkbert_attention_destroy(vkbert_attention *layer)
     vkb_unlock(ctx);
 }
 
+vkbert_status vkbert_attention_weights_load(const char *path, vkbert_attention_weights *weights,
+                                            int *embed_dim)
+{
+    CHECK_HANDLE(path, BAD_HANDLE);
+    CHECK_HANDLE(weights, BAD_HANDLE);
+    CHECK_HANDLE(embed_dim, BAD_HANDLE);
+    if (weights->struct_size < VKB_SIZE_THROUGH(vkbert_attention_weights, out_bias))
+        return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT,
+                               "%s: weights->struct_size is %u; set it with "
+                               "VKBERT_ATTENTION_WEIGHTS_INIT",
+                               __func__, (unsigned)weights->struct_size);
+    return vkb_attention_weights_read(path, weights, embed_dim);
+}
+
+void vkbert_attention_weights_free(vkbert_attention_weights *weights)
+{
+    if (!weights) return;
+    free((void *)weights->q_weight); /* the one allocation the arrays share */
+    uint32_t size = weights->struct_size;
+    memset(weights, 0, size < sizeof *weights ? size : sizeof *weights);
+    weights->struct_size = size;
+}
+
 vkbert_status vkb_attention_tensor_args(vkbert_attention *layer, const vkbert_tensor *x,
                                         const vkbert_tensor *mask, const vkbert_tensor *y,
                                         const vkbert_attention_options *options,

@@ -153,4 +153,9 @@ vkbert_status attention_mask_strides(vkbert_context *ctx, int ndim, const int64_
                                      uint32_t batch, uint32_t heads, uint32_t seq_len,
                                      uint32_t stride[4]);
 
+/* vkbert_attention_weights_load: the layer in the safetensors file `path`, as float32 arrays
+ * in one allocation that w->q_weight starts; the message of a failure is the thread's. */
+vkbert_status vkb_attention_weights_read(const char *path, vkbert_attention_weights *w,
+                                         int *embed_dim);
+
 #endif
