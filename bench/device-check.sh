@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU check, run from the bundle that bench/bundle.sh makes (docs/BENCHMARKS.md, "The GPU
+# The GPU check, run from the bundle that bench/bundle.sh makes (docs/benchmarks.md, "The GPU
 # check, from a bundle"): no package registry, no compiler. On the GPU host:
 #   tar -xf vkbert-gpucheck.tar.xz && bash vkbert-gpucheck/device-check.sh
 # Steps: `vkbert devices`; the test suite on the GPU with validation on; `vkbert bench`;

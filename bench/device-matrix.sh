@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The device matrix (issue 10): the kernel tests of both families and the encoder (every kernel,
-# every family; .ci/swiftshader.sh runs the whole suite on SwiftShader in CI, this is the part
-# that fits one run per driver on a shared machine) and `vkbert bench --quick` on every Vulkan driver this machine has or can
-# extract, printed as ONE markdown table on stdout, for docs/BENCHMARKS.md:
+# The device matrix, to show that every driver here runs every kernel: the kernel tests of both
+# families and the encoder (every kernel, every family; .ci/swiftshader.sh runs the whole suite on
+# SwiftShader in CI, this is the part that fits one run per driver on a shared machine) and
+# `vkbert bench --quick` on every Vulkan driver this machine has or can extract, printed as ONE
+# markdown table on stdout, for docs/benchmarks.md:
 #   - the system's lavapipe, and the same at LP_NATIVE_VECTOR_WIDTH=128 and 512 (subgroups of
 #     4 and 16 instead of 8);
 #   - SwiftShader, its two files taken from Debian's chromium-common (as .ci/swiftshader.sh);

@@ -10,7 +10,7 @@
 #include <string.h>
 
 /* The family a context picks with VKBERT_KERNELS unset: simd on CPU-backed devices
- * (src/tune.c, LAVAPIPE.md), gpu elsewhere. */
+ * (src/tune.c, docs/drivers.md), gpu elsewhere. */
 static vkb_family by_device(const vkbert_context *ctx)
 {
     return ctx->info.type == VKBERT_DEVICE_CPU ? VKB_FAMILY_SIMD : VKB_FAMILY_GPU;

@@ -410,7 +410,7 @@ Test(matmul, describe)
     cr_assert_str_eq(out, "gpu fallback wg 16x8 tile 4x4");
 }
 
-/* ---- the simd family's rows shared by shuffles (issue 10) ---- */
+/* ---- the simd family's rows shared by shuffles, where subgroup sizes allow it ---- */
 
 /* Subgroup size control as the driver itself reports it, apart from the library and its
  * switches: Vulkan 1.3's, or VK_EXT_subgroup_size_control's. */
