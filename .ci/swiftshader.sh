@@ -25,7 +25,7 @@ fi
 export VK_DRIVER_FILES="$dir/usr/lib/chromium/vk_swiftshader_icd.json"
 "$build/vkbert" devices | grep -q SwiftShader || { echo "SwiftShader did not load" >&2; exit 1; }
 
-# What is left out, and why, is in .ci/not-portable-tests.txt (bench/device-matrix.sh reads it too).
+# What is left out, and why, is in .ci/not-portable-tests.txt (benchmarks/device-matrix.sh reads it too).
 left_out="$(grep -Ev '^(#|$)' "$root/.ci/not-portable-tests.txt" | paste -sd '|')"
 # The suite's address space capped at 8 GB, as a soft limit: a client that needs more (Node's
 # WebAssembly, in the serve test) raises its own to the hard limit.

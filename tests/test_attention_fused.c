@@ -1,7 +1,7 @@
 /* shaders/attention_fused.comp alone: Q, K, V rows with heads at pitch Dp, against a double
  * softmax(Q K^T) V with every mask form, causal, fully masked rows and dropout. */
 #include "support.h"
-#include "tune.h"
+#include "tune/tune.h"
 
 #include <stdlib.h>
 #include <string.h>

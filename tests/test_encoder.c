@@ -2,7 +2,7 @@
  * library, run on padded batches, against the double-precision BertModel reference. */
 #include "io/bert_model.h"
 #include "io/half.h"
-#include "nn/encoder.h"
+#include "nn/encoder/encoder.h"
 #include "reference_bert.h"
 #include "support.h"
 

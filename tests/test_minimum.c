@@ -4,11 +4,11 @@
  * BERT-base-sized encoder must still match the double-precision reference. Run once per
  * kernel family (VKBERT_KERNELS); the attention and encoder tests also run whole under
  * VKBERT_LIMITS=minimum (tests/CMakeLists.txt). */
-#include "nn/attention.h"
-#include "nn/encoder.h"
+#include "nn/attention/attention.h"
+#include "nn/encoder/encoder.h"
 #include "reference_bert.h"
 #include "support.h"
-#include "tune.h"
+#include "tune/tune.h"
 #include "vk/vk.h"
 
 #include <stdlib.h>

@@ -1,9 +1,9 @@
 /* Host side of the matmul kernels: shaders/matmul_gpu.comp (gpu family, shared memory),
  * shaders/matmul.comp (its fallback without shared memory) and shaders/matmul_simd.comp (simd
- * family). All three take the same bindings and push constants; src/tune.c picks one. */
+ * family). All three take the same bindings and push constants; src/tune/tune.c picks one. */
 #include "ops/ops.h"
 #include "shaders.h"
-#include "tune.h"
+#include "tune/tune.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -82,7 +82,7 @@ static vkbert_status parse_attention(vkbert_context *ctx, const char *name, cons
     return status;
 }
 
-/* The numbers are checked against the device where they are used (src/tune.c); here only
+/* The numbers are checked against the device where they are used (src/tune/tune.c); here only
  * their form, and that none is zero but the depth (0: no shared memory). */
 static vkbert_status parse_tiles(vkbert_context *ctx, const char *name, const char *value,
                                  vkb_tuning_env *t)
