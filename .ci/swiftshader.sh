@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test suite's portable subset on a second Vulkan driver, Google's SwiftShader (subgroups of
 # 4, at most 256 invocations per workgroup, a 1 GiB storage range, no 16-bit storage): only its
-# two files are taken from Debian's chromium-common (../shared/notes/DRIVERS.md), into
+# two files are taken from Debian's chromium-common (docs/drivers.md), into
 # build/swiftshader, and the loader is pointed at them with VK_DRIVER_FILES.
 #
 # The whole suite runs there, both kernel families and the minimum-device runs, but for what

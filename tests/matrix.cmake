@@ -5,13 +5,14 @@
 #   swiftshader    runs on the second driver (.ci/swiftshader.sh: ctest -L '^swiftshader$')
 #   sanitizers     runs under ASan/UBSan/LSan (.ci/sanitize.sh, from .ci/run)
 #   kernels        the kernel tests of both families and the encoder, one run per driver
-#                  (bench/device-matrix.sh)
+#                  (benchmarks/device-matrix.sh)
 #   sg_width       a run at one of lavapipe's other subgroup sizes (the SUBGROUP_WIDTHS axis)
 #   minimum        a run on the smallest conformant device (VKBERT_LIMITS=minimum)
 #   lavapipe_only  a run that only adds coverage on lavapipe
 #   timing         a test that measures or plots timings
 #   build_machine  a test of the build itself (installing, symbols, plots): it needs the
-#                  build machine's tools, not a GPU (bench/device-check.sh leaves it out)
+#                  build machine's tools, not a GPU (benchmarks/device-check.sh
+#                  leaves it out)
 #
 # Every run is on SwiftShader and under the sanitizers unless its axis or a NOT_ON says why not.
 # The reasons are written beside the tests, and into the build's tests/left-out.txt.
@@ -81,8 +82,8 @@ endfunction()
 #   FAMILIES         once per kernel family (NAME_gpu, NAME_simd: VKBERT_KERNELS), so that the
 #                    gpu family stays correct on a machine with no GPU; else once (NAME)
 #   SUBGROUP_WIDTHS  NAME_sg4_FAMILY and NAME_sg16_FAMILY: lavapipe with LP_NATIVE_VECTOR_WIDTH
-#                    128 (subgroups of 4) and 512 (16), beside the default 8; real GPUs have 16
-#                    (Mali) to 128 (Adreno). Each run asserts the size.
+#                    128 (subgroups of 4) and 512 (16), beside the default 8 (docs/drivers.md);
+#                    real GPUs have 16 (Mali) to 128 (Adreno). Each run asserts the size.
 #   MINIMUM          NAME_minimum_FAMILY: VKBERT_LIMITS=minimum, every limit at what Vulkan 1.1
 #                    requires, no 16-bit storage, no fp16 arithmetic, basic subgroups only.
 #                    test_matmul's forced tiles of 256 invocations (*gpu_each_tile) cannot run
@@ -93,7 +94,7 @@ endfunction()
 #   UNFUSED          NAME_unfused (and, with MINIMUM, NAME_unfused_minimum): the unfused
 #                    attention path (split, scores, softmax, merge) through the whole layer
 #   GPU_FILTER f     NAME_gpu: the cases matching Criterion's filter f again in the gpu family
-#   KERNELS          the plain runs carry the `kernels` label (bench/device-matrix.sh)
+#   KERNELS          the plain runs carry the `kernels` label (benchmarks/device-matrix.sh)
 #   CLI              VKBERT_CLI names the vkbert tool the test runs
 # Build options: SOURCES, INCLUDES, LIBS, LINK_OPTIONS (added to the binary), LABELS (added to
 # every run).
