@@ -49,8 +49,8 @@ function(vkbert_not_on_reason out stage name run pairs)
   set(${out} "${reason}" PARENT_SCOPE)
 endfunction()
 
-# Adds the stage labels (swiftshader, sanitizers) that `run` keeps, after the axis's own
-# exclusions (AXIS_OFF: stage reason pairs) and the test's NOT_ON pairs.
+# Sets `out` to the stage labels (swiftshader, sanitizers) that `run` keeps, after the axis's
+# own exclusions (AXIS_OFF: stage reason pairs) and the test's NOT_ON pairs.
 function(vkbert_stage_labels out name run axis_off not_on)
   set(labels "")
   foreach(stage swiftshader sanitizers)
@@ -108,34 +108,19 @@ function(vkbert_test name)
   target_link_libraries(${name} PRIVATE vkbert_test_support ${arg_LIBS})
   target_link_options(${name} PRIVATE ${arg_LINK_OPTIONS})
 
-  set(on NOT_ON "${arg_NOT_ON}")
-  set(plain_labels ${arg_LABELS})
-  if(arg_KERNELS)
-    list(APPEND plain_labels kernels)
-  endif()
-  if(arg_FAMILIES)
-    foreach(family gpu simd)
-      vkbert_test_run(${name} ${name}_${family} NOT_ON "${arg_NOT_ON}" LABELS ${plain_labels}
-                      ENV "VKBERT_VALIDATION=1;VKBERT_KERNELS=${family}")
-    endforeach()
-  else()
-    set(env "VKBERT_VALIDATION=1")
-    if(arg_CLI)
-      list(APPEND env "VKBERT_CLI=$<TARGET_FILE:vkbert_tool>")
-    endif()
-    vkbert_test_run(${name} ${name} NOT_ON "${arg_NOT_ON}" LABELS ${plain_labels} ENV "${env}")
-  endif()
-
+  vkbert_plain_runs(${name} "${arg_FAMILIES}" "${arg_CLI}" "${arg_KERNELS}" "${arg_NOT_ON}"
+                    "${arg_LABELS}")
+  set(common NOT_ON "${arg_NOT_ON}" LABELS ${arg_LABELS})
   if(arg_GPU_FILTER)
-    vkbert_test_run(${name} ${name}_gpu ${on} LABELS ${arg_LABELS} ARGS --filter "${arg_GPU_FILTER}"
+    vkbert_test_run(${name} ${name}_gpu ${common} ARGS --filter "${arg_GPU_FILTER}"
                     ENV "VKBERT_VALIDATION=1;VKBERT_KERNELS=gpu")
   endif()
   if(arg_UNFUSED)
-    vkbert_test_run(${name} ${name}_unfused ${on} LABELS ${arg_LABELS}
+    vkbert_test_run(${name} ${name}_unfused ${common}
                     ENV "VKBERT_VALIDATION=1;VKBERT_ATTENTION=unfused")
   endif()
   if(arg_NO_SHUFFLE)
-    vkbert_test_run(${name} ${name}_simd_noshuffle ${on} LABELS ${arg_LABELS} lavapipe_only
+    vkbert_test_run(${name} ${name}_simd_noshuffle ${common} lavapipe_only
       AXIS_OFF swiftshader "on a driver whose subgroups are not 8 lanes the simd kernels never \
 shuffle (their shuffles need one 8-lane subgroup making up the workgroup), so this repeats the \
 simd run"
@@ -148,6 +133,25 @@ simd run"
   if(arg_MINIMUM)
     vkbert_minimum_runs(${name} "${arg_NOT_ON}" "${arg_LABELS}" "${arg_UNFUSED}")
   endif()
+endfunction()
+
+# The plain runs: NAME_gpu and NAME_simd with FAMILIES, else NAME (with VKBERT_CLI for CLI).
+function(vkbert_plain_runs name families cli kernels not_on labels)
+  if(kernels)
+    list(APPEND labels kernels)
+  endif()
+  if(families)
+    foreach(family gpu simd)
+      vkbert_test_run(${name} ${name}_${family} NOT_ON "${not_on}" LABELS ${labels}
+                      ENV "VKBERT_VALIDATION=1;VKBERT_KERNELS=${family}")
+    endforeach()
+    return()
+  endif()
+  set(env "VKBERT_VALIDATION=1")
+  if(cli)
+    list(APPEND env "VKBERT_CLI=$<TARGET_FILE:vkbert_tool>")
+  endif()
+  vkbert_test_run(${name} ${name} NOT_ON "${not_on}" LABELS ${labels} ENV "${env}")
 endfunction()
 
 function(vkbert_subgroup_width_runs name not_on labels)
