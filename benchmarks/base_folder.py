@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes a BERT-base-shaped F32 folder (hidden 768, 12 layers, 12 heads, intermediate 3072,
 512 positions, a 30522-entry vocabulary; about 438 MB) for the loading measurements of
-docs/issue-13/load.md: /usr/bin/python3 benchmarks/base_folder.py DIR"""
+docs/loading.md: /usr/bin/python3 benchmarks/base_folder.py DIR"""
 
 import os
 import sys

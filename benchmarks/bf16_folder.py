@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Copies a folder of F32 safetensors (benchmarks/base_folder.py's) with every F32 tensor stored as
 BF16, rounded to nearest even as torch's .to(torch.bfloat16) does, for the BF16 loading
-measurements of docs/issue-13/load.md: /usr/bin/python3 benchmarks/bf16_folder.py SRC DST"""
+measurements of docs/loading.md: /usr/bin/python3 benchmarks/bf16_folder.py SRC DST"""
 
 import json
 import os

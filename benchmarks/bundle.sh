@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes the GPU-check bundle: one .tar.xz, under 64 MiB, that runs the test suite, `vkbert bench`
 # and the comparison with sentence-transformers on a GPU host that reaches no package registry
-# and has no compiler (docs/BENCHMARKS.md, "The GPU check, from a bundle"). The bundle's
+# and has no compiler (docs/benchmarks.md, "The GPU check, from a bundle"). The bundle's
 # device-check.sh (benchmarks/device-check.sh) runs it there. Run this on the build machine
 # (Debian 12, the build dependencies installed), from anywhere in the repository:
 #   benchmarks/bundle.sh [OUT.tar.xz]      (default build-bundle/vkbert-gpucheck.tar.xz)

@@ -1,9 +1,9 @@
 /* What each embedded SPIR-V module costs the driver to compile: the wall time of making its
  * pipeline (vkb_pipeline_get, the library's own path: shader module, layouts,
  * vkCreateComputePipelines), of its first dispatch (where some drivers generate the code), and
- * the growth of the process's peak resident memory meanwhile. A development tool for issue 10
+ * the growth of the process's peak resident memory meanwhile. A development tool for portability
  * (phone drivers compile big shaders slowly and with a lot of memory); prints a markdown table
- * for docs/BENCHMARKS.md.
+ * for docs/benchmarks.md.
  *
  * usage: pipeline_compile [REPEATS [TIMEOUT_S [NAME_SUBSTRING]]]
  *

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What dynamic batching buys `vkbert serve` under concurrent load (issue 12; docs/BENCHMARKS.md):
+# What dynamic batching buys `vkbert serve` under concurrent load (docs/benchmarks.md):
 # the same load (benchmarks/serve_load.c: CLIENTS keep-alive clients posting /embed for SECONDS) against
 # the server as it is and against `--max-batch-requests 1` (one input a forward pass), REPS times
 # interleaved (batched, unbatched, batched, ...) so that the noise of a shared machine hits both

@@ -1,8 +1,9 @@
-/* A load generator for `vkbert serve` (issue 12): N client threads, each on one HTTP/1.1
- * keep-alive connection, send POST /embed requests of K texts back to back for S seconds; the
- * texts come in a fixed seeded order per client from a fixed set (built in, or one a line from
- * a file). Prints requests and tokens per second, latency percentiles, and the mean inputs of a
- * forward pass, as a table, or as one JSON object with --json (the table then goes to stderr).
+/* A load generator for `vkbert serve`, to measure what its dynamic batching buys: N client threads,
+ * each on one HTTP/1.1 keep-alive connection, send POST /embed requests of K texts back to back for
+ * S seconds; the texts come in a fixed seeded order per client from a fixed set (built in, or one a
+ * line from a file). Prints requests and tokens per second, latency percentiles, and the mean
+ * inputs of a forward pass, as a table, or as one JSON object with --json (the table then goes to
+ * stderr).
  *
  *   serve_load --url http://127.0.0.1:PORT --clients N --seconds S [--route /embed]
  *              [--texts FILE] [--batch K] [--json]

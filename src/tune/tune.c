@@ -1,5 +1,5 @@
 /* Per-device choices. CPU-backed devices (lavapipe, SwiftShader) run each invocation as one
- * SIMD lane and cache-tile on their own: big register tiles pay there (LAVAPIPE.md). GPUs get
+ * SIMD lane and cache-tile on their own: big register tiles pay there (docs/drivers.md). GPUs get
  * moderate tiles that keep register pressure low. Every choice is clamped to the limits. */
 #include "tune/tune.h"
 

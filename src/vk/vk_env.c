@@ -1,6 +1,6 @@
-/* The environment, read once when a context is made (DESIGN.md): a variable set later changes
- * nothing on that context, so its choices cannot drift between two plans, and no thread reads
- * getenv while another sets a variable (POSIX leaves that undefined). Each variable is parsed
+/* The environment, read once when a context is made (docs/architecture.md): a variable set later
+ * changes nothing on that context, so its choices cannot drift between two plans, and no thread
+ * reads getenv while another sets a variable (POSIX leaves that undefined). Each variable is parsed
  * and checked here; a bad value fails context creation with a message that names it. */
 #include "vk.h"
 

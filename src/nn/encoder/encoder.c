@@ -17,7 +17,7 @@
  * copying into mapped buffers that only this load has seen) runs without it, spread over
  * workers (load_pool.h) one task at a time: a layer, a piece of the word table, the small
  * tables, the pooler; then the head, under the lock again. Other calls on the context go on
- * meanwhile (issue 13). */
+ * meanwhile, so that loading a second model does not stall the first one's work. */
 
 static uint64_t align256(uint64_t bytes)
 {

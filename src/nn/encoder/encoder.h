@@ -323,9 +323,9 @@ vkbert_status encoder_upload_packed(vkbert_encoder *encoder, encoder_plan *plan,
 /* Appends the gather of each sequence's first row into plan->o2 [B][Hp], the pooler's input. */
 vkbert_status encoder_prepare_cls(vkbert_encoder *encoder, encoder_plan *plan,
                                   attention_sink *sink);
-/* A padded host call as a packed one, where that gives the same results (docs/issue-13/
- * ragged.md): right padding, no hidden states asked for, the fused attention. Its arrays are
- * in *storage (free it); false where the call stays padded. */
+/* A padded host call as a packed one, where that gives the same results (docs/ragged.md): right
+ * padding, no hidden states asked for, the fused attention. Its arrays are in *storage (free it);
+ * false where the call stays padded. */
 bool encoder_pack_call(vkbert_encoder *encoder, const encoder_call *call, encoder_call *packed,
                        int32_t **storage);
 void encoder_plan_free(vkbert_encoder *encoder, encoder_plan *plan);

@@ -1,5 +1,5 @@
 /* Packed (ragged) batches: the sequences' tokens one after another in T rows, with no padding,
- * and their offsets (cu_seqlens); docs/issue-13/ragged.md has the design. The row-wise ops run
+ * and their offsets (cu_seqlens); docs/ragged.md has the design. The row-wise ops run
  * on T rows as they run on B*S; the fused attention and the pooling read the offsets. Plans
  * are made for caps in buckets, so that calls of nearby sizes reuse them: the spare rows
  * (ids 0, positions 0) belong to no sequence and the spare sequences are empty. */

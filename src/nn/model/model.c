@@ -242,7 +242,7 @@ static vkbert_status apply_config(vkbert_model *m, const vkbert_model_config *co
 }
 
 /* The folder's files, read without the context's lock so that a load does not hold up other
- * calls on the context (issue 13). 0, or which part failed (1 the modules or the tokenizer,
+ * calls on the context. 0, or which part failed (1 the modules or the tokenizer,
  * 2 the BERT folder) with its message in err. */
 static int read_folder(vkbert_model *m, const char *dir, bert_model *bm, char *err, size_t size)
 {

@@ -11,7 +11,7 @@
 /* The public tokenizer: the io tokenizer and the folder's length limit. */
 struct vkbert_tokenizer {
     tokenizer *tok;
-    int max_length; /* the folder's limit (README, "Lengths") */
+    int max_length; /* the folder's limit (docs/model-folders.md, "Lengths") */
     int lower_text; /* sentence-transformers' do_lower_case: texts lowercased first */
 };
 

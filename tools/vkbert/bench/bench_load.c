@@ -97,7 +97,7 @@ int bench_load(const char *device, const char *dir, int fp16, int runs, bench_lo
     }
     out->file_bytes = (double)size;
     double ms[MAX_LOADS], rss[2] = {0, 0};
-    /* The first load fills the page cache: the targets are for a warm one. */
+    /* The first load fills the page cache: docs/loading.md's targets are for a warm one. */
     int code = load_once(device, dir, fp16, &ms[0], rss, why, why_size);
     runs = runs < MAX_LOADS ? runs : MAX_LOADS;
     for (int i = 0; i < runs && !code && !why[0]; i++) {

@@ -1,6 +1,6 @@
 /* The `load-base` case of `vkbert bench` (bench_load.c): how long vkbert_encoder_load takes on
- * a BERT-base-shaped folder, and the peak host memory while it runs (issue 13's loading
- * targets). */
+ * a BERT-base-shaped folder, and the peak host memory while it runs (the targets of
+ * docs/loading.md). */
 #ifndef VKBERT_BENCH_LOAD_H
 #define VKBERT_BENCH_LOAD_H
 

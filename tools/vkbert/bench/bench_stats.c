@@ -18,7 +18,8 @@ bench_spread bench_spread_of(double *samples, int n)
 
 /* A ceiling measured while other work shared the machine reads low, and a fraction against it
  * reads high; the higher of the two measurements around a case is the nearer to what the
- * device could do while the case ran (issue 13: 44 to 79 GFLOP/s within minutes). */
+ * device could do while the case ran (lavapipe on a shared machine gave 44 to 79 GFLOP/s within
+ * minutes). */
 double bench_ceiling(const double *ceilings, int slot)
 {
     double before = ceilings[slot], after = ceilings[slot + 1];

@@ -15,10 +15,11 @@ static const char usage[] =
     "Times the attention layer on random weights and input (defaults: batch 8, seq 128,\n"
     "embed 768, heads 12, 10 timed iterations after one warm-up), then checks the output\n"
     "against the double-precision CPU reference (fp16: weights stored as fp16, checked\n"
-    "against ATTENTION.md's fp16 bound; int8: weights as int8 blocks, relative L2 <= 1e-2).\n";
+    "against the fp16 bound of docs/semantics.md; int8: weights as int8 blocks, relative\n"
+    "L2 <= 1e-2).\n";
 
-/* ATTENTION.md's bounds: fp32, and fp16 storage (relative L2 only); int8's is
- * tests/test_int8.c's for one layer with nn.Linear-like weights. */
+/* docs/semantics.md's bounds: fp32, and fp16 storage (relative L2 only); int8's is
+ * tests/nn/test_int8.c's for one layer with nn.Linear-like weights. */
 #define DEMO_MAX_RELATIVE_L2 1e-5
 #define DEMO_MAX_ABS_FRACTION 1e-4
 #define DEMO_FP16_RELATIVE_L2 3e-3
@@ -163,7 +164,7 @@ static int check_output(const demo_args *a, const demo_data *d)
     printf("check against the float64 reference: relative L2 error %.3g (bound %g), max abs "
            "error %.3g (bound %.3g): %s\n",
            err.relative_l2, DEMO_MAX_RELATIVE_L2, err.max_abs, abs_bound, ok ? "ok" : "FAILED");
-    if (!ok) return cli_error("the output is outside ATTENTION.md's fp32 bounds");
+    if (!ok) return cli_error("the output is outside docs/semantics.md's fp32 bounds");
     return 0;
 }
 
