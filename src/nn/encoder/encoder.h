@@ -250,10 +250,12 @@ void encoder_record_io(vkbert_encoder *encoder, encoder_plan *plan, VkCommandBuf
  * command buffer to submit. */
 vkbert_status encoder_prepare_call(vkbert_encoder *encoder, encoder_plan *plan,
                                    const encoder_call *call, VkCommandBuffer *cmd);
-/* Reads a finished pass's host outputs, and its GPU time. */
+/* Reads a finished pass's host outputs, and its GPU time (encoder_transfer.c). */
 vkbert_status encoder_read_call(vkbert_encoder *encoder, encoder_plan *plan,
                                 const encoder_call *call);
-/* Checks the host batch of a call. */
+/* The floats of one output row of the call: an embedding, the logits, or a sequence's rows. */
+uint32_t encoder_row_width(const vkbert_encoder *encoder, const encoder_call *call);
+/* Checks the host batch of a call (encoder_check.c). */
 vkbert_status encoder_check_batch(vkbert_encoder *encoder, const encoder_batch *in);
 
 /* Submits `call` (checked) on a free slot and returns at once: the slot of the oldest job once
@@ -315,7 +317,7 @@ uint32_t encoder_rows(const encoder_plan *plan);
 encoder_shape encoder_shape_of(const encoder_batch *in);
 /* Whether the encoder runs packed batches: the fused attention holds its heads. */
 bool encoder_can_pack(const vkbert_encoder *encoder);
-/* Checks a packed batch (in->offsets set). */
+/* Checks a packed batch (in->offsets set; encoder_check.c). */
 vkbert_status encoder_check_packed(vkbert_encoder *encoder, const encoder_batch *in);
 /* Uploads a packed batch's ids, types, positions, offsets and pooling mask. */
 vkbert_status encoder_upload_packed(vkbert_encoder *encoder, encoder_plan *plan,

@@ -48,26 +48,6 @@ bool encoder_can_pack(const vkbert_encoder *e)
     return e->attention[0]->head_dim <= VKB_FUSED_MAX_HEAD;
 }
 
-vkbert_status encoder_check_packed(vkbert_encoder *e, const encoder_batch *in)
-{
-    if (!encoder_can_pack(e))
-        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
-                        "packed batches need the fused attention, and heads of %u exceed it",
-                        e->attention[0]->head_dim);
-    if (in->mask || in->offsets[0] < 0)
-        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
-                        "a packed batch has no mask and offsets[0] >= 0");
-    for (int b = 0; b < in->batch; b++) {
-        int32_t length = in->offsets[b + 1] - in->offsets[b];
-        if (length < 1 || length > e->config.max_position_embeddings)
-            return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
-                            "packed sequence %d has %d tokens: it needs 1 to %d "
-                            "(max_position_embeddings)",
-                            b, length, e->config.max_position_embeddings);
-    }
-    return VKBERT_OK;
-}
-
 /* ids [T], types [T], positions [T], the flag, then the pooling mask [T] and the offsets
  * [B+1], each spare row and sequence filled as the plan's comment says. */
 static void pack(const encoder_plan *p, const encoder_batch *in, int32_t *ids, float *pool,
