@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test suite's portable subset on a second Vulkan driver, Google's SwiftShader (subgroups of
 # 4, at most 256 invocations per workgroup, a 1 GiB storage range, no 16-bit storage): only its
-# two files are taken from Debian's chromium-common (../shared/notes/DRIVERS.md), into
+# two files are taken from Debian's chromium-common (docs/drivers.md), into
 # build/swiftshader, and the loader is pointed at them with VK_DRIVER_FILES.
 #
 # The whole suite runs there, both kernel families and the minimum-device runs, but for what
@@ -25,7 +25,7 @@ fi
 export VK_DRIVER_FILES="$dir/usr/lib/chromium/vk_swiftshader_icd.json"
 "$build/vkbert" devices | grep -q SwiftShader || { echo "SwiftShader did not load" >&2; exit 1; }
 
-# What is left out, and why, is in .ci/not-portable-tests.txt (bench/device-matrix.sh reads it too).
+# What is left out, and why, is in .ci/not-portable-tests.txt (benchmarks/device-matrix.sh reads it too).
 left_out="$(grep -Ev '^(#|$)' "$root/.ci/not-portable-tests.txt" | paste -sd '|')"
 # The suite's address space capped at 8 GB, as a soft limit: a client that needs more (Node's
 # WebAssembly, in the serve test) raises its own to the hard limit.

@@ -244,8 +244,9 @@ VKBERT_API vkbert_status vkbert_context_device(const vkbert_context *ctx, vkbert
 
 /* The start-up cost: milliseconds that vkbert_context_create took (instance, device, the
  * on-disk caches), and the total spent creating compute pipelines on this context so far.
- * Pipelines are compiled on first use and kept in a cache on disk (docs/performance.md, "Caches"),
- * so the second run of a program spends much less there. Either pointer may be NULL. */
+ * Pipelines are compiled on first use and kept in a cache on disk (docs/performance.md,
+ * "Caches and tuning"), so the second run of a program spends much less there. Either pointer
+ * may be NULL. */
 VKBERT_API vkbert_status vkbert_context_startup_ms(const vkbert_context *ctx, double *context_ms,
                                                    double *pipelines_ms);
 

@@ -11,7 +11,8 @@ test -f "$scratch/prefix/include/vkbert.h"
 test -f "$scratch/prefix/include/vkbert_bench.h"
 test -x "$scratch/prefix/bin/vkbert"
 "$scratch/prefix/bin/vkbert" --help > /dev/null
-# The soname follows README's ABI policy: libvkbert.so.MAJOR.MINOR before 1.0, then .MAJOR.
+# The soname follows the ABI policy (docs/c-api.md, "ABI"): libvkbert.so.MAJOR.MINOR before 1.0,
+# then .MAJOR.
 version() { sed -nE "s/^#define VKBERT_VERSION_$1 ([0-9]+)$/\1/p" "$source/include/vkbert.h"; }
 major=$(version MAJOR) minor=$(version MINOR)
 soname=libvkbert.so.$major

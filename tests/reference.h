@@ -1,4 +1,4 @@
-/* The CPU reference of the attention layer, in double precision: ATTENTION.md step by step,
+/* The CPU reference of the attention layer, in double precision: docs/semantics.md step by step,
  * with vkbert's rule for fully masked rows and its Philox dropout. Used by the tests and by
  * `vkbert demo`. */
 #ifndef VKBERT_REFERENCE_H

@@ -1,5 +1,5 @@
-/* The double-precision CPU reference of HuggingFace's BertModel (ATTENTION.md, "The BERT
- * encoder"), for the encoder tests. */
+/* The double-precision CPU reference of HuggingFace's BertModel (docs/semantics.md, "The
+ * BERT encoder"), for the encoder tests. */
 #ifndef VKBERT_REFERENCE_BERT_H
 #define VKBERT_REFERENCE_BERT_H
 

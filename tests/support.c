@@ -1,7 +1,7 @@
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include "support.h"
 #include "io/half.h"
-#include "tune.h"
+#include "tune/tune.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -34,7 +34,7 @@ ref_layer test_weights_ref(const test_weights *w, int heads);
 /* A float array filled with NaN: an element the GPU does not write fails any comparison. */
 float *test_poisoned(size_t n);
 
-/* Asserts ATTENTION.md's fp32 bound: relative L2 <= 1e-5 and max error <= 1e-4 * max|ref|. */
+/* Asserts docs/semantics.md's fp32 bound: relative L2 <= 1e-5 and max error <= 1e-4 * max|ref|. */
 void test_assert_fp32_close(const float *got, const double *want, size_t n, const char *what);
 /* Relative L2 error <= bound and every element within 10 * bound of the largest reference. */
 void test_assert_close(const float *got, const double *want, size_t n, double bound,

@@ -1,6 +1,6 @@
-/* The stable ABI (issue 11): the version calls, the status values that are never renumbered,
- * and the growable structs: a caller's struct_size decides what is read and what is written,
- * as vkbert.h states the rule. */
+/* The stable ABI (docs/c-api.md, "ABI"): the version calls, the status values that are never
+ * renumbered, and the growable structs: a caller's struct_size decides what is read and what is
+ * written, as vkbert.h states the rule. */
 #include "st_folder.h"
 #include "support.h"
 
@@ -32,7 +32,7 @@ Test(abi, version)
     cr_assert_str_eq(vkbert_version_string(), want);
 }
 
-/* The values issue 11 fixed; a renumbering breaks every program built before it. */
+/* The status values are part of the ABI: a renumbering breaks every program built before it. */
 Test(abi, status_values)
 {
     static const struct {

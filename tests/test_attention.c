@@ -1,6 +1,6 @@
 /* The whole layer against the double-precision reference: random shapes, every mask form
  * and dtype, fully masked rows, the causal flag, dropout, plan replay, device tensors. */
-#include "nn/attention.h"
+#include "nn/attention/attention.h"
 #include "support.h"
 
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* shaders/attention_fused.comp alone: Q, K, V rows with heads at pitch Dp, against a double
  * softmax(Q K^T) V with every mask form, causal, fully masked rows and dropout. */
 #include "support.h"
-#include "tune.h"
+#include "tune/tune.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -200,7 +200,7 @@ Test(attention_fused, dropout_matches_reference)
     test_context_done(ctx);
 }
 
-/* ---- ragged batches (issue 13): sequences packed, each attending to its own rows ---- */
+/* ---- ragged batches (docs/ragged.md): sequences packed, each attending to its own rows ---- */
 
 /* cu_seqlens of `lengths`; returns the token count. */
 static uint32_t pack_lengths(const uint32_t *lengths, uint32_t batch, int32_t *offsets)
@@ -358,7 +358,7 @@ static void pad_rows(const float *packed, uint64_t packed_block, const int32_t *
 }
 
 /* The ragged kernel against the padded one on a right-padded copy with a key mask: relative
- * L2 <= 1e-5 per sequence (issue 13). Lengths of at least 1: the padded kernel gives an empty
+ * L2 <= 1e-5 per sequence (docs/ragged.md). Lengths of at least 1: the padded kernel gives an empty
  * row its own meaning. */
 static void check_equals_padded(vkbert_context *ctx, uint32_t heads, uint32_t dim,
                                 const uint32_t *lengths, uint32_t batch, uint32_t s, uint64_t seed)
@@ -409,7 +409,7 @@ Test(attention_fused, ragged_equals_padded)
     test_context_done(ctx);
 }
 
-/* ---- K and V rows shared by shuffles (issue 10) ---- */
+/* ---- K and V rows shared by shuffles, where subgroup sizes allow it ---- */
 
 /* Whether Vulkan lets a pipeline require subgroups of `size` lanes here:
  * VkPipelineShaderStageRequiredSubgroupSizeCreateInfo's valid usage, with full subgroups. */

@@ -150,7 +150,7 @@ Test(bench, memory_counters_follow_tensors)
     test_context_done(ctx);
 }
 
-/* ---- the tool's statistics (tools/vkbert/bench_stats.c) ---- */
+/* ---- the tool's statistics (tools/vkbert/bench/bench_stats.c) ---- */
 
 Test(bench, spread_is_median_min_max)
 {
@@ -174,7 +174,7 @@ Test(bench, fraction_takes_the_higher_adjacent_ceiling)
     cr_assert_eq(bench_fraction(ceilings, 3, 20.0), 0.0, "neither measured");
 }
 
-/* ---- the mixed-length texts (tools/vkbert/bench_mixed.c) ---- */
+/* ---- the mixed-length texts (tools/vkbert/bench/bench_mixed.c) ---- */
 
 static int compare_ints(const void *a, const void *b)
 {

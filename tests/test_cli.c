@@ -208,8 +208,8 @@ static void make_input(float **x, int b, int s, int e, uint64_t seed)
     ref_fill(&rng, *x, n, -1.0, 1.0);
 }
 
-/* Reads Y, checks its shape and compares it with the reference within ATTENTION.md's fp32
- * bounds. */
+/* Reads Y, checks its shape and compares it with the reference within docs/semantics.md's
+ * fp32 bounds. */
 static float *check_output(const char *path, const layer *l, int b, int s, const float *x,
                            const ref_mask *mask, const ref_options *options)
 {

@@ -3,7 +3,7 @@
  * a small table spans several), one dispatch per chunk, ids on the chunks' edges, as fp32
  * and as fp16 (the reference reads the rounded values the device holds); ids outside the
  * tables, against ops.h's rule for them (rows of zeros, types read as 0, the flag's bits).
- * Ragged batches (issue 13): each token's position read from the ids, against the same
+ * Ragged batches (docs/ragged.md): each token's position read from the ids, against the same
  * reference and, bit for bit, against the padded kernel on a right-padded copy. */
 #include "support.h"
 
@@ -328,7 +328,7 @@ Test(embedding, a_chunk_larger_than_its_binding_is_refused)
     test_context_done(ctx);
 }
 
-/* ---- ragged batches (issue 13): positions read from the ids ---- */
+/* ---- ragged batches (docs/ragged.md): positions read from the ids ---- */
 
 Test(embedding, ragged_positions)
 {

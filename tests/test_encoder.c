@@ -2,7 +2,7 @@
  * library, run on padded batches, against the double-precision BertModel reference. */
 #include "io/bert_model.h"
 #include "io/half.h"
-#include "nn/encoder.h"
+#include "nn/encoder/encoder.h"
 #include "reference_bert.h"
 #include "support.h"
 
@@ -146,7 +146,7 @@ Test(encoder, batches_over_a_limit_run_in_halves)
 
 Test(encoder, twelve_layers_within_1e4)
 {
-    /* ATTENTION.md's bound is stated for a 12-layer model: errors must not grow past it. */
+    /* docs/semantics.md's bound is stated for a 12-layer model: errors must not grow past it. */
     vkbert_context *ctx = test_context(0);
     check(ctx, (model_case){config(40, 12, 4, 72), 2, 19}, 0, "", 12);
     test_context_done(ctx);
@@ -267,7 +267,7 @@ static void check_word_table_over_the_range(int half)
     vkbert_encoder *encoder = NULL;
     TEST_OK(vkbert_encoder_load(ctx, dir, &precision, &encoder));
     cr_assert_geq(encoder->word_chunks, 3u);
-    /* fp16: ATTENTION.md's bound for fp16 weights, as fp16_weights_within_fp16_bound */
+    /* fp16: docs/semantics.md's bound for fp16 weights, as fp16_weights_within_fp16_bound */
     check_chunk_edges(encoder, &c, &w, half ? 1024 : 512, half ? 3e-3 : 1e-4);
     vkbert_encoder_destroy(encoder);
     bert_weights_free(&w);

@@ -3,7 +3,7 @@
  * of load workers, for F32 and F16 files at fp32, fp16 and int8 precision; a failure inside a
  * worker, or at any device allocation, is a clear error that leaves nothing behind. */
 #include "io/bert_model.h"
-#include "nn/encoder.h"
+#include "nn/encoder/encoder.h"
 #include "support.h"
 
 #include <math.h>

@@ -1,8 +1,8 @@
 /* The encoder on packed (ragged) batches: each sequence's pooled embeddings and classifier
- * logits against the padded path's (relative L2 <= 1e-5, issue 13) and against the double
+ * logits against the padded path's (relative L2 <= 1e-5, docs/ragged.md) and against the double
  * BertModel reference run on that sequence alone; plans reused across calls of nearby sizes. */
 #include "io/bert_model.h"
-#include "nn/encoder.h"
+#include "nn/encoder/encoder.h"
 #include "reference_bert.h"
 #include "support.h"
 

@@ -4,13 +4,13 @@
  * name or value fails with a message naming it, as a bad value fails context creation. The
  * expectations come from the rules in vkbert.h, not from the library's answers. */
 #include "support.h"
-#include "tune.h"
+#include "tune/tune.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 /* The family a context picks with VKBERT_KERNELS unset: simd on CPU-backed devices
- * (src/tune.c, LAVAPIPE.md), gpu elsewhere. */
+ * (src/tune/tune.c, docs/drivers.md), gpu elsewhere. */
 static vkb_family by_device(const vkbert_context *ctx)
 {
     return ctx->info.type == VKBERT_DEVICE_CPU ? VKB_FAMILY_SIMD : VKB_FAMILY_GPU;
@@ -93,7 +93,7 @@ Test(env, override_takes_effect_and_null_restores)
     test_context_done(ctx);
 }
 
-/* The tiles asked for, snapped and checked as src/tune.c documents: the simd family's to a
+/* The tiles asked for, snapped and checked as src/tune/tune.c documents: the simd family's to a
  * compiled register tile, the gpu family's kept when they fit. */
 Test(env, override_of_the_tiles)
 {

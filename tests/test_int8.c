@@ -5,7 +5,7 @@
 #include "io/bert_model.h"
 #include "io/half.h"
 #include "io/q8.h"
-#include "nn/encoder.h"
+#include "nn/encoder/encoder.h"
 #include "reference.h"
 #include "reference_bert.h"
 #include "support.h"

@@ -2,10 +2,10 @@
  * of VKBERT_LIMITS): bad lists are refused, work over a limit is split where the math allows
  * (dispatches in pieces, batches in halves) and checked against double, and what cannot be
  * split is refused with an error naming the limit. */
-#include "nn/attention.h"
+#include "nn/attention/attention.h"
 #include "shaders.h"
 #include "support.h"
-#include "tune.h"
+#include "tune/tune.h"
 #include "vk/vk.h"
 
 #include <stdlib.h>

@@ -5,7 +5,7 @@
 #include "io/half.h"
 #include "io/q8.h"
 #include "support.h"
-#include "tune.h"
+#include "tune/tune.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -305,7 +305,7 @@ static void check_around(vkbert_context *ctx, uint32_t bm, uint32_t bn, uint32_t
         }
 }
 
-/* Each shared-memory tile of the table (src/tune.c) through VKBERT_MATMUL_TILES, set on one
+/* Each shared-memory tile of the table (src/tune/tune.c) through VKBERT_MATMUL_TILES, set on one
  * context (it read the environment when it was made). */
 Test(matmul, gpu_each_tile)
 {
@@ -410,7 +410,7 @@ Test(matmul, describe)
     cr_assert_str_eq(out, "gpu fallback wg 16x8 tile 4x4");
 }
 
-/* ---- the simd family's rows shared by shuffles (issue 10) ---- */
+/* ---- the simd family's rows shared by shuffles, where subgroup sizes allow it ---- */
 
 /* Subgroup size control as the driver itself reports it, apart from the library and its
  * switches: Vulkan 1.3's, or VK_EXT_subgroup_size_control's. */

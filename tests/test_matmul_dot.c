@@ -3,10 +3,10 @@
  * device quantized it) and the dequantized B (io/q8.h), and the refusals where the device
  * has no integer dot product. Outputs poisoned, validation on. */
 #include "io/q8.h"
-#include "nn/weights_q8.h"
+#include "nn/encoder/weights_q8.h"
 #include "ops/ops.h"
 #include "support.h"
-#include "tune.h"
+#include "tune/tune.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,14 +1,14 @@
-/* The smallest conformant device (issue 10): `minimum` in VKBERT_LIMITS or the limits option
- * caps every limit vkbert reads at what Vulkan 1.1 requires and turns off what it does not
- * require; each feature switch also works alone. The kernels chosen must fit, and a
+/* The smallest conformant device, which vkbert must run on: `minimum` in VKBERT_LIMITS or the
+ * limits option caps every limit vkbert reads at what Vulkan 1.1 requires and turns off what it
+ * does not require; each feature switch also works alone. The kernels chosen must fit, and a
  * BERT-base-sized encoder must still match the double-precision reference. Run once per
  * kernel family (VKBERT_KERNELS); the attention and encoder tests also run whole under
  * VKBERT_LIMITS=minimum (tests/CMakeLists.txt). */
-#include "nn/attention.h"
-#include "nn/encoder.h"
+#include "nn/attention/attention.h"
+#include "nn/encoder/encoder.h"
 #include "reference_bert.h"
 #include "support.h"
-#include "tune.h"
+#include "tune/tune.h"
 #include "vk/vk.h"
 
 #include <stdlib.h>
@@ -33,7 +33,7 @@ static VkSubgroupFeatureFlags driver_subgroup_operations(const vkbert_context *c
 }
 
 /* The Vulkan 1.1 specification's required limits ("Required Limits" table; the same numbers
- * are in ../shared/notes/DRIVERS.md), for each limit vkbert reads. */
+ * are in docs/drivers.md), for each limit vkbert reads. */
 #define REQUIRED(field, value)                                                                     \
     {                                                                                              \
 #field, offsetof(VkPhysicalDeviceLimits, field), value                                     \

@@ -1,6 +1,6 @@
 /* shaders/pool.comp alone, against a double reference written from sentence-transformers'
  * Pooling.forward (sentence_transformer/models/Pooling.py): every set of modes, right, left
- * and no padding, holes; then ragged batches (issue 13) of random lengths, empty ones and bad
+ * and no padding, holes; then ragged batches (docs/ragged.md) of random lengths, empty ones and bad
  * offsets among them, each sequence against the same reference over its rows. Masked tokens
  * past position 0 and every padding hold NaN, so reading one where Pooling would not fails. */
 #include "support.h"
@@ -279,7 +279,7 @@ Test(pool, ragged_bad_offsets_are_clamped)
     test_context_done(ctx);
 }
 
-/* Issue 13: an unpadded batch pools exactly as its right-padded copy does. Same sums in the
+/* An unpadded batch pools exactly as its right-padded copy does. Same sums in the
  * same order (padding adds +0.0) and exact integer counts, so the rows match bit for bit. */
 Test(pool, ragged_equals_padded)
 {

@@ -211,7 +211,7 @@ Test(threads, two_hundred_contexts_and_layers)
     test_weights_free(&w);
 }
 
-/* ---- a load leaves the context to other calls while it reads the folder (issue 13) ---- */
+/* ---- a load leaves the context to other calls while it reads the folder ---- */
 
 typedef struct loader {
     vkbert_context *ctx;

@@ -1,10 +1,10 @@
 /* The on-disk caches: the pipeline cache (src/vk/vk_cache.c) is written when a context ends,
  * read by the next, and a damaged, cut or foreign file is ignored and replaced; the tuning
- * cache (src/tune_cache.c) steers the table (src/tune.c) and is ignored where it is corrupt,
- * foreign or beyond the device's limits. Each test works in a fresh directory of its own
+ * cache (src/tune/tune_cache.c) steers the table (src/tune/tune.c) and is ignored where it is
+ * corrupt, foreign or beyond the device's limits. Each test works in a fresh directory of its own
  * (Criterion runs each test in its own process, so setenv stays inside the test). */
 #include "support.h"
-#include "tune.h"
+#include "tune/tune.h"
 
 #include <dirent.h>
 #include <errno.h>

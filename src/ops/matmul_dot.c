@@ -2,7 +2,7 @@
  * A quantized per row (vkb_op_quantize_rows), B in Q8_0 blocks in the dot order. */
 #include "ops/ops.h"
 #include "shaders.h"
-#include "tune.h"
+#include "tune/tune.h"
 
 /* The register tile compiled in (shaders/matmul_dot.comp's defaults) and the workgroup: 8 x 8
  * invocations, each 4 rows x 8 columns, fit every Vulkan 1.1 device (128 invocations). */

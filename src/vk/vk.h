@@ -77,7 +77,7 @@ typedef enum vkb_env_attention {
 } vkb_env_attention;
 
 /* VKBERT_MATMUL_TILES="wg_x,wg_y,tm,tn4[,bk]"; bk 16 when not given. */
-/* VKBERT_INT8_PATH=dot|dequant: how int8 weights' matmuls run (src/tune.c). */
+/* VKBERT_INT8_PATH=dot|dequant: how int8 weights' matmuls run (src/tune/tune.c). */
 typedef enum vkb_env_int8 { VKB_INT8_BY_TUNING, VKB_INT8_DOT, VKB_INT8_DEQUANT } vkb_env_int8;
 
 typedef struct vkb_env_tiles {

@@ -1,6 +1,6 @@
-/* The environment, read once when a context is made (DESIGN.md): a variable set later changes
- * nothing on that context, so its choices cannot drift between two plans, and no thread reads
- * getenv while another sets a variable (POSIX leaves that undefined). Each variable is parsed
+/* The environment, read once when a context is made (docs/architecture.md): a variable set later
+ * changes nothing on that context, so its choices cannot drift between two plans, and no thread
+ * reads getenv while another sets a variable (POSIX leaves that undefined). Each variable is parsed
  * and checked here; a bad value fails context creation with a message that names it. */
 #include "vk.h"
 
@@ -82,7 +82,7 @@ static vkbert_status parse_attention(vkbert_context *ctx, const char *name, cons
     return status;
 }
 
-/* The numbers are checked against the device where they are used (src/tune.c); here only
+/* The numbers are checked against the device where they are used (src/tune/tune.c); here only
  * their form, and that none is zero but the depth (0: no shared memory). */
 static vkbert_status parse_tiles(vkbert_context *ctx, const char *name, const char *value,
                                  vkb_tuning_env *t)

@@ -104,7 +104,7 @@ static void finish(request *req, int n, serve_outcome outcome, vkbert_status sta
  * (core/src/queue.rs); here the request's socket says so: the peer of a closed socket reads as
  * end of file, a reset one as ECONNRESET. Anything else (data waiting, EAGAIN, an fd that is
  * not a socket) is a client still there. A client that only shut down its sending side reads
- * as end of file too: the FIN is the same, so it is taken as gone (README, serve). */
+ * as end of file too: the FIN is the same, so it is taken as gone (docs/serving.md). */
 static int client_gone(int fd)
 {
     if (fd < 0) return 0;
