@@ -7,7 +7,7 @@ Checks, over the files git tracks:
 - every relative link in README.md and docs/*.md names a file that exists;
 - every citation of a docs page in code, scripts and docs (`docs/x.md`, optionally followed by
   `, "Section"`) names a page that exists, and the section is one of that page's headings.
-Prints each problem with its place; exits 1 if there is any.
+Prints each problem with its place; exits 1 if there is any, 77 (a skip) outside a git checkout.
 Usage: check_docs.py [REPOSITORY_ROOT]
 """
 import os
@@ -24,8 +24,12 @@ MD_LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
 def tracked_files():
-    out = subprocess.run(["git", "-C", ROOT, "ls-files", "-z"], check=True,
-                         capture_output=True).stdout
+    """The files git tracks, or None where the sources are not a git checkout (a tarball)."""
+    try:
+        out = subprocess.run(["git", "-C", ROOT, "ls-files", "-z"], check=True,
+                             capture_output=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
     return [p for p in out.decode().split("\0") if p]
 
 
@@ -63,6 +67,9 @@ def check_citations(path, text, pages, problems):
 
 def main():
     files = tracked_files()
+    if files is None:
+        print(f"check_docs: skipped: {ROOT} is not a git checkout, so which files count is unknown")
+        return 77
     texts = {p: read_text(p) for p in files}
     pages = {os.path.basename(p): headings(t) for p, t in texts.items()
              if t is not None and p.startswith("docs/") and p.endswith(".md")}

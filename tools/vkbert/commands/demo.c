@@ -19,7 +19,7 @@ static const char usage[] =
     "L2 <= 1e-2).\n";
 
 /* docs/semantics.md's bounds: fp32, and fp16 storage (relative L2 only); int8's is
- * tests/test_int8.c's for one layer with nn.Linear-like weights. */
+ * tests/nn/test_int8.c's for one layer with nn.Linear-like weights. */
 #define DEMO_MAX_RELATIVE_L2 1e-5
 #define DEMO_MAX_ABS_FRACTION 1e-4
 #define DEMO_FP16_RELATIVE_L2 3e-3
