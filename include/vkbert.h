@@ -474,9 +474,10 @@ typedef struct vkbert_encoder vkbert_encoder;
 
 typedef struct vkbert_encoder_config {
     uint32_t struct_size; /* VKBERT_ENCODER_CONFIG_INIT */
-    /* FP16: the dense weights (attention, intermediate, output, pooler) and the attention
-     * activations (Q, K, V, attention output) stored as fp16; the hidden states between
-     * layers, the rest of the weights and all arithmetic fp32. */
+    /* FP16: the intermediate, output and pooler weights and the word table stored as fp16;
+     * the attention layers (their weights and Q, K, V), the hidden states between layers, the
+     * rest of the weights and all arithmetic stay fp32. (A lone attention layer made with FP16
+     * stores its weights and activations as fp16: vkbert_precision.) */
     vkbert_precision precision;
 } vkbert_encoder_config;
 #define VKBERT_ENCODER_CONFIG_INIT VKBERT_STRUCT_INIT_(vkbert_encoder_config)
