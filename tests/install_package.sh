@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the build into a scratch prefix, then builds the examples as an outside project
-# through the CMake package (find_package(vkbert 0.2): the version check of the package) and
+# through the CMake package (find_package(vkbert 0.3): the version check of the package) and
 # examples/attention.c through pkg-config, and runs the version check and both attentions.
 set -euo pipefail
 build=$1 source=$2

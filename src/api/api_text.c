@@ -53,8 +53,18 @@ static vkbert_status encode(const vkbert_tokenizer *t, const char *text, const c
                              err, sizeof err))
         return vkb_fail_global(vkb_io_status(VKBERT_ERROR_INVALID_ARGUMENT), "%s", err);
     free(ids.mask);
-    *e = (vkbert_encoding){.ids = ids.ids, .type_ids = ids.type_ids, .count = ids.count};
+    *e = (vkbert_encoding){
+        .ids = ids.ids, .type_ids = ids.type_ids, .count = ids.count, .full_count = ids.full_count};
     return VKBERT_OK;
+}
+
+/* A vkbert_encoding's first published size (0.3.0, when the tokenizers' and the models' token
+ * structs became one), and the check of a caller's struct_size against it. */
+#define ENCODING_FIRST VKB_SIZE_THROUGH(vkbert_encoding, full_count)
+
+static vkbert_status encoding_size(const vkbert_encoding *e, uint32_t *size)
+{
+    return vkb_struct_out_size(NULL, e, ENCODING_FIRST, "vkbert_encoding", size);
 }
 
 /* `out` is emptied first, so that vkbert_encoding_free may follow any failure. */
@@ -63,8 +73,7 @@ vkbert_status vkbert_tokenizer_encode(const vkbert_tokenizer *t, const char *tex
 {
     if (!out) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "out is NULL");
     uint32_t size;
-    vkbert_status status = vkb_struct_out_size(NULL, out, VKB_SIZE_THROUGH(vkbert_encoding, count),
-                                               "vkbert_encoding", &size);
+    vkbert_status status = encoding_size(out, &size);
     if (status) return status;
     vkbert_encoding e = {0};
     vkb_struct_out(out, size, &e, sizeof e);
@@ -76,13 +85,12 @@ vkbert_status vkbert_tokenizer_encode(const vkbert_tokenizer *t, const char *tex
 
 /* Frees what a vkbert_encoding of the caller's struct_size holds, and keeps that size so the
  * struct can be used again. One whose struct_size is wrong was never written by
- * vkbert_tokenizer_encode (it refuses such a struct), so its pointers are not the library's. */
+ * vkbert_tokenizer_encode or vkbert_model_encode (they refuse such a struct), so its pointers
+ * are not the library's. */
 void vkbert_encoding_free(vkbert_encoding *e)
 {
     uint32_t size;
-    if (!e || vkb_struct_out_size(NULL, e, VKB_SIZE_THROUGH(vkbert_encoding, count),
-                                  "vkbert_encoding", &size))
-        return;
+    if (!e || encoding_size(e, &size)) return;
     free(e->ids);
     free(e->type_ids);
     vkbert_encoding empty = {0};
@@ -248,7 +256,7 @@ static vkbert_status encode_failed(vkbert_context *ctx, vkbert_status status, co
 }
 
 static vkbert_status model_encode(const vkbert_model *model, const char *text, const char *pair,
-                                  const vkbert_encode_options *options, vkbert_model_input *in,
+                                  const vkbert_encode_options *options, vkbert_encoding *in,
                                   char *err, size_t size)
 {
     vkbert_encode_options o;
@@ -263,16 +271,15 @@ static vkbert_status model_encode(const vkbert_model *model, const char *text, c
     return vkb_model_encode(model, text, pair, &o, in, err, size);
 }
 
-/* `out` is emptied first, so that vkbert_model_input_free may follow any failure. */
+/* `out` is emptied first, so that vkbert_encoding_free may follow any failure. */
 vkbert_status vkbert_model_encode(const vkbert_model *model, const char *text, const char *pair,
-                                  const vkbert_encode_options *options, vkbert_model_input *out)
+                                  const vkbert_encode_options *options, vkbert_encoding *out)
 {
     if (!out) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "out is NULL");
     uint32_t size;
-    vkbert_status status = vkb_struct_out_size(
-        NULL, out, VKB_SIZE_THROUGH(vkbert_model_input, full_count), "vkbert_model_input", &size);
+    vkbert_status status = encoding_size(out, &size);
     if (status) return status;
-    vkbert_model_input in = {0};
+    vkbert_encoding in = {0};
     vkb_struct_out(out, size, &in, sizeof in);
     CHECK_MODEL(model);
     char err[VKB_ERROR_SIZE];
@@ -282,28 +289,15 @@ vkbert_status vkbert_model_encode(const vkbert_model *model, const char *text, c
     return VKBERT_OK;
 }
 
-/* As vkbert_encoding_free: a struct whose struct_size is wrong was never written here. */
-void vkbert_model_input_free(vkbert_model_input *input)
-{
-    uint32_t size;
-    if (!input || vkb_struct_out_size(NULL, input, VKB_SIZE_THROUGH(vkbert_model_input, full_count),
-                                      "vkbert_model_input", &size))
-        return;
-    free(input->ids);
-    free(input->type_ids);
-    vkbert_model_input empty = {0};
-    vkb_struct_out(input, size, &empty, sizeof empty);
-}
-
 /* The caller's array in full-size structs: every entry's struct_size is inputs[0]'s, the
  * array's stride (as vkbert_list_devices' infos). *out is malloc'd. */
-static vkbert_status copy_inputs(vkbert_model *model, const vkbert_model_input *inputs, int count,
-                                 vkbert_model_input **out)
+static vkbert_status copy_inputs(vkbert_model *model, const vkbert_encoding *inputs, int count,
+                                 vkbert_encoding **out)
 {
     *out = NULL;
     CHECK_ARG(model->ctx, inputs && count > 0, "inputs is NULL or count is not positive");
     uint32_t stride = inputs[0].struct_size;
-    vkbert_model_input *copy = malloc((size_t)count * sizeof *copy);
+    vkbert_encoding *copy = malloc((size_t)count * sizeof *copy);
     if (!copy) return vkb_fail(model->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     vkbert_status status = VKBERT_OK;
     for (int i = 0; !status && i < count; i++) {
@@ -313,17 +307,17 @@ static vkbert_status copy_inputs(vkbert_model *model, const vkbert_model_input *
         if (size != stride)
             status = vkb_fail(model->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
                               "inputs[%d].struct_size is %u, not inputs[0]'s %u", i, size, stride);
-        if (!status) status = STRUCT_IN(model->ctx, vkbert_model_input, full_count, at, &copy[i]);
+        if (!status) status = STRUCT_IN(model->ctx, vkbert_encoding, full_count, at, &copy[i]);
     }
     if (status) free(copy);
     if (!status) *out = copy;
     return status;
 }
 
-static vkbert_status model_run_inputs(vkbert_model *model, const vkbert_model_input *inputs,
-                                      int count, int flag, float *out, bool scores)
+static vkbert_status model_run_inputs(vkbert_model *model, const vkbert_encoding *inputs, int count,
+                                      int flag, float *out, bool scores)
 {
-    vkbert_model_input *copy;
+    vkbert_encoding *copy;
     vkbert_status status = copy_inputs(model, inputs, count, &copy);
     if (status) return status;
     status = scores ? vkb_model_score_inputs(model, copy, count, flag, out)
@@ -333,13 +327,13 @@ static vkbert_status model_run_inputs(vkbert_model *model, const vkbert_model_in
     return check_finite(model, status, out, count, width);
 }
 
-vkbert_status vkbert_model_embed_inputs(vkbert_model *model, const vkbert_model_input *inputs,
+vkbert_status vkbert_model_embed_inputs(vkbert_model *model, const vkbert_encoding *inputs,
                                         int count, int normalize, float *embeddings)
 {
     RUN_LOCKED(model, model_run_inputs(model, inputs, count, normalize, embeddings, false));
 }
 
-vkbert_status vkbert_model_score_inputs(vkbert_model *model, const vkbert_model_input *inputs,
+vkbert_status vkbert_model_score_inputs(vkbert_model *model, const vkbert_encoding *inputs,
                                         int count, int raw_scores, float *scores)
 {
     RUN_LOCKED(model, model_run_inputs(model, inputs, count, raw_scores, scores, true));

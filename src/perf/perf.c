@@ -445,7 +445,7 @@ static vkbert_status encoder_checked(vkbert_context *ctx,
         int n = snprintf(result->config, sizeof result->config, "%s, %d layers, %s kernels",
                          e->q8_dot ? "int8 weights, integer dot products"
                          : e->q8   ? "int8 weights, dequantized"
-                         : e->half ? "fp16 weights and attention activations"
+                         : e->half ? "fp16 dense weights, fp32 attention"
                                    : "fp32",
                          shape->layers, vkb_family_name(vkb_tune_family(ctx)));
         /* What the last batch's plan ran, not what was asked: the library may pack a padded

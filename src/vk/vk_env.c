@@ -232,7 +232,7 @@ static vkbert_status read_device_env(vkbert_context *ctx)
     return status;
 }
 
-vkbert_status vkb_env_read(vkbert_context *ctx)
+vkbert_status vkb_env_read(vkbert_context *ctx, const char *cache_dir)
 {
     vkb_env *env = &ctx->env;
     memset(env, 0, sizeof *env);
@@ -244,7 +244,9 @@ vkbert_status vkb_env_read(vkbert_context *ctx)
     env->tuning_at_creation = env->tuning;
     vkbert_status status = read_device_env(ctx);
     if (status) return status;
-    if (!vkb_cache_dir_resolve(getenv("VKBERT_CACHE_DIR"), env->cache_dir, sizeof env->cache_dir))
+    /* The option wins over the variable, with the same values ("off", a path; "" is unset). */
+    const char *setting = cache_dir && *cache_dir ? cache_dir : getenv("VKBERT_CACHE_DIR");
+    if (!vkb_cache_dir_resolve(setting, env->cache_dir, sizeof env->cache_dir))
         env->cache_dir[0] = '\0';
     return VKBERT_OK;
 }

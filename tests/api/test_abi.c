@@ -259,10 +259,15 @@ Test(abi, encoding_struct_size)
     cr_assert_eq(newer.e.count, 4);
     for (int i = 0; i < 4; i++)
         cr_assert(newer.e.ids[i] == want[i] && newer.e.type_ids[i] == 0, "id %d", i);
+    cr_assert(newer.e.prompt_tokens == 0 && newer.e.full_count == 4);
     assert_tail(newer.more, 0, "an encoding's tail");
     vkbert_encoding_free(&newer.e);
     cr_assert_eq(newer.e.struct_size, sizeof newer, "a freed encoding keeps its struct_size");
     cr_assert(newer.e.ids == NULL && newer.e.count == 0);
+    /* The tokenizer says what truncation cut, as vkbert_model_encode does. */
+    TEST_OK(vkbert_tokenizer_encode(t, "hello world", NULL, 3, &newer.e));
+    cr_assert(newer.e.count == 3 && newer.e.full_count == 4 && newer.e.ids[2] == 3);
+    vkbert_encoding_free(&newer.e);
     vkbert_encoding unset = {0};
     cr_assert_eq(vkbert_tokenizer_encode(t, "hello", NULL, 0, &unset), BAD);
     assert_names(vkbert_last_error(NULL), "vkbert_encoding", "VKBERT_ENCODING_INIT");

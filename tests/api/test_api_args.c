@@ -310,7 +310,7 @@ Test(api_args, null_handles_leave_a_message)
     EXPECT_NULL_HANDLE(vkbert_model_rerank(NULL, "q", texts, 1, 0, data), BAD,
                        "vkbert_model_rerank");
     EXPECT_NULL_HANDLE(vkbert_model_classify(NULL, texts, 1, data), BAD, "vkbert_model_classify");
-    vkbert_model_input input = VKBERT_MODEL_INPUT_INIT;
+    vkbert_encoding input = VKBERT_ENCODING_INIT;
     EXPECT_NULL_HANDLE(vkbert_model_encode(NULL, "a", NULL, NULL, &input), BAD,
                        "vkbert_model_encode");
     input.ids = ids, input.count = 1;
@@ -318,7 +318,7 @@ Test(api_args, null_handles_leave_a_message)
                        "vkbert_model_embed_inputs");
     EXPECT_NULL_HANDLE(vkbert_model_score_inputs(NULL, &input, 1, 0, data), BAD,
                        "vkbert_model_score_inputs");
-    vkbert_model_input_free(NULL); /* nothing to free, no crash */
+    vkbert_encoding_free(NULL); /* nothing to free, no crash */
     EXPECT_NULL_HANDLE(vkbert_bench_override(NULL, "VKBERT_KERNELS", "gpu"), BAD,
                        "vkbert_bench_override");
     EXPECT_NULL_HANDLE(vkbert_tensor_create_typed(NULL, VKBERT_DTYPE_INT32, 4, shape, &t), BAD,

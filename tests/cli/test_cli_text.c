@@ -259,7 +259,7 @@ Test(cli_text, classify_query_scores_pairs)
     cJSON *j = run_json(args);
     vkbert_context *ctx = test_context(0);
     vkbert_model *m = load(ctx, classifier_dir);
-    vkbert_model_input in = VKBERT_MODEL_INPUT_INIT;
+    vkbert_encoding in = VKBERT_ENCODING_INIT;
     float want[3];
     TEST_OK(vkbert_model_encode(m, "the cat", docs[1], NULL, &in));
     TEST_OK(vkbert_model_score_inputs(m, &in, 1, 0, want));
@@ -268,7 +268,7 @@ Test(cli_text, classify_query_scores_pairs)
         double score = cJSON_GetObjectItem(item, "score")->valuedouble;
         cr_assert_float_eq(score, want[label[6] - '0'], 1e-6, "%s", label);
     }
-    vkbert_model_input_free(&in);
+    vkbert_encoding_free(&in);
     vkbert_model_destroy(m);
     test_context_done(ctx);
     cJSON_Delete(j);

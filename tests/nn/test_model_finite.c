@@ -80,13 +80,13 @@ Test(model_finite, every_model_call_refuses_the_result)
     expect_non_finite(ctx, vkbert_model_embed(plain, texts, 2, NULL, out), "embed");
     expect_non_finite(ctx, vkbert_model_rerank(cross, "the cat", texts, 2, 0, out), "rerank");
     expect_non_finite(ctx, vkbert_model_classify(cross, texts, 2, out), "classify");
-    vkbert_model_input in = VKBERT_MODEL_INPUT_INIT;
+    vkbert_encoding in = VKBERT_ENCODING_INIT;
     TEST_OK(vkbert_model_encode(plain, "the cat", NULL, NULL, &in));
     expect_non_finite(ctx, vkbert_model_embed_inputs(plain, &in, 1, 0, out), "embed_inputs");
-    vkbert_model_input_free(&in);
+    vkbert_encoding_free(&in);
     TEST_OK(vkbert_model_encode(cross, "the cat", "a dog", NULL, &in));
     expect_non_finite(ctx, vkbert_model_score_inputs(cross, &in, 1, 1, out), "score_inputs");
-    vkbert_model_input_free(&in);
+    vkbert_encoding_free(&in);
     vkbert_model_destroy(plain);
     vkbert_model_destroy(cross);
     test_context_done(ctx);

@@ -129,11 +129,11 @@ Test(model_inputs, mixed_prompts_and_lengths_in_one_batch_equal_the_text_calls)
                            make_request("passage", NULL, "passage : "),
                            make_request(NULL, "hello world ", "hello world ")};
     enum { N = 3 * TEXT_COUNT };
-    vkbert_model_input inputs[N];
+    vkbert_encoding inputs[N];
     /* Interleaved, so that neighbours in the batch differ in prompt and length. */
     for (int i = 0; i < N; i++) {
         request *r = &requests[i % 3];
-        inputs[i] = (vkbert_model_input)VKBERT_MODEL_INPUT_INIT;
+        inputs[i] = (vkbert_encoding)VKBERT_ENCODING_INIT;
         TEST_OK(vkbert_model_encode(m, texts[i / 3], NULL, &r->encode, &inputs[i]));
         int want = prompt_length(m, r->prompt_text);
         cr_assert_eq(inputs[i].prompt_tokens, want, "input %d: prompt_tokens %d, not %d", i,
@@ -160,7 +160,7 @@ Test(model_inputs, mixed_prompts_and_lengths_in_one_batch_equal_the_text_calls)
         free(got), free(alone), free(want);
     }
     for (int i = 0; i < N; i++)
-        vkbert_model_input_free(&inputs[i]);
+        vkbert_encoding_free(&inputs[i]);
     cr_assert_null(inputs[0].ids, "freed inputs are emptied");
     vkbert_model_destroy(m);
     test_context_done(ctx);
@@ -181,9 +181,9 @@ Test(model_inputs, pairs_of_several_queries_equal_rerank_alone)
     vkbert_model *m = load(ctx, dir, NULL);
     const char *queries[2] = {"the dog ran", "is it a big red cat or a small blue dog"};
     enum { N = 2 * TEXT_COUNT };
-    vkbert_model_input inputs[N];
+    vkbert_encoding inputs[N];
     for (int i = 0; i < N; i++) {
-        inputs[i] = (vkbert_model_input)VKBERT_MODEL_INPUT_INIT;
+        inputs[i] = (vkbert_encoding)VKBERT_ENCODING_INIT;
         TEST_OK(vkbert_model_encode(m, queries[i % 2], texts[i / 2], NULL, &inputs[i]));
         cr_assert_eq(inputs[i].prompt_tokens, 0, "a pair has no prompt");
     }
@@ -198,7 +198,7 @@ Test(model_inputs, pairs_of_several_queries_equal_rerank_alone)
         free(got);
     }
     for (int i = 0; i < N; i++)
-        vkbert_model_input_free(&inputs[i]);
+        vkbert_encoding_free(&inputs[i]);
     vkbert_model_destroy(m);
     test_context_done(ctx);
 }
@@ -213,9 +213,9 @@ Test(model_inputs, classifier_scores_equal_classify_alone)
         tiny_bert_folder(dir, &c, 31, vocab, VOCAB_SIZE, NULL);
         vkbert_context *ctx = test_context(0);
         vkbert_model *m = load(ctx, dir, NULL);
-        vkbert_model_input inputs[TEXT_COUNT];
+        vkbert_encoding inputs[TEXT_COUNT];
         for (int i = 0; i < TEXT_COUNT; i++) {
-            inputs[i] = (vkbert_model_input)VKBERT_MODEL_INPUT_INIT;
+            inputs[i] = (vkbert_encoding)VKBERT_ENCODING_INIT;
             TEST_OK(vkbert_model_encode(m, texts[i], NULL, NULL, &inputs[i]));
         }
         float *got = test_poisoned(3 * TEXT_COUNT), alone[3];
@@ -235,7 +235,7 @@ Test(model_inputs, classifier_scores_equal_classify_alone)
                 cr_assert(fabs((multi ? p[j] : p[j] / sum) - alone[j]) <= 1e-5, "%d %d", i, j);
         }
         for (int i = 0; i < TEXT_COUNT; i++)
-            vkbert_model_input_free(&inputs[i]);
+            vkbert_encoding_free(&inputs[i]);
         free(got);
         vkbert_model_destroy(m);
         test_context_done(ctx);
@@ -244,20 +244,20 @@ Test(model_inputs, classifier_scores_equal_classify_alone)
 
 /* ---- truncation ---- */
 
-static vkbert_model_input encode_cut(vkbert_model *m, const char *text, const char *pair,
-                                     int truncate, int left)
+static vkbert_encoding encode_cut(vkbert_model *m, const char *text, const char *pair, int truncate,
+                                  int left)
 {
     vkbert_encode_options o = VKBERT_ENCODE_OPTIONS_INIT;
     o.truncate = truncate;
     o.truncate_left = left;
     o.prompt = ""; /* no prompt: the ids are the text's alone */
-    vkbert_model_input in = VKBERT_MODEL_INPUT_INIT;
+    vkbert_encoding in = VKBERT_ENCODING_INIT;
     TEST_OK(vkbert_model_encode(m, text, pair, &o, &in));
     return in;
 }
 
-static void assert_ids(const vkbert_model_input *in, const int32_t *want, const int32_t *types,
-                       int n, const char *what)
+static void assert_ids(const vkbert_encoding *in, const int32_t *want, const int32_t *types, int n,
+                       const char *what)
 {
     cr_assert_eq(in->count, n, "%s: %d ids, not %d", what, in->count, n);
     for (int i = 0; i < n; i++) {
@@ -287,14 +287,14 @@ Test(model_inputs, truncation_from_either_end_and_refusal)
         right[i] = full.ids[i];
         left[i] = full.ids[n - 1 - 8 + i];
     }
-    vkbert_model_input in = encode_cut(m, text, NULL, 0, 0);
+    vkbert_encoding in = encode_cut(m, text, NULL, 0, 0);
     assert_ids(&in, right, NULL, 9, "right");
     cr_assert_eq(in.full_count, n);
-    vkbert_model_input_free(&in);
+    vkbert_encoding_free(&in);
     in = encode_cut(m, text, NULL, 1, 1);
     assert_ids(&in, left, NULL, 9, "left");
     cr_assert_eq(in.full_count, n);
-    vkbert_model_input_free(&in);
+    vkbert_encoding_free(&in);
 
     /* A pair: "the dog" keeps its 2 ids (longest first), the document gets the other 4. */
     vkbert_encoding doc = untruncated(m, text, NULL);
@@ -308,21 +308,21 @@ Test(model_inputs, truncation_from_either_end_and_refusal)
     in = encode_cut(m, "the dog", text, 0, 0);
     assert_ids(&in, pair_right, types, 9, "pair, right");
     cr_assert_eq(in.full_count, n + 3);
-    vkbert_model_input_free(&in);
+    vkbert_encoding_free(&in);
     in = encode_cut(m, "the dog", text, 0, 1);
     assert_ids(&in, pair_left, types, 9, "pair, left");
-    vkbert_model_input_free(&in);
+    vkbert_encoding_free(&in);
 
     /* -1 refuses, naming the length and the limit */
     vkbert_encode_options strict = VKBERT_ENCODE_OPTIONS_INIT;
     strict.truncate = -1;
-    in = (vkbert_model_input)VKBERT_MODEL_INPUT_INIT;
+    in = (vkbert_encoding)VKBERT_ENCODING_INIT;
     cr_assert_eq(vkbert_model_encode(m, text, NULL, &strict, &in), VKBERT_ERROR_INVALID_ARGUMENT);
     char want[128];
     snprintf(want, sizeof want, "%d tokens, over the model's limit of 9", n + 2);
     cr_assert_not_null(strstr(vkbert_last_error(ctx), want), "%s", vkbert_last_error(ctx));
     cr_assert_null(in.ids, "a refused input is left empty");
-    vkbert_model_input_free(&in);
+    vkbert_encoding_free(&in);
     vkbert_encoding_free(&full);
     vkbert_encoding_free(&doc);
     vkbert_model_destroy(m);
@@ -334,7 +334,7 @@ Test(model_inputs, truncation_from_either_end_and_refusal)
     cr_assert_eq(vkbert_model_encode(m, text, NULL, NULL, &in), VKBERT_ERROR_INVALID_ARGUMENT);
     in = encode_cut(m, text, NULL, 1, 0);
     cr_assert_eq(in.count, 9);
-    vkbert_model_input_free(&in);
+    vkbert_encoding_free(&in);
     vkbert_model_destroy(m);
     test_context_done(ctx);
 }
@@ -351,17 +351,17 @@ Test(model_inputs, left_truncation_cuts_the_prompt_first)
     vkbert_model *m = load(ctx, dir, NULL);
     vkbert_encode_options o = VKBERT_ENCODE_OPTIONS_INIT;
     o.truncate_left = 1;
-    vkbert_model_input in = VKBERT_MODEL_INPUT_INIT;
+    vkbert_encoding in = VKBERT_ENCODING_INIT;
     /* "query: " is [CLS] query : (3); "the cat sat" 3 more: 8 ids fit in 9 */
     TEST_OK(vkbert_model_encode(m, "the cat sat", NULL, &o, &in));
     cr_assert_eq(in.prompt_tokens, 3);
-    vkbert_model_input_free(&in);
+    vkbert_encoding_free(&in);
     /* 6 content ids plus the prompt's 2: 1 cut, "query" goes, ":" stays */
     TEST_OK(vkbert_model_encode(m, "the cat sat on the mat", NULL, &o, &in));
     cr_assert_eq(in.count, 9);
     cr_assert_eq(in.ids[1], 16, "\":\" is first after [CLS], not %d", in.ids[1]);
     cr_assert_eq(in.prompt_tokens, 2);
-    vkbert_model_input_free(&in);
+    vkbert_encoding_free(&in);
     vkbert_model_destroy(m);
     test_context_done(ctx);
 }
@@ -388,7 +388,7 @@ Test(model_inputs, bad_inputs_are_refused_naming_the_input)
     int dim = vkbert_model_dimension(m);
     int32_t ids[2][4] = {{CLS, 5, 6, SEP}, {CLS, 7, 8, SEP}}, types[4] = {0, 0, 1, 1};
     int32_t many[65] = {0};
-    vkbert_model_input in[2] = {VKBERT_MODEL_INPUT_INIT, VKBERT_MODEL_INPUT_INIT};
+    vkbert_encoding in[2] = {VKBERT_ENCODING_INIT, VKBERT_ENCODING_INIT};
     for (int i = 0; i < 2; i++)
         in[i].ids = ids[i], in[i].count = 4;
     float *out = test_poisoned(2 * (size_t)dim);
@@ -416,7 +416,7 @@ Test(model_inputs, bad_inputs_are_refused_naming_the_input)
     in[1].struct_size = sizeof in[1];
     expect_refused(ctx, vkbert_model_score_inputs(m, in, 2, 0, out), "no classifier");
 
-    vkbert_model_input e = VKBERT_MODEL_INPUT_INIT;
+    vkbert_encoding e = VKBERT_ENCODING_INIT;
     vkbert_encode_options o = VKBERT_ENCODE_OPTIONS_INIT;
     expect_refused(ctx, vkbert_model_encode(m, NULL, NULL, NULL, &e), "text is NULL");
     o.truncate = 2;
@@ -431,7 +431,7 @@ Test(model_inputs, bad_inputs_are_refused_naming_the_input)
     expect_refused(ctx, vkbert_model_encode(m, "a", NULL, &o, &e), "VKBERT_ENCODE_OPTIONS_INIT");
     e.struct_size = 0;
     cr_assert_eq(vkbert_model_encode(m, "a", NULL, NULL, &e), VKBERT_ERROR_INVALID_ARGUMENT);
-    cr_assert_not_null(strstr(vkbert_last_error(NULL), "VKBERT_MODEL_INPUT_INIT"), "%s",
+    cr_assert_not_null(strstr(vkbert_last_error(NULL), "VKBERT_ENCODING_INIT"), "%s",
                        vkbert_last_error(NULL));
     free(out);
     vkbert_model_destroy(m);

@@ -183,7 +183,7 @@ static void check_classify(const char *activation_fn, int softmax)
         }
         vkbert_encoding_free(&e);
     }
-    vkbert_model_input in = VKBERT_MODEL_INPUT_INIT;
+    vkbert_encoding in = VKBERT_ENCODING_INIT;
     TEST_OK(vkbert_model_encode(m, "the dog ran", "a cat", NULL, &in));
     TEST_OK(vkbert_model_score_inputs(m, &in, 1, 0, pair));
     vkbert_encoding e = {
@@ -192,7 +192,7 @@ static void check_classify(const char *activation_fn, int softmax)
     model_reference_logits(&c, &w, &e, logits);
     cr_assert(softmax || fabs(pair[1] - logits[1]) <= 1e-4 * (1 + fabs(logits[1])),
               "a pair's scores: %g vs %g", pair[1], logits[1]);
-    vkbert_model_input_free(&in);
+    vkbert_encoding_free(&in);
     vkbert_model_destroy(m);
     test_context_done(ctx);
     bert_weights_free(&w);

@@ -93,7 +93,7 @@ static void close_model(fixture *f)
 
 typedef struct job {
     serve_work work;
-    vkbert_model_input inputs[MAX_INPUTS];
+    vkbert_encoding inputs[MAX_INPUTS];
     float *want; /* the rows of the work run alone */
     serve_outcome outcome;
     pthread_barrier_t *start;
@@ -107,9 +107,9 @@ static uint64_t next_random(uint64_t *state)
 }
 
 /* [CLS] random words [SEP], `length` ids in all. */
-static void make_input(vkbert_model_input *in, int length, uint64_t *state)
+static void make_input(vkbert_encoding *in, int length, uint64_t *state)
 {
-    *in = (vkbert_model_input)VKBERT_MODEL_INPUT_INIT;
+    *in = (vkbert_encoding)VKBERT_ENCODING_INIT;
     in->ids = malloc((size_t)length * sizeof *in->ids);
     cr_assert_not_null(in->ids);
     in->ids[0] = CLS_ID;
@@ -547,7 +547,7 @@ Test(serve_queue, without_a_scheduler_the_queue_is_unhealthy)
     serve_metrics *m = serve_metrics_create();
     serve_queue *q = serve_queue_create(&(serve_limits){16384, 0, 64}, m);
     cr_assert_not_null(q);
-    vkbert_model_input in = VKBERT_MODEL_INPUT_INIT;
+    vkbert_encoding in = VKBERT_ENCODING_INIT;
     float row[4];
     serve_work work = {.count = 1, .inputs = &in, .width = 4, .rows = row, .client_fd = -1};
     cr_assert_eq(serve_queue_healthy(q), 0);

@@ -271,6 +271,45 @@ Test(pipeline_cache, directory_read_once)
     free(first), free(second);
 }
 
+/* A context made with the cache_dir option keeps its caches there, whatever VKBERT_CACHE_DIR
+ * says; the variable's directory (poisoned: nothing may go there) and value stay as they were.
+ * The option takes the variable's values: "off" for none, "" as if not given. */
+static vkbert_context *context_caching_in(const char *cache_dir)
+{
+    vkbert_context_options options = {
+        .struct_size = sizeof(vkbert_context_options), .validation = 1, .cache_dir = cache_dir};
+    vkbert_context *ctx = NULL;
+    vkbert_status status = vkbert_context_create(&options, &ctx);
+    cr_assert_eq(status, VKBERT_OK, "context: %s", vkbert_last_error(NULL));
+    return ctx;
+}
+
+Test(pipeline_cache, option_wins_over_the_environment)
+{
+    char *mine = fresh_dir(), *poisoned = fresh_dir(), dir[4096];
+    setenv("VKBERT_CACHE_DIR", poisoned, 1);
+    vkbert_context *ctx = context_caching_in(mine);
+    cr_assert(vkb_cache_dir(ctx, dir, sizeof dir));
+    cr_assert_str_eq(dir, mine);
+    run_layer(ctx);
+    test_context_done(ctx);
+    cr_assert_eq(count_entries(mine), 1, "the pipeline cache went to cache_dir");
+    ctx = context_caching_in(mine);
+    cr_assert_gt(ctx->pipeline_cache_loaded, 0, "the next context read it from there");
+    test_context_done(ctx);
+    ctx = context_caching_in("off");
+    cr_assert_not(vkb_cache_dir(ctx, dir, sizeof dir));
+    run_layer(ctx);
+    test_context_done(ctx);
+    ctx = context_caching_in("");
+    cr_assert(vkb_cache_dir(ctx, dir, sizeof dir));
+    cr_assert_str_eq(dir, poisoned, "an empty cache_dir is the variable's");
+    test_context_done(ctx);
+    cr_assert_eq(count_entries(poisoned), 0, "VKBERT_CACHE_DIR's directory was written");
+    cr_assert_str_eq(getenv("VKBERT_CACHE_DIR"), poisoned);
+    free(mine), free(poisoned);
+}
+
 Test(pipeline_cache, startup_times)
 {
     use_fresh_cache();

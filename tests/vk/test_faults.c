@@ -175,7 +175,7 @@ Test(faults, lost_after_passes_hook)
     TEST_OK(vkbert_model_load(ctx, dir, NULL, &m));
     const char *text[1] = {"a b"};
     int32_t ids[4] = {2, 5, 6, 3};
-    vkbert_model_input in = VKBERT_MODEL_INPUT_INIT, mixed[3];
+    vkbert_encoding in = VKBERT_ENCODING_INIT, mixed[3];
     in.ids = ids, in.count = 4;
     for (int i = 0; i < 3; i++) /* lengths and prompts differ: still one pass */
         mixed[i] = in, mixed[i].count = 2 + i, mixed[i].prompt_tokens = i;

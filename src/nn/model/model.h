@@ -72,12 +72,12 @@ vkbert_status vkb_model_text_rule(const vkbert_model *m, const char *prompt_name
                                   const char *prompt, model_rule *out, char *err, size_t size);
 /* One input by the rule; its arrays are freed with vkb_model_input_clear. */
 vkbert_status vkb_model_tokenize(const vkbert_model *m, const model_rule *rule, const char *text,
-                                 const char *pair, vkbert_model_input *out, char *err, size_t size);
+                                 const char *pair, vkbert_encoding *out, char *err, size_t size);
 /* vkbert_model_encode's work, with full-size options. */
 vkbert_status vkb_model_encode(const vkbert_model *m, const char *text, const char *pair,
-                               const vkbert_encode_options *o, vkbert_model_input *out, char *err,
+                               const vkbert_encode_options *o, vkbert_encoding *out, char *err,
                                size_t size);
-void vkb_model_input_clear(vkbert_model_input *input);
+void vkb_model_input_clear(vkbert_encoding *input);
 
 typedef enum run_kind { RUN_SENTENCES, RUN_LOGITS } run_kind;
 
@@ -92,7 +92,7 @@ typedef struct model_run {
 /* Runs inputs[order[b]] for b < n (order NULL: inputs[b]) as one batch, packed (or, where the
  * encoder cannot, padded to the longest), in halves where the device needs it, into row
  * order[b] (or b) of run->out. */
-vkbert_status vkb_model_run(vkbert_model *m, const model_run *run, const vkbert_model_input *inputs,
+vkbert_status vkb_model_run(vkbert_model *m, const model_run *run, const vkbert_encoding *inputs,
                             const int *order, int n);
 
 /* The activation of classifier scores [count][labels]: none, or the folder's activation_fn,
@@ -104,9 +104,9 @@ void vkb_model_scores(const vkbert_model *m, float *scores, int count, score_rul
 vkbert_status vkb_model_normalize(vkbert_model *m, int normalize, const char *name, int *out);
 vkbert_status vkb_model_check_classifier(vkbert_model *m);
 
-vkbert_status vkb_model_embed_inputs(vkbert_model *m, const vkbert_model_input *inputs, int count,
+vkbert_status vkb_model_embed_inputs(vkbert_model *m, const vkbert_encoding *inputs, int count,
                                      int normalize, float *embeddings);
-vkbert_status vkb_model_score_inputs(vkbert_model *m, const vkbert_model_input *inputs, int count,
+vkbert_status vkb_model_score_inputs(vkbert_model *m, const vkbert_encoding *inputs, int count,
                                      int raw_scores, float *scores);
 
 /* model_text.c: the text calls, batched by length. */

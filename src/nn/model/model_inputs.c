@@ -96,7 +96,7 @@ static int prompt_left(const model_rule *r, const tok_ids *t)
 }
 
 vkbert_status vkb_model_tokenize(const vkbert_model *m, const model_rule *r, const char *text,
-                                 const char *pair, vkbert_model_input *out, char *err, size_t size)
+                                 const char *pair, vkbert_encoding *out, char *err, size_t size)
 {
     char *joined = NULL, why[VKB_ERROR_SIZE];
     if (r->prompt && !pair && !(joined = join(r->prompt, text)))
@@ -114,19 +114,19 @@ vkbert_status vkb_model_tokenize(const vkbert_model *m, const model_rule *r, con
                    m->max_length);
     }
     free(t.mask);
-    *out = (vkbert_model_input){.struct_size = sizeof *out,
-                                .ids = t.ids,
-                                .type_ids = t.type_ids,
-                                .count = t.count,
-                                .prompt_tokens = pair ? 0 : prompt_left(r, &t),
-                                .full_count = t.full_count};
+    *out = (vkbert_encoding){.struct_size = sizeof *out,
+                             .ids = t.ids,
+                             .type_ids = t.type_ids,
+                             .count = t.count,
+                             .prompt_tokens = pair ? 0 : prompt_left(r, &t),
+                             .full_count = t.full_count};
     return VKBERT_OK;
 }
 
 /* A classifier's texts get no default prompt: vkbert_model_classify's and _rerank's get none,
  * and their scores must be equal. */
 vkbert_status vkb_model_encode(const vkbert_model *m, const char *text, const char *pair,
-                               const vkbert_encode_options *o, vkbert_model_input *out, char *err,
+                               const vkbert_encode_options *o, vkbert_encoding *out, char *err,
                                size_t size)
 {
     model_rule rule;
@@ -135,7 +135,7 @@ vkbert_status vkb_model_encode(const vkbert_model *m, const char *text, const ch
     return status ? status : vkb_model_tokenize(m, &rule, text, pair, out, err, size);
 }
 
-void vkb_model_input_clear(vkbert_model_input *input)
+void vkb_model_input_clear(vkbert_encoding *input)
 {
     free(input->ids);
     free(input->type_ids);
@@ -144,20 +144,20 @@ void vkb_model_input_clear(vkbert_model_input *input)
 
 /* ---- inputs to results ---- */
 
-static const vkbert_model_input *input_at(const vkbert_model_input *in, const int *order, int b)
+static const vkbert_encoding *input_at(const vkbert_encoding *in, const int *order, int b)
 {
     return &in[order ? order[b] : b];
 }
 
 /* The batch's ids, token types and prompt lengths: packed one input after another, their
  * offsets in `offsets` (encoder_ragged.c), or, with `mask`, padded to the longest input. */
-static void fill_batch(const vkbert_model *m, const vkbert_model_input *in, const int *order, int n,
+static void fill_batch(const vkbert_model *m, const vkbert_encoding *in, const int *order, int n,
                        int seq, int32_t *ids, int32_t *types, int32_t *mask, int32_t *offsets,
                        int *prompts)
 {
     offsets[0] = 0;
     for (int b = 0; b < n; b++) {
-        const vkbert_model_input *t = input_at(in, order, b);
+        const vkbert_encoding *t = input_at(in, order, b);
         int width = mask ? seq : t->count;
         offsets[b + 1] = offsets[b] + width;
         for (int s = 0; s < width; s++) {
@@ -171,7 +171,7 @@ static void fill_batch(const vkbert_model *m, const vkbert_model_input *in, cons
 }
 
 /* Packed where the encoder can (no padding is ever built), else padded. */
-vkbert_status vkb_model_run(vkbert_model *m, const model_run *run, const vkbert_model_input *in,
+vkbert_status vkb_model_run(vkbert_model *m, const model_run *run, const vkbert_encoding *in,
                             const int *order, int n)
 {
     int seq = 0;
@@ -273,7 +273,7 @@ static vkbert_status check_ids(vkbert_model *m, const int32_t *ids, int count, i
 }
 
 /* Checked on the host, so that the message names the input and no pass runs. */
-static vkbert_status check_inputs(vkbert_model *m, const vkbert_model_input *in, int count,
+static vkbert_status check_inputs(vkbert_model *m, const vkbert_encoding *in, int count,
                                   const void *out)
 {
     if (count < 1 || !in || !out)
@@ -281,7 +281,7 @@ static vkbert_status check_inputs(vkbert_model *m, const vkbert_model_input *in,
                         "count must be positive, inputs and the output non-NULL");
     vkbert_status status = VKBERT_OK;
     for (int i = 0; !status && i < count; i++) {
-        const vkbert_model_input *t = &in[i];
+        const vkbert_encoding *t = &in[i];
         if (t->count < 1 || t->count > m->config.max_position_embeddings || !t->ids)
             return vkb_fail(m->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
                             "input %d has %d tokens: it needs 1 to %d (max_position_embeddings) "
@@ -313,7 +313,7 @@ vkbert_status vkb_model_check_classifier(vkbert_model *m)
                     "the model has no classifier (no classifier.weight in its safetensors)");
 }
 
-vkbert_status vkb_model_embed_inputs(vkbert_model *m, const vkbert_model_input *inputs, int count,
+vkbert_status vkb_model_embed_inputs(vkbert_model *m, const vkbert_encoding *inputs, int count,
                                      int normalize, float *embeddings)
 {
     model_run run = {RUN_SENTENCES, 0, vkb_encoder_embedding_width(m->encoder), embeddings};
@@ -322,7 +322,7 @@ vkbert_status vkb_model_embed_inputs(vkbert_model *m, const vkbert_model_input *
     return status ? status : vkb_model_run(m, &run, inputs, NULL, count);
 }
 
-vkbert_status vkb_model_score_inputs(vkbert_model *m, const vkbert_model_input *inputs, int count,
+vkbert_status vkb_model_score_inputs(vkbert_model *m, const vkbert_encoding *inputs, int count,
                                      int raw_scores, float *scores)
 {
     vkbert_status status = vkb_model_check_classifier(m);

@@ -22,7 +22,7 @@ static int longer_first(const void *a, const void *b)
 }
 
 static vkbert_status run_sorted(vkbert_model *m, const model_run *run,
-                                const vkbert_model_input *inputs, int count)
+                                const vkbert_encoding *inputs, int count)
 {
     int *order = malloc((size_t)count * sizeof *order);
     by_length *lengths = malloc((size_t)count * sizeof *lengths);
@@ -57,7 +57,7 @@ static vkbert_status check_texts(vkbert_model *m, const char *const *texts, int 
 static vkbert_status run_texts(vkbert_model *m, const model_rule *rule, const model_run *run,
                                const char *query, const char *const *texts, int count)
 {
-    vkbert_model_input *inputs = calloc((size_t)count, sizeof *inputs);
+    vkbert_encoding *inputs = calloc((size_t)count, sizeof *inputs);
     vkbert_status status = VKBERT_OK;
     char err[VKB_ERROR_SIZE];
     if (!inputs) status = vkb_fail(m->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");

@@ -81,15 +81,15 @@ static void print_text(const classify_args *a, const char *text, label_score *ro
 static vkbert_status score_pairs(vkbert_model *model, const char *query, const cli_texts *t,
                                  float *scores)
 {
-    vkbert_model_input *in = calloc((size_t)t->count, sizeof *in);
+    vkbert_encoding *in = calloc((size_t)t->count, sizeof *in);
     vkbert_status status = in ? VKBERT_OK : VKBERT_ERROR_OUT_OF_MEMORY;
     for (int i = 0; !status && i < t->count; i++) {
-        in[i] = (vkbert_model_input)VKBERT_MODEL_INPUT_INIT;
+        in[i] = (vkbert_encoding)VKBERT_ENCODING_INIT;
         status = vkbert_model_encode(model, query, t->texts[i], NULL, &in[i]);
     }
     if (!status) status = vkbert_model_score_inputs(model, in, t->count, 0, scores);
     for (int i = 0; in && i < t->count; i++)
-        vkbert_model_input_free(&in[i]);
+        vkbert_encoding_free(&in[i]);
     free(in);
     return status;
 }

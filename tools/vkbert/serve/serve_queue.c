@@ -43,9 +43,9 @@ typedef struct scheduler {
     char device_name[128];
     pthread_t thread;
     int healthy;
-    entry *batch;               /* [q->batch_capacity] */
-    vkbert_model_input *inputs; /* [q->batch_capacity] */
-    float *rows;                /* grown to the largest batch's, then kept */
+    entry *batch;            /* [q->batch_capacity] */
+    vkbert_encoding *inputs; /* [q->batch_capacity] */
+    float *rows;             /* grown to the largest batch's, then kept */
     size_t row_capacity;
     char error[256]; /* the failed batch's message */
 } scheduler;
