@@ -304,7 +304,8 @@ static int parse_descr(const err_ctx *c, const char *descr, npy_dtype *dtype, si
     if (i == DTYPE_COUNT) return npy_fail(c, "unsupported dtype '%s'", descr);
     /* Byte order only matters for multi-byte types; '=' is native, i.e. little-endian here. */
     if (dtype_table[i].size > 1) {
-        if (order == '>') return npy_fail(c, "big-endian data is not supported (dtype '%s')", descr);
+        if (order == '>')
+            return npy_fail(c, "big-endian data is not supported (dtype '%s')", descr);
         if (order != '<' && order != '=')
             return npy_fail(c, "dtype '%s' has no valid byte order", descr);
     }
@@ -355,7 +356,8 @@ static int read_preamble(const err_ctx *c, FILE *f, size_t fsize, size_t *start,
     if (fsize == 0) return npy_fail(c, "file is empty, not an .npy file");
     if (got < NPY_MAGIC_LEN || memcmp(pre, NPY_MAGIC, NPY_MAGIC_LEN) != 0)
         return npy_fail(c, "bad magic, not an .npy file");
-    if (got < 8) return npy_fail(c, "file is truncated inside the version field (%zu bytes)", fsize);
+    if (got < 8)
+        return npy_fail(c, "file is truncated inside the version field (%zu bytes)", fsize);
     int major = pre[6], minor = pre[7];
     if (major < 1 || major > 3)
         return npy_fail(c, "unsupported .npy format version %d.%d", major, minor);
@@ -367,7 +369,7 @@ static int read_preamble(const err_ctx *c, FILE *f, size_t fsize, size_t *start,
                              (size_t)pre[11] << 24;
     if (*hlen > fsize - *start)
         return npy_fail(c, "header length %zu runs past the end of the file (%zu bytes)", *hlen,
-                       fsize);
+                        fsize);
     return 0;
 }
 
@@ -398,10 +400,10 @@ static int read_data(const err_ctx *c, FILE *f, size_t avail, const npy_header *
     const char *dname = npy_dtype_name(out->dtype);
     if (avail < bytes)
         return npy_fail(c, "data is truncated: shape %s of %s needs %zu bytes, file has %zu", shape,
-                       dname, bytes, avail);
+                        dname, bytes, avail);
     if (avail > bytes)
         return npy_fail(c, "file has %zu bytes of data but shape %s of %s needs only %zu", avail,
-                       shape, dname, bytes);
+                        shape, dname, bytes);
     void *data = malloc(bytes ? bytes : 1);
     if (!data) return npy_fail_oom(c, "out of memory for %zu bytes of data", bytes);
     if (fread(data, 1, bytes, f) != bytes) {
