@@ -63,9 +63,9 @@ static spec_values matmul_spec(const vkbert_context *ctx, const char *name)
 {
     bool simd = strncmp(name, "matmul_simd", 11) == 0;
     bool fallback = !simd && strncmp(name, "matmul_gpu", 10) != 0;
-    /* The context reads VKBERT_KERNELS and VKBERT_MATMUL_FALLBACK once (src/vk/vk_env.c): its
-     * copy is changed for the question and put back. */
-    vkb_tuning_env *tuning = &((vkbert_context *)ctx)->env.tuning, saved = *tuning;
+    /* The context reads VKBERT_KERNELS and VKBERT_MATMUL_FALLBACK once (src/tune/tune_env.c):
+     * its copy is changed for the question and put back. */
+    vkb_tuning_env *tuning = &ctx->tuning->env, saved = *tuning;
     tuning->kernels = simd ? VKB_KERNELS_SIMD : VKB_KERNELS_GPU;
     tuning->matmul_fallback = fallback;
     vkb_matmul_tiles t = vkb_tune_matmul(ctx, 128, 3072, 768, 0, 0);

@@ -112,7 +112,10 @@ vkbert_status vkb_context_create(const vkbert_context_options *options,
         free(ctx);
         return vkb_fail_global(VKBERT_ERROR_OUT_OF_MEMORY, "cannot make the context's lock");
     }
-    status = device ? vkb_context_init_external(ctx, &opts, device) : vkb_context_init(ctx, &opts);
+    status = vkb_tuning_create(ctx); /* the tuning variables, then the device's */
+    if (!status)
+        status =
+            device ? vkb_context_init_external(ctx, &opts, device) : vkb_context_init(ctx, &opts);
     if (!status) vkb_tune_cache_load(ctx); /* never fails: a bad cache is ignored */
     bool dot; /* VKBERT_INT8_PATH=dot where the device cannot: said now, not at a first load */
     if (!status) status = vkb_tune_int8_dot(ctx, &dot);
@@ -121,7 +124,7 @@ vkbert_status vkb_context_create(const vkbert_context_options *options,
     if (status) {
         vkb_fail_global(status, "%s", ctx->error);
         vkb_context_release(ctx);
-        vkb_tune_cache_free(ctx);
+        vkb_tuning_free(ctx);
         vkb_lock_free(ctx);
         free(ctx);
         return status;
@@ -139,7 +142,7 @@ void vkbert_context_destroy(vkbert_context *ctx)
 {
     if (!ctx) return;
     vkb_context_release(ctx);
-    vkb_tune_cache_free(ctx);
+    vkb_tuning_free(ctx);
     vkb_lock_free(ctx);
     free(ctx);
 }

@@ -34,7 +34,7 @@ static uint32_t chunk_for(uint32_t d4, uint32_t *slices)
  * device's own subgroup size, or one it can require (vkb_subgroup_fits). */
 static bool can_share_rows(const vkbert_context *ctx, uint32_t workgroup)
 {
-    if (!ctx->env.tuning.simd_shuffle) return false;
+    if (!ctx->tuning->env.simd_shuffle) return false;
     return vkb_subgroup_fits(ctx, workgroup, workgroup, VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
 }
 

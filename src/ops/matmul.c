@@ -36,7 +36,7 @@ enum { SHARING_LANES = 8 };
  * size or one it can require (vkb_subgroup_fits). */
 static bool can_share_rows(const vkbert_context *ctx, const vkb_matmul_tiles *t)
 {
-    if (!ctx->env.tuning.simd_shuffle) return false;
+    if (!ctx->tuning->env.simd_shuffle) return false;
     return t->wg_x == SHARING_LANES && vkb_subgroup_fits(ctx, SHARING_LANES, t->wg_x * t->wg_y,
                                                          VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
 }

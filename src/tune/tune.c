@@ -25,7 +25,7 @@ static uint32_t clamp_workgroup(const vkbert_context *ctx, uint32_t size)
 
 vkb_family vkb_tune_family(const vkbert_context *ctx)
 {
-    vkb_env_kernels forced = ctx->env.tuning.kernels;
+    vkb_env_kernels forced = ctx->tuning->env.kernels;
     if (forced == VKB_KERNELS_SIMD) return VKB_FAMILY_SIMD;
     if (forced == VKB_KERNELS_GPU) return VKB_FAMILY_GPU;
     return cpu_backed(ctx) ? VKB_FAMILY_SIMD : VKB_FAMILY_GPU;
@@ -177,7 +177,7 @@ static vkb_matmul_tiles base_tiles(const vkbert_context *ctx, uint64_t a_texels,
 static bool tiles_from_env(const vkbert_context *ctx, vkb_matmul_tiles base, bool shared,
                            vkb_matmul_tiles *out)
 {
-    const vkb_env_tiles *env = &ctx->env.tuning.tiles;
+    const vkb_env_tiles *env = &ctx->tuning->env.tiles;
     if (!env->set) return false;
     vkb_matmul_tiles t = base;
     t.wg_x = env->wg_x, t.wg_y = env->wg_y, t.tm = env->tm, t.tn4 = env->tn4;
@@ -198,7 +198,7 @@ vkb_matmul_tiles vkb_tune_matmul_batched(const vkbert_context *ctx, uint32_t m, 
 {
     vkb_matmul_tiles t = base_tiles(ctx, a_texels, b_texels), chosen;
     /* Not for the simd family's storage-buffer fallback, which has no shared-memory tiles. */
-    bool shared = vkb_tune_family(ctx) == VKB_FAMILY_GPU && !ctx->env.tuning.matmul_fallback;
+    bool shared = vkb_tune_family(ctx) == VKB_FAMILY_GPU && !ctx->tuning->env.matmul_fallback;
     if (tiles_from_env(ctx, t, shared, &chosen)) return chosen;
 
     /* What `vkbert tune` measured on this device comes before the table; it measured the
@@ -247,7 +247,7 @@ uint32_t vkb_tune_fused_workgroup(const vkbert_context *ctx, uint32_t seq_len)
 
 bool vkb_tune_attention_fused(const vkbert_context *ctx, uint64_t score_bytes)
 {
-    vkb_env_attention forced = ctx->env.tuning.attention;
+    vkb_env_attention forced = ctx->tuning->env.attention;
     bool too_big = score_bytes > ctx->props.limits.maxStorageBufferRange ||
                    score_bytes > ctx->info.device_local_bytes / 4;
     if (too_big) return true; /* the unfused path cannot run at all */
@@ -265,7 +265,7 @@ uint32_t vkb_tune_elementwise_workgroup(const vkbert_context *ctx)
 
 vkbert_status vkb_tune_int8_dot(vkbert_context *ctx, bool *dot)
 {
-    vkb_env_int8 forced = ctx->env.tuning.int8_path;
+    vkb_env_int8 forced = ctx->tuning->env.int8_path;
     *dot = false;
     if (forced == VKB_INT8_DEQUANT) return VKBERT_OK;
     if (forced == VKB_INT8_DOT && !ctx->int8_dot)

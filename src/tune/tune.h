@@ -4,6 +4,56 @@
 
 #include "vk/vk.h"
 
+/* ---- the tuning variables (tune_env.c), read once when the context is made ---- */
+typedef enum vkb_env_kernels {
+    VKB_KERNELS_BY_DEVICE,
+    VKB_KERNELS_SIMD,
+    VKB_KERNELS_GPU
+} vkb_env_kernels;
+typedef enum vkb_env_attention {
+    VKB_ATTENTION_BY_TUNING,
+    VKB_ATTENTION_FUSED,
+    VKB_ATTENTION_UNFUSED
+} vkb_env_attention;
+
+/* VKBERT_MATMUL_TILES="wg_x,wg_y,tm,tn4[,bk]"; bk 16 when not given. */
+/* VKBERT_INT8_PATH=dot|dequant: how int8 weights' matmuls run (tune.c). */
+typedef enum vkb_env_int8 { VKB_INT8_BY_TUNING, VKB_INT8_DOT, VKB_INT8_DEQUANT } vkb_env_int8;
+
+typedef struct vkb_env_tiles {
+    bool set;
+    uint32_t wg_x, wg_y, tm, tn4, bk;
+} vkb_env_tiles;
+
+/* The variables that steer kernel choices, which vkbert_bench_override may replace. */
+typedef struct vkb_tuning_env {
+    vkb_env_kernels kernels;     /* VKBERT_KERNELS=simd|gpu */
+    vkb_env_attention attention; /* VKBERT_ATTENTION=fused|unfused */
+    vkb_env_tiles tiles;         /* VKBERT_MATMUL_TILES */
+    bool matmul_fallback;        /* VKBERT_MATMUL_FALLBACK=1 */
+    bool simd_shuffle;           /* VKBERT_SIMD_SHUFFLE: false when 0 */
+    vkb_env_int8 int8_path;      /* VKBERT_INT8_PATH=dot|dequant */
+} vkb_tuning_env;
+
+typedef struct vkb_tune_cache vkb_tune_cache;
+
+/* ctx->tuning: what the context's kernel choices follow. vk keeps the pointer and never looks
+ * into it; the context's makers (src/api/) make and free it. */
+typedef struct vkb_tuning {
+    vkb_tuning_env env;         /* the environment's, or an override's */
+    vkb_tuning_env at_creation; /* what the environment said, for overrides to restore */
+    vkb_tune_cache *cache;      /* this device's tuning results (tune_cache.c), or NULL */
+} vkb_tuning;
+
+/* Makes ctx->tuning from the tuning variables, before the device: a bad value fails, naming
+ * the variable. Free it with vkb_tuning_free, also after a failure. */
+vkbert_status vkb_tuning_create(vkbert_context *ctx);
+/* Frees ctx->tuning and its cache; nothing when there is none. */
+void vkb_tuning_free(vkbert_context *ctx);
+/* Replaces one tuning variable of ctx->tuning->env by `value`, checked as at creation ("": as
+ * if unset); NULL restores what the environment said at creation. */
+vkbert_status vkb_tuning_override(vkbert_context *ctx, const char *name, const char *value);
+
 /* Kernel families: `simd` for CPU-backed devices (texel-buffer reads, no shared memory, big
  * register tiles), `gpu` for GPUs (storage-buffer reads, shared memory where it pays). */
 typedef enum vkb_family { VKB_FAMILY_GPU, VKB_FAMILY_SIMD } vkb_family;
@@ -71,9 +121,9 @@ bool vkb_tune_tiles_fit(const vkbert_context *ctx, vkb_matmul_tiles *t);
  * has another version or was written for another device is ignored whole; an entry that is
  * malformed or exceeds the device's limits is ignored alone. Entries apply to their family
  * only. */
-typedef struct vkb_tune_cache vkb_tune_cache;
 
-/* Reads this device's tuning cache into ctx->tune (NULL when there is none or it is invalid). */
+/* Reads this device's tuning cache into ctx->tuning->cache (NULL when there is none or it is
+ * invalid). */
 void vkb_tune_cache_load(vkbert_context *ctx);
 void vkb_tune_cache_free(vkbert_context *ctx);
 /* The measured tiles for the nearest measured product of `family`: one with at least half

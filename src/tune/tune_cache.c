@@ -217,8 +217,8 @@ static bool parse_doc(const vkbert_context *ctx, const cJSON *doc, bool strict,
 
 void vkb_tune_cache_free(vkbert_context *ctx)
 {
-    free(ctx->tune);
-    ctx->tune = NULL;
+    free(ctx->tuning->cache);
+    ctx->tuning->cache = NULL;
 }
 
 void vkb_tune_cache_load(vkbert_context *ctx)
@@ -233,7 +233,7 @@ void vkb_tune_cache_load(vkbert_context *ctx)
     char why[8];
     if (cache && for_this_device(ctx, doc) && parse_doc(ctx, doc, false, cache, why, sizeof why) &&
         (cache->matmul_count || cache->attention_count || cache->int8_dot >= 0))
-        ctx->tune = cache;
+        ctx->tuning->cache = cache;
     else
         free(cache);
     cJSON_Delete(doc);
@@ -253,7 +253,7 @@ static double log2_ratio(double a, double b)
 bool vkb_tune_cache_matmul(const vkbert_context *ctx, vkb_family family, uint32_t m, uint32_t n,
                            uint32_t k, uint32_t batch, vkb_matmul_tiles *out)
 {
-    const vkb_tune_cache *cache = ctx->tune;
+    const vkb_tune_cache *cache = ctx->tuning->cache;
     double outputs = (double)m * n * batch, best = INFINITY;
     for (uint32_t i = 0; cache && i < cache->matmul_count; i++) {
         const tuned_matmul *e = &cache->matmul[i];
@@ -269,12 +269,12 @@ bool vkb_tune_cache_matmul(const vkbert_context *ctx, vkb_family family, uint32_
 
 int vkb_tune_cache_int8_dot(const vkbert_context *ctx)
 {
-    return ctx->tune ? ctx->tune->int8_dot : -1;
+    return ctx->tuning->cache ? ctx->tuning->cache->int8_dot : -1;
 }
 
 int vkb_tune_cache_fused(const vkbert_context *ctx, uint64_t score_bytes)
 {
-    const vkb_tune_cache *cache = ctx->tune;
+    const vkb_tune_cache *cache = ctx->tuning->cache;
     vkb_family family = vkb_tune_family(ctx);
     double best = 2.0; /* 4x either way at most: beyond that the crossover is unknown */
     int fused = -1;
@@ -399,7 +399,7 @@ vkbert_status vkb_tune_cache_save(vkbert_context *ctx, const char *json, char *p
         return status;
     }
     vkb_tune_cache_free(ctx);
-    ctx->tune = cache;
+    ctx->tuning->cache = cache;
     if (path && path_size) snprintf(path, path_size, "%s", file);
     return VKBERT_OK;
 }

@@ -1,5 +1,5 @@
 /* The Vulkan runtime: loading, the device, memory, pipelines, recording. Knows nothing of
- * attention or BERT. Internal to the library. */
+ * the kernels' choices or of BERT. Internal to the library. */
 #ifndef VKBERT_VK_H
 #define VKBERT_VK_H
 
@@ -11,6 +11,8 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+
+struct vkb_tuning;
 
 #define VKB_ERROR_SIZE 1024
 
@@ -65,43 +67,13 @@ typedef struct vkb_pipeline {
 /* ---- the environment, read once when the context is made (vk_env.c) ---- */
 #define VKB_PATH_MAX 4096
 
-typedef enum vkb_env_kernels {
-    VKB_KERNELS_BY_DEVICE,
-    VKB_KERNELS_SIMD,
-    VKB_KERNELS_GPU
-} vkb_env_kernels;
-typedef enum vkb_env_attention {
-    VKB_ATTENTION_BY_TUNING,
-    VKB_ATTENTION_FUSED,
-    VKB_ATTENTION_UNFUSED
-} vkb_env_attention;
-
-/* VKBERT_MATMUL_TILES="wg_x,wg_y,tm,tn4[,bk]"; bk 16 when not given. */
-/* VKBERT_INT8_PATH=dot|dequant: how int8 weights' matmuls run (src/tune/tune.c). */
-typedef enum vkb_env_int8 { VKB_INT8_BY_TUNING, VKB_INT8_DOT, VKB_INT8_DEQUANT } vkb_env_int8;
-
-typedef struct vkb_env_tiles {
-    bool set;
-    uint32_t wg_x, wg_y, tm, tn4, bk;
-} vkb_env_tiles;
-
-/* The variables that steer kernel choices, which vkbert_bench_override may replace. */
-typedef struct vkb_tuning_env {
-    vkb_env_kernels kernels;     /* VKBERT_KERNELS=simd|gpu */
-    vkb_env_attention attention; /* VKBERT_ATTENTION=fused|unfused */
-    vkb_env_tiles tiles;         /* VKBERT_MATMUL_TILES */
-    bool matmul_fallback;        /* VKBERT_MATMUL_FALLBACK=1 */
-    bool simd_shuffle;           /* VKBERT_SIMD_SHUFFLE: false when 0 */
-    vkb_env_int8 int8_path;      /* VKBERT_INT8_PATH=dot|dequant */
-} vkb_tuning_env;
-
+/* The device's variables. The tuning variables are tune's (src/tune/tune_env.c), read at the
+ * same moment. */
 typedef struct vkb_env {
-    vkb_tuning_env tuning;
-    vkb_tuning_env tuning_at_creation; /* what the environment said, for overrides to restore */
-    bool force_staging;                /* VKBERT_FORCE_STAGING=1 */
-    bool validation;                   /* VKBERT_VALIDATION=1 */
-    uint64_t timeout_ms;               /* VKBERT_TIMEOUT_MS; 0 when unset */
-    uint32_t load_threads;             /* VKBERT_LOAD_THREADS (1 to 64); 0 when unset */
+    bool force_staging;    /* VKBERT_FORCE_STAGING=1 */
+    bool validation;       /* VKBERT_VALIDATION=1 */
+    uint64_t timeout_ms;   /* VKBERT_TIMEOUT_MS; 0 when unset */
+    uint32_t load_threads; /* VKBERT_LOAD_THREADS (1 to 64); 0 when unset */
     /* VKBERT_FAULT_LOST_AFTER_PASSES, a test hook: encoder passes after the first this many
      * fail as on a lost device. -1 when unset. */
     int64_t lost_after_passes;
@@ -126,7 +98,7 @@ typedef struct vkb_dispatch {
 struct vkbert_context {
     plat_mutex *lock; /* held by every public call on the context (vk_lock.c) */
     uint64_t serial;  /* unique in the process, never reused (vk_error.c) */
-    vkb_env env;      /* VKBERT_* as they were when the context was made (vk_env.c) */
+    vkb_env env;      /* the device's VKBERT_* as they were when the context was made */
     VkInstance instance;
     VkDebugUtilsMessengerEXT messenger;
     VkPhysicalDevice physical;
@@ -143,9 +115,11 @@ struct vkbert_context {
     VkPipelineCache pipeline_cache;
     size_t pipeline_cache_loaded;     /* bytes of driver data it started from (vk_cache.c) */
     uint64_t pipeline_cache_checksum; /* of those bytes: unchanged data is not written back */
-    struct vkb_tune_cache *tune;      /* this device's tuning results (tune_cache.c), or NULL */
-    double startup_ms;                /* vkbert_context_create, start to end */
-    double pipeline_ms;               /* spent in vkCreateComputePipelines so far */
+    /* The tuning variables and this device's tuning cache: tune's (src/tune/tune_env.c), made
+     * and freed with the context; vk never looks inside. */
+    struct vkb_tuning *tuning;
+    double startup_ms;  /* vkbert_context_create, start to end */
+    double pipeline_ms; /* spent in vkCreateComputePipelines so far */
 
     VkPhysicalDeviceProperties props;
     VkPhysicalDeviceMemoryProperties memory_props;
@@ -263,13 +237,21 @@ vkbert_status vkb_fail_global(vkbert_status status, const char *fmt, ...) PLAT_P
 const char *vkb_global_error(void);
 
 /* ---- the environment (vk_env.c) ---- */
-/* Reads and checks every VKBERT_* variable into ctx->env; a bad value fails, naming the
- * variable. The first thing every way of making a context does: nothing reads the environment
- * later. `cache_dir` (the context option; NULL or "": none) overrides VKBERT_CACHE_DIR. */
+/* Reads and checks the device's VKBERT_* variables into ctx->env; a bad value fails, naming the
+ * variable. Part of every way of making a context: nothing reads the environment later.
+ * `cache_dir` (the context option; NULL or "": none) overrides VKBERT_CACHE_DIR. */
 vkbert_status vkb_env_read(vkbert_context *ctx, const char *cache_dir);
-/* Replaces one variable of ctx->env.tuning by `value`, checked as at creation ("": as if
- * unset); NULL restores what the environment said at creation. */
-vkbert_status vkb_env_override(vkbert_context *ctx, const char *name, const char *value);
+/* The parsers every layer's variables share. An empty variable counts as unset, as a shell's
+ * `VAR= cmd` means it. */
+bool vkb_env_unset(const char *value);
+/* Fails on ctx: `name is "value": wanted`. */
+vkbert_status vkb_env_bad(vkbert_context *ctx, const char *name, const char *value,
+                          const char *wanted);
+/* 0 or 1; `fallback` when unset. */
+vkbert_status vkb_env_switch(vkbert_context *ctx, const char *name, const char *value,
+                             bool fallback, bool *out);
+/* Unsigned decimal digits at `at`, at most `max`; *end is where they stop. */
+bool vkb_env_count(const char *at, const char **end, uint64_t max, uint64_t *out);
 
 /* ---- device (vk_device.c) ---- */
 vkbert_status vkb_load_vulkan(void);

@@ -1,8 +1,8 @@
-/* The environment is read once, when a context is made (src/vk/vk_env.c): a variable set later
- * is not seen by that context and is seen by the next; vkbert_bench_override changes a tuning
- * variable on a live context, NULL restores what the environment said at creation, and a bad
- * name or value fails with a message naming it, as a bad value fails context creation. The
- * expectations come from the rules in vkbert.h, not from the library's answers. */
+/* The environment is read once, when a context is made (src/vk/vk_env.c, src/tune/tune_env.c): a
+ * variable set later is not seen by that context and is seen by the next; vkbert_bench_override
+ * changes a tuning variable on a live context, NULL restores what the environment said at creation,
+ * and a bad name or value fails with a message naming it, as a bad value fails context creation.
+ * The expectations come from the rules in vkbert.h, not from the library's answers. */
 #include "support.h"
 #include "tune/tune.h"
 
@@ -87,9 +87,9 @@ Test(env, override_takes_effect_and_null_restores)
     cr_assert_eq(vkb_tune_family(ctx), family);
 
     TEST_OK(vkbert_bench_override(ctx, "VKBERT_SIMD_SHUFFLE", "0"));
-    cr_assert_not(ctx->env.tuning.simd_shuffle);
+    cr_assert_not(ctx->tuning->env.simd_shuffle);
     TEST_OK(vkbert_bench_override(ctx, "VKBERT_SIMD_SHUFFLE", NULL));
-    cr_assert(ctx->env.tuning.simd_shuffle, "unset means shuffles where the device has them");
+    cr_assert(ctx->tuning->env.simd_shuffle, "unset means shuffles where the device has them");
     test_context_done(ctx);
 }
 
@@ -133,7 +133,7 @@ Test(env, bad_overrides_fail_clearly_and_change_nothing)
 {
     clean_environment();
     vkbert_context *ctx = test_context(0);
-    vkb_tuning_env before = ctx->env.tuning;
+    vkb_tuning_env before = ctx->tuning->env;
     assert_refused(ctx, "VKBERT_DEVICE", "0", "no tuning variable");
     assert_refused(ctx, "VKBERT_KERNEL", "simd", "\"VKBERT_KERNEL\"");
     assert_refused(ctx, NULL, "simd", "name is NULL");
@@ -145,7 +145,7 @@ Test(env, bad_overrides_fail_clearly_and_change_nothing)
         assert_refused(ctx, "VKBERT_MATMUL_TILES", tiles[i], "VKBERT_MATMUL_TILES");
     assert_refused(ctx, "VKBERT_MATMUL_FALLBACK", "yes", "0 or 1");
     assert_refused(ctx, "VKBERT_SIMD_SHUFFLE", "2", "VKBERT_SIMD_SHUFFLE");
-    cr_assert(!memcmp(&before, &ctx->env.tuning, sizeof before), "a refused value was kept");
+    cr_assert(!memcmp(&before, &ctx->tuning->env, sizeof before), "a refused value was kept");
     cr_assert_eq(vkbert_bench_override(NULL, "VKBERT_KERNELS", "simd"),
                  VKBERT_ERROR_INVALID_ARGUMENT);
     cr_assert(strstr(vkbert_last_error(NULL), "ctx is NULL"));

@@ -350,12 +350,12 @@ static void assert_tiles(vkb_matmul_tiles t, const char *want)
 /* What the table chooses without the cache. */
 static void assert_builtin(vkbert_context *ctx, uint32_t m, uint32_t n, uint32_t k, uint32_t batch)
 {
-    vkb_tune_cache *cache = ctx->tune;
-    ctx->tune = NULL;
+    vkb_tune_cache *cache = ctx->tuning->cache;
+    ctx->tuning->cache = NULL;
     char want[96];
     vkb_matmul_tiles t = tiles(ctx, m, n, k, batch);
     vkb_matmul_describe(&t, want, sizeof want);
-    ctx->tune = cache;
+    ctx->tuning->cache = cache;
     assert_tiles(tiles(ctx, m, n, k, batch), want);
     cr_assert(strcmp(want, "simd wg 4x8 tile 8x8") &&
                   strcmp(want, "gpu smem 32x32x8 wg 8x8 tile 4x4"),
@@ -372,7 +372,7 @@ static vkbert_context *tuned_context(void)
     cr_assert(strstr(path, "/tune-"), "%s", path);
     test_context_done(ctx);
     ctx = test_context(0);
-    cr_assert(ctx->tune, "the new context did not load %s", path);
+    cr_assert(ctx->tuning->cache, "the new context did not load %s", path);
     return ctx;
 }
 
@@ -500,7 +500,7 @@ static void assert_file_ignored(const char *text)
     test_context_done(ctx);
     write_file(path, text, strlen(text));
     ctx = test_context(0);
-    cr_assert_null(ctx->tune, "loaded: %s", text);
+    cr_assert_null(ctx->tuning->cache, "loaded: %s", text);
     test_context_done(ctx);
 }
 
