@@ -74,15 +74,25 @@ typedef struct vkb_env {
     bool validation;       /* VKBERT_VALIDATION=1 */
     uint64_t timeout_ms;   /* VKBERT_TIMEOUT_MS; 0 when unset */
     uint32_t load_threads; /* VKBERT_LOAD_THREADS (1 to 64); 0 when unset */
-    /* VKBERT_FAULT_LOST_AFTER_PASSES, a test hook: encoder passes after the first this many
-     * fail as on a lost device. -1 when unset. */
-    int64_t lost_after_passes;
-    char device[256];  /* VKBERT_DEVICE; "" when unset */
-    char limits[1024]; /* VKBERT_LIMITS; "" when unset */
+    char device[256];      /* VKBERT_DEVICE; "" when unset */
+    char limits[1024];     /* VKBERT_LIMITS; "" when unset */
     /* vkbert_context_options.cache_dir, else VKBERT_CACHE_DIR, else the home cache
      * (vk_cache.c); "" when caching is off. */
     char cache_dir[VKB_PATH_MAX];
 } vkb_env;
+
+/* Test hooks that make faults happen on demand: the Nth buffer creation fails with
+ * out-of-memory (counting from 1 at the reset of allocation_count), the next submit's wait
+ * reports VK_ERROR_DEVICE_LOST, or every pass after the first lost_after_passes fails as on a
+ * lost device (VKBERT_FAULT_LOST_AFTER_PASSES, read with the environment; -1: off). A pass is
+ * a submit its caller marks as one (vkb_fault_pass): vk counts them, the caller knows what
+ * they are. */
+typedef struct vkb_faults {
+    uint32_t allocation_count, fail_allocation_at;
+    bool fail_next_submit;
+    int64_t lost_after_passes;
+    uint64_t passes; /* marked so far */
+} vkb_faults;
 
 /* One recorded dispatch: what an op prepares and the recorder plays. */
 typedef struct vkb_dispatch {
@@ -148,15 +158,11 @@ struct vkbert_context {
     VkDeviceSize max_allocation; /* maxMemoryAllocationSize */
     VkDeviceSize budget;         /* device memory the context may hold: the heap, or less */
 
-    /* Faults. `lost`: a fence wait failed or timed out; every later call fails without
-     * touching the device. The test hooks make the Nth buffer creation fail with
-     * out-of-memory (counting from 1 at the reset of allocation_count), or the next submit
-     * report VK_ERROR_DEVICE_LOST. */
+    /* `lost`: a fence wait failed or timed out; every later call fails without touching the
+     * device. */
     bool lost, settled;
     uint64_t timeout_ns;
-    uint32_t allocation_count, fail_allocation_at;
-    bool fail_next_submit;
-    uint64_t encoder_passes; /* submitted, for env.lost_after_passes */
+    vkb_faults faults; /* the test hooks */
 
     /* Tables that grow: buffers and dispatches keep pointers to their entries, so each entry
      * is allocated alone and never moves. */
@@ -416,6 +422,10 @@ vkbert_status vkb_submit(vkbert_context *ctx, VkCommandBuffer cmd, VkFence fence
 /* The status of a vkWaitForFences on a submission: a timeout or a lost device marks the
  * context lost (vkb_check_alive). Call with the lock held; the wait itself need not be. */
 vkbert_status vkb_wait_result(vkbert_context *ctx, VkResult result);
+/* Counts one pass, a submit its caller marks as one; true when the test hook
+ * VKBERT_FAULT_LOST_AFTER_PASSES says it fails: its wait is then to report a lost device, as a
+ * real loss would, so that the same paths mark the context. */
+bool vkb_fault_pass(vkbert_context *ctx);
 /* An unsignalled fence. */
 vkbert_status vkb_fence_create(vkbert_context *ctx, VkFence *out);
 /* Group counts for `items` invocations in workgroups of `size`, spread over x and y (x is

@@ -85,11 +85,11 @@ static vkbert_status read_fault_hook(vkbert_context *ctx)
 {
     const char *name = "VKBERT_FAULT_LOST_AFTER_PASSES", *value = getenv(name), *end;
     uint64_t n;
-    ctx->env.lost_after_passes = -1;
+    ctx->faults.lost_after_passes = -1;
     if (vkb_env_unset(value)) return VKBERT_OK;
     if (!vkb_env_count(value, &end, INT64_MAX, &n) || *end)
         return vkb_env_bad(ctx, name, value, "a number of passes, a whole number");
-    ctx->env.lost_after_passes = (int64_t)n;
+    ctx->faults.lost_after_passes = (int64_t)n;
     return VKBERT_OK;
 }
 

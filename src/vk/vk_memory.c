@@ -209,10 +209,11 @@ static vkbert_status create(vkbert_context *ctx, VkDeviceSize size, VkMemoryProp
                             bool map, vkb_buffer *out)
 {
     memset(out, 0, sizeof *out);
-    ctx->allocation_count++;
-    if (ctx->fail_allocation_at && ctx->allocation_count == ctx->fail_allocation_at) /* test hook */
+    vkb_faults *faults = &ctx->faults; /* the test hook of an injected failure */
+    faults->allocation_count++;
+    if (faults->fail_allocation_at && faults->allocation_count == faults->fail_allocation_at)
         return vkb_fail(ctx, VKBERT_ERROR_OUT_OF_MEMORY,
-                        "out of device memory (injected at buffer %u)", ctx->allocation_count);
+                        "out of device memory (injected at buffer %u)", faults->allocation_count);
     VkBufferCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
         .size = size ? size : 16,

@@ -80,10 +80,16 @@ vkbert_status vkb_submit(vkbert_context *ctx, VkCommandBuffer cmd, VkFence fence
     return VKBERT_OK;
 }
 
+bool vkb_fault_pass(vkbert_context *ctx)
+{
+    int64_t limit = ctx->faults.lost_after_passes;
+    return limit >= 0 && ++ctx->faults.passes > (uint64_t)limit;
+}
+
 vkbert_status vkb_wait_result(vkbert_context *ctx, VkResult result)
 {
-    if (ctx->fail_next_submit) { /* test hook: as if the device were lost */
-        ctx->fail_next_submit = false;
+    if (ctx->faults.fail_next_submit) { /* test hook: as if the device were lost */
+        ctx->faults.fail_next_submit = false;
         if (result == VK_SUCCESS) result = VK_ERROR_DEVICE_LOST;
     }
     if (result == VK_TIMEOUT || result == VK_ERROR_DEVICE_LOST)

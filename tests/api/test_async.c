@@ -482,7 +482,7 @@ Test(async, device_lost_fails_the_job)
     float out[2 * 32];
     vkbert_job *job;
     TEST_OK(vkbert_encoder_embed_submit(f.encoder, 2, 4, x.ids, NULL, NULL, 0, out, &job));
-    f.ctx->fail_next_submit = true; /* the wait reports VK_ERROR_DEVICE_LOST */
+    f.ctx->faults.fail_next_submit = true; /* the wait reports VK_ERROR_DEVICE_LOST */
     cr_assert_eq(vkbert_job_wait(job), VKBERT_ERROR_DEVICE_LOST);
     cr_assert_eq(vkbert_job_poll(job), VKBERT_ERROR_DEVICE_LOST);
     vkbert_job_destroy(job);

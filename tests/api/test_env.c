@@ -205,7 +205,7 @@ Test(env, creation_values_taken_at_creation)
     vkbert_context *ctx = test_context(0);
     cr_assert_eq(ctx->timeout_ns, 1234ull * 1000000ull);
     cr_assert_not(ctx->host_visible_device_memory, "VKBERT_FORCE_STAGING=1 stages");
-    cr_assert_eq(ctx->env.lost_after_passes, -1, "the fault hook is off when unset");
+    cr_assert_eq(ctx->faults.lost_after_passes, -1, "the fault hook is off when unset");
     test_context_done(ctx);
 }
 

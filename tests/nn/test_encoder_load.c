@@ -188,11 +188,11 @@ Test(encoder_load, out_of_memory_at_every_allocation_of_a_load)
     VkDeviceSize in_use = warm_load(ctx, &c, &w, VKBERT_PRECISION_FP32);
     uint32_t failures = 0;
     for (uint32_t n = 1;; n++) {
-        ctx->allocation_count = 0;
-        ctx->fail_allocation_at = n;
+        ctx->faults.allocation_count = 0;
+        ctx->faults.fail_allocation_at = n;
         vkbert_encoder *e = NULL;
         vkbert_status status = vkb_encoder_new(ctx, &c, &w, VKBERT_PRECISION_FP32, &e);
-        ctx->fail_allocation_at = 0;
+        ctx->faults.fail_allocation_at = 0;
         if (status == VKBERT_OK) {
             vkbert_encoder_destroy(e);
             break;

@@ -56,10 +56,10 @@ Test(faults, out_of_memory_at_every_allocation_of_a_forward)
     VkDeviceSize in_use = ctx->in_use_bytes;
     uint32_t failures = 0;
     for (uint32_t n = 1;; n++) {
-        ctx->allocation_count = 0;
-        ctx->fail_allocation_at = n;
+        ctx->faults.allocation_count = 0;
+        ctx->faults.fail_allocation_at = n;
         vkbert_status status = forward(&c);
-        ctx->fail_allocation_at = 0;
+        ctx->faults.fail_allocation_at = 0;
         if (status == VKBERT_OK) break; /* past the last allocation */
         cr_assert_eq(status, VKBERT_ERROR_OUT_OF_MEMORY, "allocation %u: %s", n,
                      vkbert_status_name(status));
@@ -81,11 +81,11 @@ Test(faults, out_of_memory_while_creating_a_layer)
     test_weights w = test_weights_random(32, 2);
     vkbert_attention_weights api = test_weights_api(&w);
     for (uint32_t n = 1;; n++) {
-        ctx->allocation_count = 0;
-        ctx->fail_allocation_at = n;
+        ctx->faults.allocation_count = 0;
+        ctx->faults.fail_allocation_at = n;
         vkbert_attention *layer = NULL;
         vkbert_status status = vkbert_attention_create(ctx, 32, 4, &api, NULL, &layer);
-        ctx->fail_allocation_at = 0;
+        ctx->faults.fail_allocation_at = 0;
         if (status == VKBERT_OK) {
             vkbert_attention_destroy(layer);
             break;
@@ -118,7 +118,7 @@ Test(faults, lost_device)
     vkbert_context *ctx = test_context(0);
     layer_case c = make_case(ctx, 2, 9, 32, 3);
     TEST_OK(forward(&c));
-    ctx->fail_next_submit = true;
+    ctx->faults.fail_next_submit = true;
     cr_assert_eq(forward(&c), VKBERT_ERROR_DEVICE_LOST);
     cr_assert(strstr(vkbert_last_error(ctx), "VK_ERROR_DEVICE_LOST"), "%s", vkbert_last_error(ctx));
     expect_lost_from_now_on(ctx, &c);

@@ -111,15 +111,6 @@ static vkbert_status take_slot(vkbert_encoder *e, const encoder_call *c, int *ou
     return status;
 }
 
-/* The fault hook VKBERT_FAULT_LOST_AFTER_PASSES: a pass after the first N is submitted and its
- * own wait reports a lost device (finish), as a real loss would, so the same paths mark the
- * context; passes in flight before it finish well. */
-static bool count_pass(vkbert_context *ctx)
-{
-    int64_t limit = ctx->env.lost_after_passes;
-    return limit >= 0 && ++ctx->encoder_passes > (uint64_t)limit;
-}
-
 vkbert_status vkb_encoder_submit(vkbert_encoder *e, const encoder_call *c, vkbert_job **out)
 {
     *out = NULL;
@@ -136,7 +127,9 @@ vkbert_status vkb_encoder_submit(vkbert_encoder *e, const encoder_call *c, vkber
     double start = plat_now_ms(), others = e->clock.wait_ms + e->clock.read_ms;
     if (!status) status = take_slot(e, c, &i);
     if (!status) status = encoder_prepare_call(e, e->slots[i].plan, c, &cmd);
-    if (!status) job->lost_hook = count_pass(e->ctx);
+    /* Each encoder pass counts for VKBERT_FAULT_LOST_AFTER_PASSES: a failing one is submitted
+     * and its own wait reports a lost device (finish); passes in flight before it finish well. */
+    if (!status) job->lost_hook = vkb_fault_pass(e->ctx);
     if (!status) status = vkb_submit(e->ctx, cmd, job->fence);
     e->clock.prepare_ms += plat_now_ms() - start - (e->clock.wait_ms + e->clock.read_ms - others);
     if (status) {
