@@ -48,8 +48,8 @@ bool vkb_cache_path(const vkbert_context *ctx, vkb_cache_kind kind, char *out, s
     const VkPhysicalDeviceProperties *p = &ctx->props;
     for (uint32_t i = 0; i < VK_UUID_SIZE; i++)
         snprintf(uuid + 2 * i, 3, "%02x", p->pipelineCacheUUID[i]);
-    /* The tuning results also depend on the driver's version: a new compiler can move the
-     * best tile. The pipeline data carries its own check of that in its UUID. */
+    /* The tuning results also depend on the driver's version: a new compiler can change which
+     * kernel runs best. The pipeline data carries its own check of that in its UUID. */
     if (kind == VKB_CACHE_PIPELINES)
         return fits(
             snprintf(out, size, "%s/pipelines-%x-%x-%s.bin", dir, p->vendorID, p->deviceID, uuid),

@@ -1,7 +1,7 @@
 /* 8-bit integer dot products (VK_KHR_shader_integer_dot_product, core in Vulkan 1.3): whether
  * the device has them, whether the driver calls them accelerated, and enabling them on the
- * device vkbert makes. The integer-dot matmul (shaders/matmul_dot.comp) runs only with them;
- * int8 weights always have the dequantizing matmul as their other path. */
+ * device vkbert makes. Kernels that use them run only where they are on; callers keep another
+ * path for devices without them. */
 #include "vk.h"
 
 /* Core where both the instance and the device have Vulkan 1.3. */

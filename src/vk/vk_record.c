@@ -119,7 +119,7 @@ vkbert_status vkb_fence_create(vkbert_context *ctx, VkFence *out)
 vkbert_status vkb_check_groups(vkbert_context *ctx, const vkb_dispatch *d)
 {
     /* vkCmdDispatchBase cannot reach past the limit either (base + count <= limit): work over
-     * it is refused here, and the layer and the encoder then run the batch in halves. */
+     * it is refused here, and callers then run the batch in halves. */
     for (int i = 0; i < 3; i++)
         if (d->groups[i] > ctx->props.limits.maxComputeWorkGroupCount[i])
             return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT,
