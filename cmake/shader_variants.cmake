@@ -2,7 +2,7 @@
 # and generates shader_variants.h/.c, from which the C side picks a module (src/tune_variants.c):
 # a module answers to the axes listed here, and the ops ask for axes, never for names.
 #
-# vkbert_variant(<module> <op> [AXES <axis>...] [TILE <TM>x<TN4>] [DEFINES <NAME[=value]>...])
+# vkbert_variant(<module> <op> [AXES <axis>...] [TILES <TM>x<TN4>...] [DEFINES <NAME[=value]>...])
 #   <op>: the source, shaders/<op>.comp; a module without axes is its op's default.
 
 # The selection axes, in bit order (VKB_AXIS_* in the generated header).
@@ -16,22 +16,30 @@ vkbert_variant_axes(
 vkbert_variant(matmul matmul)
 # The gpu family: shared-memory tiles, sizes as specialization constants (src/tune.c).
 vkbert_variant(matmul_gpu matmul_gpu)
-# The simd family's register tiles are compile-time constants (TM rows x TN4 vec4 columns),
-# so that its loops unroll (shaders/matmul_simd.comp); a request snaps to the largest compiled
-# tile it covers. The sg8 modules share A's rows by shuffles in subgroups of 8 lanes, which
-# need at least 8 rows.
+# The simd family's register tiles, TM rows x TN4 vec4 columns; a request snaps to the largest
+# tile here that it covers. One module per TM: TM is a compile-time constant, TN4 a
+# specialization constant, and the driver unrolls the loops over both (shaders/matmul_simd.comp;
+# lavapipe runs them as fast as modules with TN4 compiled in). The sg8 modules share A's rows
+# by shuffles in subgroups of 8 lanes, which need at least 8 rows.
 set(VKBERT_SIMD_TILES 4x1 4x2 8x1 8x2 8x3 8x4 16x2 16x3 16x4)
-foreach(tile IN LISTS VKBERT_SIMD_TILES)
-  string(REPLACE "x" ";" tm_tn4 ${tile})
-  list(GET tm_tn4 0 tm)
-  list(GET tm_tn4 1 tn4)
-  set(defines TM=${tm} TN4=${tn4})
-  vkbert_variant(matmul_simd_${tile} matmul_simd TILE ${tile} DEFINES ${defines})
-  vkbert_variant(matmul_simd_q8_${tile} matmul_simd AXES q8 TILE ${tile} DEFINES ${defines} B_Q8)
+foreach(tm 4 8 16)
+  set(tiles "")
+  set(tn4_max 0)
+  foreach(tile IN LISTS VKBERT_SIMD_TILES)
+    if(tile MATCHES "^${tm}x([0-9]+)$")
+      list(APPEND tiles ${tile})
+      if(CMAKE_MATCH_1 GREATER tn4_max)
+        set(tn4_max ${CMAKE_MATCH_1})
+      endif()
+    endif()
+  endforeach()
+  set(defines TM=${tm} TN4_MAX=${tn4_max})
+  vkbert_variant(matmul_simd_${tm} matmul_simd TILES ${tiles} DEFINES ${defines})
+  vkbert_variant(matmul_simd_q8_${tm} matmul_simd AXES q8 TILES ${tiles} DEFINES ${defines} B_Q8)
   if(tm GREATER_EQUAL 8)
-    vkbert_variant(matmul_simd_sg8_${tile} matmul_simd AXES shuffle TILE ${tile}
+    vkbert_variant(matmul_simd_sg8_${tm} matmul_simd AXES shuffle TILES ${tiles}
                    DEFINES ${defines} SUBGROUP_A=8)
-    vkbert_variant(matmul_simd_sg8_q8_${tile} matmul_simd AXES shuffle q8 TILE ${tile}
+    vkbert_variant(matmul_simd_sg8_q8_${tm} matmul_simd AXES shuffle q8 TILES ${tiles}
                    DEFINES ${defines} SUBGROUP_A=8 B_Q8)
   endif()
 endforeach()
