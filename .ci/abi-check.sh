@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The ABI check (README, "ABI"), two parts:
+# The ABI check (docs/c-api.md, "ABI"), two parts:
 #  - symbols: the dynamic symbols that BUILD_DIR's libvkbert.so exports must be exactly
 #    abi/vkbert.symbols (committed, sorted) and exactly the VKBERT_API functions the headers
 #    declare: an accidental export, a removed or renamed call, a declaration without a

@@ -1,4 +1,4 @@
-# Sourced by scripts that add a Debian suite to a private apt state (bench/device-matrix.sh,
+# Sourced by scripts that add a Debian suite to a private apt state (benchmarks/device-matrix.sh,
 # .ci/cross.sh): the main Debian archive as this machine's apt configuration names it, so that
 # no script names a mirror and each uses whichever one the machine was set up with.
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The cross builds (issue 10): the library, the tool and the examples for 64-bit Windows
-# (Debian's MinGW-w64) and for aarch64 Linux (Debian's cross gcc, arm64 libraries through dpkg
-# multiarch), each then run under emulation. Tests are not cross-built.
+# The cross builds, so that Windows and aarch64 stay built and run: the library, the tool and the
+# examples for 64-bit Windows (Debian's MinGW-w64) and for aarch64 Linux (Debian's cross gcc,
+# arm64 libraries through dpkg multiarch), each then run under emulation. Tests are not
+# cross-built.
 #   Windows, under Wine: `vkbert --help` works; `vkbert devices` and the attention example,
 #     with no Vulkan driver there, fail with the "no Vulkan" message and exit 1, never crash,
 #     both with Wine's own vulkan-1.dll (no display, so no driver behind it) and with none.

@@ -14,7 +14,7 @@
 # `build`, as .ci/run makes it before this job (another: -DVKBERT_SERVE_LIBRARY_BUILD=DIR on
 # build-asan); without it serve_asan is skipped, and said so below.
 #
-# Built with clang (issue 10: the sanitizer job is the clang one), with its shared runtime
+# Built with clang (the sanitizer job is the clang one), with its shared runtime
 # (-shared-libsan, CMakeLists.txt): clang's default static runtime lives in each executable
 # only, so install_package's examples, built without -fsanitize against the sanitized
 # libvkbert.so, had none. With one shared runtime every process, sanitized or not, reports

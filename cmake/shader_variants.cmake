@@ -1,6 +1,7 @@
 # Every SPIR-V module the library embeds, listed once. cmake/shaders.cmake compiles each one
-# and generates shader_variants.h/.c, from which the C side picks a module (src/tune_variants.c):
-# a module answers to the axes listed here, and the ops ask for axes, never for names.
+# and generates shader_variants.h/.c, from which the C side picks a module
+# (src/tune/tune_variants.c): a module answers to the axes listed here, and the ops ask for
+# axes, never for names.
 #
 # vkbert_variant(<module> <op> [AXES <axis>...] [TILES <TM>x<TN4>...] [DEFINES <NAME[=value]>...])
 #   <op>: the source, shaders/<op>.comp; a module without axes is its op's default.
@@ -14,7 +15,7 @@ vkbert_variant_axes(
   q8 "B (the weights) in Q8_0 blocks")
 
 vkbert_variant(matmul matmul)
-# The gpu family: shared-memory tiles, sizes as specialization constants (src/tune.c).
+# The gpu family: shared-memory tiles, sizes as specialization constants (src/tune/tune.c).
 vkbert_variant(matmul_gpu matmul_gpu)
 # The simd family's register tiles, TM rows x TN4 vec4 columns; a request snaps to the largest
 # tile here that it covers. One module per TM: TM is a compile-time constant, TN4 a

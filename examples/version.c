@@ -1,6 +1,6 @@
 /* Which vkbert a program loaded, and whether it may use it: the library's vkbert_version()
  * against the VKBERT_VERSION_NUMBER of the header the program was built with. Before 1.0 the
- * major and minor versions must both match (README, "ABI"); the patch may differ. Then lists
+ * major and minor versions must both match (docs/c-api.md, "ABI"); the patch may differ. Then lists
  * the devices. */
 #include <vkbert.h>
 

@@ -4,9 +4,9 @@
  * command buffer and a submission that waits. Nothing here is vkbert's but the description
  * vkbert_context_create_vulkan takes.
  *
- * tests/test_interop.c and tests/test_async.c include it too, so that the example and the tests
- * share one copy; they call Vulkan through volk, whose volk.h they include first. Every call
- * returns the VkResult and leaves the reaction to the caller (the example exits, the tests
+ * tests/api/test_interop.c and tests/api/test_async.c include it too, so that the example and
+ * the tests share one copy; they call Vulkan through volk, whose volk.h they include first. Every
+ * call returns the VkResult and leaves the reaction to the caller (the example exits, the tests
  * assert). static inline: each includer uses only part of it, without unused warnings. */
 #ifndef VKBERT_EXAMPLE_VULKAN_APP_H
 #define VKBERT_EXAMPLE_VULKAN_APP_H
@@ -190,7 +190,7 @@ static inline void vulkan_app_buffer_free(const vulkan_app *a, vulkan_app_buffer
 }
 
 /* A command pool of `family` on `device` and one primary command buffer of it, begun. Raw
- * handles: tests/test_async.c records on a vkbert context's own device. */
+ * handles: tests/api/test_async.c records on a vkbert context's own device. */
 static inline VkResult vulkan_app_commands(VkDevice device, uint32_t family, VkCommandPool *pool,
                                            VkCommandBuffer *cmd)
 {

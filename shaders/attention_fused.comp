@@ -2,7 +2,8 @@
 // Fused attention (flash-attention style, Dao et al. 2022): for each query row, the keys are
 // visited in blocks of TK with a running max and sum (online softmax), so the S x S scores
 // are never written and any sequence length fits. Masks, the causal flag, fully masked rows
-// (zero output) and Philox dropout follow ATTENTION.md exactly as shaders/softmax.comp does.
+// (zero output) and Philox dropout follow docs/semantics.md exactly as shaders/softmax.comp
+// does.
 //   Q, K, V: rows of the projected activations, [B*S, ld] each at q_off, k_off, v_off,
 //            with head h in columns h*Dp .. h*Dp+D (Dp = D rounded up to 4, the padding
 //            zero; Q already scaled by 1/sqrt(D) through its weights).
@@ -13,7 +14,7 @@
 // The head length is a specialization constant, and registers hold at most a chunk of it
 // (CHUNK_MAX vec4, a 64-float head: BERT's), as ggml's flash attention keeps its head sizes
 // (flash_attn_base.glsl): one module serves every head, and no driver compiles a fully
-// unrolled 256-float head (SwiftShader's compiler ran out of memory on those, issue 10).
+// unrolled 256-float head (SwiftShader's compiler ran out of memory on those).
 // A longer head runs as SLICES column slices of the output (workgroups along z): each slice
 // scores against the whole head, chunk by chunk with q reloaded, and accumulates its own
 // CHUNK4 columns of V. A head that fits is one slice holding q for the whole row.
@@ -21,7 +22,7 @@
 // specialized, and no branch inside: on CPU-backed devices a branch turns every update into
 // a masked select, and a loop that does not unroll puts q and o in memory.
 //
-// RAGGED: unpadded batches (issue 13, docs/issue-13/ragged.md). The rows are packed [T, ld]
+// RAGGED: unpadded batches (docs/ragged.md). The rows are packed [T, ld]
 // (S in the push constants holds T), sequence b in rows [offsets[b], offsets[b+1]) (int32
 // [B+1], flash-attention's cu_seqlens, in the mask's binding: a sequence's keys are exactly its
 // rows, so no mask is needed); span() gives the workgroup's first row and length in place of
@@ -64,7 +65,7 @@ const uint SLICES = (D4 + CHUNK4 - 1) / CHUNK4;
 #define SHARED(mine, c) subgroupShuffle(mine[(c) / LANES], (c) % LANES)
 #endif
 
-#ifdef TEXEL_LOADS // simd family: a vectorized gather on lavapipe (LAVAPIPE.md)
+#ifdef TEXEL_LOADS // simd family: a vectorized gather on lavapipe (docs/drivers.md)
 layout(binding = 0) uniform samplerBuffer rows_texels;
 #define ROW(i) texelFetch(rows_texels, int(i))
 #else
@@ -220,7 +221,7 @@ void main()
     }
 
     if (i >= S) return;
-    // A row with no key kept has run_sum 0: its output is the zero vector (ATTENTION.md).
+    // A row with no key kept has run_sum 0: its output is the zero vector (docs/semantics.md).
     float inv = run_sum > 0.0 ? 1.0 / run_sum : 0.0;
     uint o_at = (key_base + i) * p.ld_out4 + head4 + slice;
     [[unroll]] for (uint c = 0; c < CHUNK4; c++) {

@@ -13,7 +13,7 @@
 // as zeros; a token type outside [0, types) would read past the type table, and is read as 0.
 // Either sets its bit in the flag (BAD_ID, BAD_TYPE), for the host to report after the pass.
 // The position of token s of a sequence is s, as HuggingFace's default position_ids.
-// RAGGED: unpadded batches (issue 13, docs/issue-13/ragged.md). The sequences' tokens are
+// RAGGED: unpadded batches (docs/ragged.md). The sequences' tokens are
 // packed, so no stride gives a token's position: the host writes it, and ids holds input ids
 // [T], token type ids [T], positions [T], then the flag. A position outside [0, positions) is
 // treated as a bad token type is: read as 0, with BAD_POSITION set in the flag.

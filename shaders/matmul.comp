@@ -5,7 +5,7 @@
 //   so every row starts 16-byte aligned (vkbert pads rows to a multiple of 4 floats).
 // Each invocation owns TM rows x TN4 vec4 columns, spread with a stride of the workgroup size
 // so that neighbouring invocations read neighbouring vec4s. No shared memory: on CPU-backed
-// devices the caches tile better than barriers do (see LAVAPIPE.md); discrete GPUs get a
+// devices the caches tile better than barriers do (see docs/drivers.md); discrete GPUs get a
 // shared-memory family later.
 // Version 1: vec4 loads, TMx(4*TN4) accumulators. Pads past K are never multiplied
 // unmasked, so rows may carry garbage in their padding.

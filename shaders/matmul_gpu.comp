@@ -30,7 +30,7 @@
 // since 0 * NaN is NaN. Nothing is stored outside C's rows and vec4 columns.
 //
 // Version 1. The kernel without shared memory (shaders/matmul.comp) stays the fallback for
-// devices whose limits do not fit any tile here (src/tune.c).
+// devices whose limits do not fit any tile here (src/tune/tune.c).
 #extension GL_EXT_control_flow_attributes : require
 
 layout(local_size_x_id = 0, local_size_y_id = 1) in;

@@ -7,7 +7,7 @@
 // register tile is fixed when the pipeline is made (TM rows x 4*TN4 columns per invocation: TM
 // at compile time, TN4 by a specialization constant) so that every loop over it unrolls into
 // straight-line code and the accumulators stay in registers.
-// Version 2 of matmul.comp's loop: 35 -> see docs/BENCHMARKS.md.
+// Version 2 of matmul.comp's loop: 35 -> see docs/benchmarks.md.
 #extension GL_EXT_control_flow_attributes : require
 #ifdef SUBGROUP_A
 // A's rows are the same for every lane of a subgroup (lanes run along x, the columns): each

@@ -18,7 +18,7 @@
 // include_prompt=false is the caller's: it zeroes the prompt's positions in the mask, as
 // Pooling zeroes attention_mask[:, :prompt_length], so that one recorded pass serves every
 // prompt.
-// RAGGED: unpadded batches (issue 13). hidden is packed [T][ld] (seq_len holds T), sequence b
+// RAGGED: unpadded batches (docs/ragged.md). hidden is packed [T][ld] (seq_len holds T), sequence b
 // in rows [offsets[b], offsets[b+1]) (int32 [B+1], flash-attention's cu_seqlens), the mask
 // packed [T] the same way; position s counts from the sequence's first row, as the padded
 // path's does with right padding, so weightedmean's weights are the same. Offsets are clamped

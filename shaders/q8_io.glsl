@@ -1,4 +1,4 @@
-// Q8_0 weights without any 8-bit storage or arithmetic feature (docs/issue-13/int8.md): four int8
+// Q8_0 weights without any 8-bit storage or arithmetic feature (docs/int8.md): four int8
 // in a uint, the first in the low byte, so on a little-endian host the bytes are an int8
 // array in element order, as src/io/q8.c writes them. An arithmetic right shift of a signed
 // int sign-extends each byte.

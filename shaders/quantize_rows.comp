@@ -4,7 +4,7 @@
 //   d = max|a| / 127,  q = round(a / d) to the nearest integer, ties away from zero, in
 //   [-127, 127]; d == 0 gives all-zero quants.
 // The quotient is taken in fp32 on the device (Vulkan allows 2.5 ulp for a division), so a
-// value within a few ulp of a tie may round either way (tests/test_matmul_dot.c allows that
+// value within a few ulp of a tie may round either way (tests/ops/test_matmul_dot.c allows that
 // and nothing else). One workgroup per row, two passes over it (max, then quantize).
 // Output (q8_io.glsl, q8_rows_*): row r at uvec4 r * pitch4; its first uvec4 holds the scale's
 // bits in x (y, z, w zero), then ceil(K/32) * 2 uvec4 of quants, four k per uint, the first

@@ -1,7 +1,7 @@
 #version 450
 // Masked softmax over each row of the scores [B,H,S,ld], in place, one workgroup per row:
 //   p_ij = softmax_j(scale * s_ij, over the j kept by the mask and the causal flag),
-// then training-mode dropout. A row with every key masked becomes all zeros (ATTENTION.md),
+// then training-mode dropout. A row with every key masked becomes all zeros (docs/semantics.md),
 // so its attention output is the zero vector. Reductions: subgroup operations, then shared
 // memory across subgroups; built with NO_SUBGROUP_ARITHMETIC, a shared-memory tree.
 #extension GL_GOOGLE_include_directive : require
@@ -17,7 +17,7 @@ layout(std430, binding = 1) readonly buffer Mask { float mask[]; };
 const uint HAS_MASK = 1u, CAUSAL = 2u, DROPOUT = 4u;
 // ADDITIVE: HuggingFace's BERT mask, (1 - mask) * float_min added to the scores: a masked key
 // scores the lowest float instead of -inf, so a row with every key masked averages all keys
-// uniformly instead of giving zeros (ATTENTION.md, "The BERT encoder").
+// uniformly instead of giving zeros (docs/semantics.md, "The BERT encoder").
 const uint ADDITIVE = 8u;
 const float LOWEST = -3.40282347e38;
 

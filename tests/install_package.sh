@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the build into a scratch prefix, then builds the examples as an outside project
-# through the CMake package (find_package(vkbert 0.2): the version check of the package) and
+# through the CMake package (find_package(vkbert 0.3): the version check of the package) and
 # examples/attention.c through pkg-config, and runs the version check and both attentions.
 set -euo pipefail
 build=$1 source=$2
@@ -11,7 +11,8 @@ test -f "$scratch/prefix/include/vkbert.h"
 test -f "$scratch/prefix/include/vkbert_bench.h"
 test -x "$scratch/prefix/bin/vkbert"
 "$scratch/prefix/bin/vkbert" --help > /dev/null
-# The soname follows README's ABI policy: libvkbert.so.MAJOR.MINOR before 1.0, then .MAJOR.
+# The soname follows the ABI policy (docs/c-api.md, "ABI"): libvkbert.so.MAJOR.MINOR before 1.0,
+# then .MAJOR.
 version() { sed -nE "s/^#define VKBERT_VERSION_$1 ([0-9]+)$/\1/p" "$source/include/vkbert.h"; }
 major=$(version MAJOR) minor=$(version MINOR)
 soname=libvkbert.so.$major

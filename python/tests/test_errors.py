@@ -36,6 +36,19 @@ def test_devices_and_version():
     assert vkbert.version() == vkbert.__version__
 
 
+def test_context_keeps_its_caches_in_cache_dir(tmp_path, monkeypatch):
+    elsewhere = tmp_path / "environment"
+    monkeypatch.setenv("VKBERT_CACHE_DIR", str(elsewhere))
+    with vkbert.Context(cache_dir=tmp_path / "mine") as ctx, vkbert.Attention(
+        E, H, weights(), context=ctx
+    ) as a:
+        a.forward(np.zeros((1, 4, E), np.float32))
+    assert any(p.name.startswith("pipelines-") for p in (tmp_path / "mine").iterdir())
+    assert not elsewhere.exists()
+    with pytest.raises(TypeError, match="cache_dir"):
+        vkbert.Context(cache_dir=1)
+
+
 def test_missing_folder_is_a_library_error(tmp_path):
     missing = str(tmp_path / "nothing_here")
     with pytest.raises(vkbert.Error) as e:

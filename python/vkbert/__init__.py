@@ -10,4 +10,4 @@ from ._lib import Error
 from ._model import Model
 
 __all__ = ["Attention", "Context", "Error", "Model", "devices", "version"]
-__version__ = "0.2.0"
+__version__ = "0.3.0"

@@ -9,7 +9,7 @@ from ._context import Made
 from ._lib import lib
 from ._model import _floats, _precision
 
-# The reference layer's state_dict keys (spec/attention_layer.py), in vkbert's field order.
+# The reference layer's state_dict keys (docs/semantics.md), in vkbert's field order.
 _KEYS = {
     "q_weight": "q_proj.weight", "q_bias": "q_proj.bias",
     "k_weight": "k_proj.weight", "k_bias": "k_proj.bias",

@@ -42,7 +42,7 @@ def devices():
 
 
 def version():
-    """The library's version string, such as "0.2.0"."""
+    """The library's version string, such as "0.3.0"."""
     return _lib.version_string().decode()
 
 
@@ -86,16 +86,21 @@ def _release(destroy, handle, keep):
 
 class Context(Handle):
     """A device, its memory and pipelines. `device`: a decimal index or a substring of the
-    name (None: the environment variable VKBERT_DEVICE, else the best device). Models and
-    layers made on one context run one call at a time; give each thread its own (the
+    name (None: the environment variable VKBERT_DEVICE, else the best device). `cache_dir`:
+    the folder of the on-disk caches (compiled pipelines, tuning results), "off" for none
+    (None: the environment variable VKBERT_CACHE_DIR, else the user's cache folder). Models
+    and layers made on one context run one call at a time; give each thread its own (the
     default: each Model or Attention makes its own) to run them in parallel. Closing a
     context closes what was made on it first."""
 
-    def __init__(self, device=None):
+    def __init__(self, device=None, cache_dir=None):
         if device is not None and not isinstance(device, (str, int)):
             raise TypeError(f"device must be an index or a name, not {type(device).__name__}")
+        if cache_dir is not None and not isinstance(cache_dir, (str, os.PathLike)):
+            raise TypeError(f"cache_dir must be a path or None, not {type(cache_dir).__name__}")
         name = None if device is None else os.fsencode(str(device))
-        options = _lib.new(_lib.ContextOptions, device=name)
+        cache = None if cache_dir is None else os.fsencode(cache_dir)
+        options = _lib.new(_lib.ContextOptions, device=name, cache_dir=cache)
         out = ctypes.c_void_p()
         _lib.check(lib.vkbert_context_create(ctypes.byref(options), ctypes.byref(out)))
         self._children = weakref.WeakSet()

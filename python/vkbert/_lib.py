@@ -133,6 +133,7 @@ class ContextOptions(ctypes.Structure):
         ("timestamps", c_int),
         ("limits", c_char_p),
         ("timeout_ms", c_uint32),
+        ("cache_dir", c_char_p),
     ]
 
 
@@ -209,6 +210,8 @@ class Encoding(ctypes.Structure):
         ("ids", POINTER(c_int32)),
         ("type_ids", POINTER(c_int32)),
         ("count", c_int),
+        ("prompt_tokens", c_int),
+        ("full_count", c_int),
     ]
 
 
@@ -278,8 +281,8 @@ _declare("vkbert_encoding_free", None, POINTER(Encoding))
 version_string = _declare("vkbert_version_string", c_char_p)
 version_number = _declare("vkbert_version", ctypes.c_uint)
 
-# The structs above are 0.2's: a library of another minor version (before 1.0) may differ.
-ABI = (0, 2)
+# The structs above are 0.3's: a library of another minor version (before 1.0) may differ.
+ABI = (0, 3)
 if (version_number() // 10000, version_number() // 100 % 100) != ABI:
     raise ImportError(
         f"{lib._name} is vkbert {version_string().decode()}; this package needs {ABI[0]}.{ABI[1]}.x"

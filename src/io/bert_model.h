@@ -1,7 +1,6 @@
 /* A HuggingFace BertModel folder (config.json, model.safetensors) in host memory, in the fixed
  * layout the GPU side uploads: float32 arrays, linear weights in PyTorch's [out][in] layout.
- * Plain C, no Vulkan. The semantics are those of ../shared/spec/ATTENTION.md, "The BERT encoder".
- */
+ * Plain C, no Vulkan. The semantics are those of docs/semantics.md, "The BERT encoder". */
 #ifndef VKBERT_IO_BERT_MODEL_H
 #define VKBERT_IO_BERT_MODEL_H
 

@@ -1,7 +1,7 @@
 /* Q8_0 weights: symmetric int8, one fp32 scale per block of 32 values along a row (the input
  * dimension of a Linear weight [out, in]). The block size and the rule d = max|x| / 127,
  * q = round(x / d) are ggml's Q8_0 (quantize_row_q8_0_ref); its scale is fp16, ours fp32, so
- * the scale adds no error of its own. See docs/issue-13/int8.md for the device layout. */
+ * the scale adds no error of its own. See docs/int8.md for the device layout. */
 #ifndef VKBERT_IO_Q8_H
 #define VKBERT_IO_Q8_H
 

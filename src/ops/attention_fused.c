@@ -1,7 +1,7 @@
 /* Host side of shaders/attention_fused.comp, padded and ragged. */
 #include "ops/ops.h"
 #include "shader_variants.h"
-#include "tune.h"
+#include "tune/tune.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* Host side of shaders/embedding.comp, padded and ragged. */
 #include "ops/ops.h"
 #include "shader_variants.h"
-#include "tune.h"
+#include "tune/tune.h"
 
 typedef struct embedding_push {
     uint32_t tokens, seq_len, hidden, ld;

@@ -2,7 +2,7 @@
  * grid are the same. */
 #include "ops/ops.h"
 #include "shader_variants.h"
-#include "tune.h"
+#include "tune/tune.h"
 
 typedef struct heads_push {
     uint32_t batch, seq_len, heads, head_dim, ld, dp;

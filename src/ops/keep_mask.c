@@ -1,7 +1,7 @@
 /* Host side of shaders/keep_mask.comp. */
 #include "ops/ops.h"
 #include "shader_variants.h"
-#include "tune.h"
+#include "tune/tune.h"
 
 typedef struct keep_mask_push {
     uint32_t batch, seq_len, ld, nonzero;

@@ -1,7 +1,7 @@
 /* Host side of shaders/l2_normalize.comp. */
 #include "ops/ops.h"
 #include "shader_variants.h"
-#include "tune.h"
+#include "tune/tune.h"
 
 typedef struct l2_normalize_push {
     uint32_t rows, width, ld;

@@ -1,7 +1,7 @@
 /* Host side of shaders/layer_norm.comp. */
 #include "ops/ops.h"
 #include "shader_variants.h"
-#include "tune.h"
+#include "tune/tune.h"
 
 typedef struct layer_norm_push {
     uint32_t rows, hidden, ld, has_residual;

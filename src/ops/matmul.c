@@ -1,9 +1,9 @@
 /* Host side of the matmul kernels: shaders/matmul_gpu.comp (gpu family, shared memory),
  * shaders/matmul.comp (its fallback without shared memory) and shaders/matmul_simd.comp (simd
- * family). All three take the same bindings and push constants; src/tune.c picks one. */
+ * family). All three take the same bindings and push constants; src/tune/tune.c picks one. */
 #include "ops/ops.h"
 #include "shader_variants.h"
-#include "tune.h"
+#include "tune/tune.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +30,7 @@ static bool aligned4(uint64_t x)
 }
 
 /* Q8_0 B (vkb_matmul_desc.b_q8) has [K,N] paths only, and none in the gpu family's shared
- * tiles yet (docs/issue-13/int8.md): there its fallback runs, with the tiles' geometry recomputed.
+ * tiles yet (docs/int8.md): there its fallback runs, with the tiles' geometry recomputed.
  */
 static vkbert_status q8_tiles(vkbert_context *ctx, const vkb_matmul_desc *d, vkb_matmul_tiles *t)
 {

@@ -2,7 +2,7 @@
  * A quantized per row (vkb_op_quantize_rows), B in Q8_0 blocks in the dot order. */
 #include "ops/ops.h"
 #include "shader_variants.h"
-#include "tune.h"
+#include "tune/tune.h"
 
 _Static_assert(sizeof(vkb_matmul_push) == VKB_PUSH_BYTES_MATMUL_DOT,
                "vkb_matmul_push matches shaders/matmul_dot.comp's Push block");

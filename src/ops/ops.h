@@ -19,8 +19,8 @@ typedef struct vkb_matmul_desc {
      * column groups of ceil(K / 32) blocks of 144 bytes. Needs a batch of 1 and b_trans false;
      * the gpu family runs its fallback, shaders/matmul.comp, for it. */
     bool b_q8;
-    /* With b_q8: B's blocks in the dot order (a uint = 4 k of one column, nn/weights_q8.h) and
-     * A already quantized per row by vkb_op_quantize_rows (lda: that output's pitch, in uints,
+    /* With b_q8: B's blocks in the dot order (a uint = 4 k of one column, nn/encoder/weights_q8.h)
+     * and A already quantized per row by vkb_op_quantize_rows (lda: that output's pitch, in uints,
      * vkb_q8_rows_pitch); runs shaders/matmul_dot.comp, which needs ctx->int8_dot. A and C fp32. */
     bool b_q8_dot;
 } vkb_matmul_desc;

@@ -1,5 +1,5 @@
 /* The micro-kernels that measure a device's own ceilings, shaders/fma_peak.comp and
- * shaders/copy_bandwidth.comp. They prepare dispatches like the other ops; src/bench.c
+ * shaders/copy_bandwidth.comp. They prepare dispatches like the other ops; src/perf/perf.c
  * times them. */
 #ifndef VKBERT_OPS_PEAK_H
 #define VKBERT_OPS_PEAK_H

@@ -1,7 +1,7 @@
 /* Host side of shaders/pool.comp, padded and ragged. */
 #include "ops/ops.h"
 #include "shader_variants.h"
-#include "tune.h"
+#include "tune/tune.h"
 
 typedef struct pool_push {
     uint32_t batch, seq_len, hidden, ld, mask_ld, modes, out_ld;

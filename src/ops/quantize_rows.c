@@ -1,7 +1,7 @@
 /* Host side of shaders/quantize_rows.comp: int8 activations for the integer-dot matmul. */
 #include "ops/ops.h"
 #include "shader_variants.h"
-#include "tune.h"
+#include "tune/tune.h"
 
 typedef struct quantize_push {
     uint32_t m, k, lda4, pitch4;

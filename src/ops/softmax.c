@@ -1,7 +1,7 @@
 /* Host side of shaders/softmax.comp. */
 #include "ops/ops.h"
 #include "shader_variants.h"
-#include "tune.h"
+#include "tune/tune.h"
 
 #include <math.h>
 #include <string.h>

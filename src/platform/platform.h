@@ -113,9 +113,4 @@ int plat_replace(const char *from, const char *to);
  * %LOCALAPPDATA% on Windows. False when there is none or it does not fit. */
 bool plat_cache_home(char *out, size_t size);
 
-/* ---- environment ---- */
-
-/* Sets (value NULL: removes) a variable of this process, as getenv reads it: 0 or an errno. */
-int plat_setenv(const char *name, const char *value);
-
 #endif

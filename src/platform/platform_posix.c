@@ -1,6 +1,6 @@
 /* The platform layer on POSIX (2008, with XSI): Linux with glibc or musl, Android's bionic,
  * macOS. Nothing here is glibc's own. */
-#define _XOPEN_SOURCE 700 /* mkdtemp, setenv under -std=c11 */
+#define _XOPEN_SOURCE 700 /* mkdtemp under -std=c11 */
 /* madvise and MADV_DONTNEED, which glibc and musl show with _DEFAULT_SOURCE and macOS with
  * _DARWIN_C_SOURCE; bionic always. */
 #define _DEFAULT_SOURCE
@@ -296,12 +296,4 @@ bool plat_cache_home(char *out, size_t size)
             : home && *home      ? snprintf(out, size, "%s/.cache", home)
                                  : -1;
     return n > 0 && (size_t)n < size;
-}
-
-/* ---- environment ---- */
-
-int plat_setenv(const char *name, const char *value)
-{
-    int failed = value ? setenv(name, value, 1) : unsetenv(name);
-    return failed ? errno : 0;
 }

@@ -341,11 +341,3 @@ bool plat_cache_home(char *out, size_t size)
     int n = snprintf(out, size, "%s", local);
     return n > 0 && (size_t)n < size;
 }
-
-/* ---- environment ---- */
-
-int plat_setenv(const char *name, const char *value)
-{
-    /* The C library's copy of the environment, which getenv reads; "" removes the variable. */
-    return _putenv_s(name, value ? value : "");
-}

@@ -77,7 +77,7 @@ typedef enum vkb_env_attention {
 } vkb_env_attention;
 
 /* VKBERT_MATMUL_TILES="wg_x,wg_y,tm,tn4[,bk]"; bk 16 when not given. */
-/* VKBERT_INT8_PATH=dot|dequant: how int8 weights' matmuls run (src/tune.c). */
+/* VKBERT_INT8_PATH=dot|dequant: how int8 weights' matmuls run (src/tune/tune.c). */
 typedef enum vkb_env_int8 { VKB_INT8_BY_TUNING, VKB_INT8_DOT, VKB_INT8_DEQUANT } vkb_env_int8;
 
 typedef struct vkb_env_tiles {
@@ -107,7 +107,8 @@ typedef struct vkb_env {
     int64_t lost_after_passes;
     char device[256];  /* VKBERT_DEVICE; "" when unset */
     char limits[1024]; /* VKBERT_LIMITS; "" when unset */
-    /* VKBERT_CACHE_DIR, else the home cache (vk_cache.c); "" when caching is off. */
+    /* vkbert_context_options.cache_dir, else VKBERT_CACHE_DIR, else the home cache
+     * (vk_cache.c); "" when caching is off. */
     char cache_dir[VKB_PATH_MAX];
 } vkb_env;
 
@@ -264,8 +265,8 @@ const char *vkb_global_error(void);
 /* ---- the environment (vk_env.c) ---- */
 /* Reads and checks every VKBERT_* variable into ctx->env; a bad value fails, naming the
  * variable. The first thing every way of making a context does: nothing reads the environment
- * later. */
-vkbert_status vkb_env_read(vkbert_context *ctx);
+ * later. `cache_dir` (the context option; NULL or "": none) overrides VKBERT_CACHE_DIR. */
+vkbert_status vkb_env_read(vkbert_context *ctx, const char *cache_dir);
 /* Replaces one variable of ctx->env.tuning by `value`, checked as at creation ("": as if
  * unset); NULL restores what the environment said at creation. */
 vkbert_status vkb_env_override(vkbert_context *ctx, const char *name, const char *value);
@@ -327,9 +328,10 @@ vkbert_status vkb_check_layout(vkbert_context *ctx, const char *shader,
 vkbert_status vkb_check_alive(vkbert_context *ctx);
 
 /* ---- on-disk caches (vk_cache.c) ---- */
-/* The directory from `setting` (VKBERT_CACHE_DIR's value; "off" disables, NULL or "" means
- * unset), else $XDG_CACHE_HOME/vkbert, else $HOME/.cache/vkbert; false when caching is off or
- * there is no home. For vkb_env_read: the home is looked up in the environment. */
+/* The directory from `setting` (the cache_dir option's or VKBERT_CACHE_DIR's value; "off"
+ * disables, NULL or "" means unset), else $XDG_CACHE_HOME/vkbert, else $HOME/.cache/vkbert; false
+ * when caching is off or there is no home. For vkb_env_read: the home is looked up in the
+ * environment. */
 bool vkb_cache_dir_resolve(const char *setting, char *out, size_t size);
 /* The context's directory, as vkb_env_read resolved it; false when caching is off. */
 bool vkb_cache_dir(const vkbert_context *ctx, char *out, size_t size);

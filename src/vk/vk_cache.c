@@ -1,7 +1,7 @@
 /* The on-disk caches: where they live, reading and atomic writing, and the pipeline cache that
  * outlives the context. A driver turns SPIR-V into machine code inside vkCreateComputePipelines,
  * which costs tens of milliseconds per pipeline on lavapipe and more on some GPUs; giving it
- * what it compiled last time saves that at every start (ncnn does the same, STYLE.md).
+ * what it compiled last time saves that at every start (ncnn does the same).
  *
  * A cache is an optimisation and never a reason to fail: a missing, unreadable, damaged or
  * foreign file is ignored, and rewritten when the context ends. */

@@ -542,7 +542,7 @@ uint64_t vkb_timeout_ns(const vkbert_context *ctx, const vkbert_context_options 
 
 vkbert_status vkb_context_init(vkbert_context *ctx, const vkbert_context_options *options)
 {
-    vkbert_status status = vkb_env_read(ctx);
+    vkbert_status status = vkb_env_read(ctx, options ? options->cache_dir : NULL);
     if (status) return status;
     status = vkb_load_vulkan();
     if (status) return vkb_fail(ctx, status, "%s", vkb_global_error());

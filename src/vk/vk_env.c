@@ -1,6 +1,6 @@
-/* The environment, read once when a context is made (DESIGN.md): a variable set later changes
- * nothing on that context, so its choices cannot drift between two plans, and no thread reads
- * getenv while another sets a variable (POSIX leaves that undefined). Each variable is parsed
+/* The environment, read once when a context is made (docs/architecture.md): a variable set later
+ * changes nothing on that context, so its choices cannot drift between two plans, and no thread
+ * reads getenv while another sets a variable (POSIX leaves that undefined). Each variable is parsed
  * and checked here; a bad value fails context creation with a message that names it. */
 #include "vk.h"
 
@@ -82,7 +82,7 @@ static vkbert_status parse_attention(vkbert_context *ctx, const char *name, cons
     return status;
 }
 
-/* The numbers are checked against the device where they are used (src/tune.c); here only
+/* The numbers are checked against the device where they are used (src/tune/tune.c); here only
  * their form, and that none is zero but the depth (0: no shared memory). */
 static vkbert_status parse_tiles(vkbert_context *ctx, const char *name, const char *value,
                                  vkb_tuning_env *t)
@@ -232,7 +232,7 @@ static vkbert_status read_device_env(vkbert_context *ctx)
     return status;
 }
 
-vkbert_status vkb_env_read(vkbert_context *ctx)
+vkbert_status vkb_env_read(vkbert_context *ctx, const char *cache_dir)
 {
     vkb_env *env = &ctx->env;
     memset(env, 0, sizeof *env);
@@ -244,7 +244,9 @@ vkbert_status vkb_env_read(vkbert_context *ctx)
     env->tuning_at_creation = env->tuning;
     vkbert_status status = read_device_env(ctx);
     if (status) return status;
-    if (!vkb_cache_dir_resolve(getenv("VKBERT_CACHE_DIR"), env->cache_dir, sizeof env->cache_dir))
+    /* The option wins over the variable, with the same values ("off", a path; "" is unset). */
+    const char *setting = cache_dir && *cache_dir ? cache_dir : getenv("VKBERT_CACHE_DIR");
+    if (!vkb_cache_dir_resolve(setting, env->cache_dir, sizeof env->cache_dir))
         env->cache_dir[0] = '\0';
     return VKBERT_OK;
 }

@@ -139,7 +139,7 @@ vkbert_status vkb_context_init_external(vkbert_context *ctx, const vkbert_contex
                                         const vkbert_vulkan_device *d)
 {
     ctx->external = true; /* from here on, a failure's release leaves the caller's objects */
-    vkbert_status status = vkb_env_read(ctx);
+    vkbert_status status = vkb_env_read(ctx, options ? options->cache_dir : NULL);
     if (!status) status = check_handles(ctx, d);
     if (!status) status = load_functions(ctx, d->instance);
     if (status) return status;

@@ -51,7 +51,7 @@ static const struct {
 };
 
 /* `minimum`: what the Vulkan 1.1 specification requires of every device ("Required Limits";
- * ../shared/notes/DRIVERS.md), for each limit the library reads. */
+ * docs/drivers.md), for each limit the library reads. */
 #define MINIMUM(field, value)                                                                      \
     {                                                                                              \
         offsetof(VkPhysicalDeviceLimits, field), value                                             \

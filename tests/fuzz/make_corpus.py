@@ -148,7 +148,7 @@ BERT_TEMPLATE = {
 
 
 def tokenizer_json(**pieces):
-    """tokenizer.json as transformers saves BERT's (tests/st_folder.c writes the same)."""
+    """tokenizer.json as transformers saves BERT's (tests/support/st_folder.c writes the same)."""
     model = {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
              "max_input_chars_per_word": 100,
              "vocab": {t: i for i, t in enumerate(TOK_VOCAB)}}

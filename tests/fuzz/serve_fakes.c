@@ -142,7 +142,7 @@ static char *join(const char *a, const char *b)
 }
 
 vkbert_status vkbert_model_encode(const vkbert_model *m, const char *text, const char *pair,
-                                  const vkbert_encode_options *o, vkbert_model_input *out)
+                                  const vkbert_encode_options *o, vkbert_encoding *out)
 {
     const char *prompt;
     vkbert_status st = find_prompt(o->prompt_name, &prompt);
@@ -156,19 +156,12 @@ vkbert_status vkbert_model_encode(const vkbert_model *m, const char *text, const
     free(joined);
     if (rc) return fail(VKBERT_ERROR_INVALID_ARGUMENT, err);
     free(t.mask);
-    *out = (vkbert_model_input){.struct_size = sizeof *out,
-                                .ids = t.ids,
-                                .type_ids = t.type_ids,
-                                .count = t.count,
-                                .full_count = t.full_count};
+    *out = (vkbert_encoding){.struct_size = sizeof *out,
+                             .ids = t.ids,
+                             .type_ids = t.type_ids,
+                             .count = t.count,
+                             .full_count = t.full_count};
     return VKBERT_OK;
-}
-
-void vkbert_model_input_free(vkbert_model_input *input)
-{
-    free(input->ids);
-    free(input->type_ids);
-    input->ids = input->type_ids = NULL;
 }
 
 vkbert_status vkbert_tokenizer_encode(const vkbert_tokenizer *t, const char *text, const char *pair,
@@ -184,6 +177,8 @@ vkbert_status vkbert_tokenizer_encode(const vkbert_tokenizer *t, const char *tex
     out->ids = ids.ids;
     out->type_ids = ids.type_ids;
     out->count = ids.count;
+    out->prompt_tokens = 0;
+    out->full_count = ids.full_count;
     return VKBERT_OK;
 }
 
@@ -233,7 +228,7 @@ int serve_queue_depth(serve_queue *q)
 static void fill_rows(serve_work *w)
 {
     for (int i = 0; i < w->count; i++) {
-        const vkbert_model_input *in = &w->inputs[i];
+        const vkbert_encoding *in = &w->inputs[i];
         for (int j = 0; j < w->width; j++)
             w->rows[(size_t)i * w->width + j] =
                 (float)((in->count ? in->ids[(i + j) % in->count] : 0) - j) / 7.0f;

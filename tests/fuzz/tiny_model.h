@@ -1,5 +1,5 @@
 /* The model fuzz_config loads its config.json against, shared with the regression tests that
- * replay its inputs (tests/test_fuzz_regressions.c): every size different, so that a config
+ * replay its inputs (tests/fuzz/test_fuzz_regressions.c): every size different, so that a config
  * that swaps two fields fails. */
 #ifndef VKBERT_FUZZ_TINY_MODEL_H
 #define VKBERT_FUZZ_TINY_MODEL_H

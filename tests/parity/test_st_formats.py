@@ -15,7 +15,7 @@ import json
 import os
 import sys
 
-import parity  # bench/parity.py, on the path by conftest.py
+import parity  # benchmarks/parity.py, on the path by conftest.py
 import pytest
 
 

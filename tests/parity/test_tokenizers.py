@@ -3,7 +3,7 @@
 The tokenizer.json files are made by `tokenizers`: built in code (each BertNormalizer setting,
 TemplateProcessing and BertProcessing, added tokens), trained by its WordPieceTrainer, and
 all-MiniLM-L6-v2's own, alone (as tokenizers reads it), and with its tokenizer_config.json or
-its vocab.txt instead (as transformers reads them, bench/parity.py's reference_tokenizer).
+its vocab.txt instead (as transformers reads them, benchmarks/parity.py's reference_tokenizer).
 `vkbert tokenize` and Tokenizer.encode / encode_batch must give the same ids, type ids and
 attention masks for single texts and pairs, truncated longest_first at the same limit.
 
@@ -45,7 +45,7 @@ except ImportError:
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
 from parity import reference_tokenizer, token_mismatches, vkbert_tokenize  # noqa: E402
 
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]

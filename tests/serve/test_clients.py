@@ -1,5 +1,5 @@
-"""Real clients: curl with the README's example requests (read from README.md), and Node (its
-global fetch and the official `openai` npm package, tests/serve/node) against numbers the
+"""Real clients: curl with the example requests of docs/serving.md (read from the page), and Node
+(its global fetch and the official `openai` npm package, tests/serve/node) against numbers the
 library computes here."""
 
 import json
@@ -19,7 +19,7 @@ QUERY = "the cat sat on the mat"
 DOCS = ["a cat sat on a mat", "the dog ran far away", "hello world"]
 
 
-README = os.path.join(ROOT, "README.md")
+SERVING_DOC = os.path.join(ROOT, "docs", "serving.md")
 
 
 def _curl_path():
@@ -38,12 +38,11 @@ def run_curl(args):
     return int(code), text
 
 
-def readme_curl(server, route):
-    """The README's example request to `route` (its "Serving" section's sh block), sent as it
-    is written but to this server: (HTTP status, body, the request's JSON)."""
-    with open(README, encoding="utf-8") as f:
-        text = f.read()
-    section = text[text.index("## Serving: `vkbert serve`"):]
+def documented_curl(server, route):
+    """docs/serving.md's example request to `route` (the page's first sh block), sent as it is
+    written but to this server: (HTTP status, body, the request's JSON)."""
+    with open(SERVING_DOC, encoding="utf-8") as f:
+        section = f.read()
     start = section.index("```sh\n") + len("```sh\n")
     block = section[start:section.index("```", start)].replace("\\\n", " ")
     for line in block.splitlines():
@@ -52,18 +51,18 @@ def readme_curl(server, route):
             args = [a.replace("localhost:8080", f"{server.host}:{server.port}") for a in args[1:]]
             code, body = run_curl(args)
             return code, body, json.loads(args[args.index("-d") + 1])
-    raise AssertionError(f"README.md has no curl example for {route}")
+    raise AssertionError(f"docs/serving.md has no curl example for {route}")
 
 
-def test_curl_readme_embed(st_server, models):
-    code, text, request = readme_curl(st_server, "/embed")
+def test_curl_documented_embed(st_server, models):
+    code, text, request = documented_curl(st_server, "/embed")
     assert code == 200, text
     close(json.loads(text), np.stack([models("st").embed([t], normalize=True)[0]
                                       for t in request["inputs"]]))
 
 
-def test_curl_readme_openai_embeddings(st_server, models):
-    code, text, request = readme_curl(st_server, "/v1/embeddings")
+def test_curl_documented_openai_embeddings(st_server, models):
+    code, text, request = documented_curl(st_server, "/v1/embeddings")
     assert code == 200, text
     body = json.loads(text)
     texts = [request["input"]] if isinstance(request["input"], str) else request["input"]
@@ -71,8 +70,8 @@ def test_curl_readme_openai_embeddings(st_server, models):
           np.stack([models("st").embed([t], normalize=True)[0] for t in texts]))
 
 
-def test_curl_readme_rerank(cross_server, models):
-    code, text, request = readme_curl(cross_server, "/rerank")
+def test_curl_documented_rerank(cross_server, models):
+    code, text, request = documented_curl(cross_server, "/rerank")
     assert code == 200, text
     want = models("cross").rerank(request["query"], request["texts"])
     got = json.loads(text)

@@ -13,9 +13,9 @@ import vkbert
 from conftest import (TEXTS, close, error_body, folder, openai_error, still_serves, unchanged,
                       unit)
 
-# TEI's ErrorType -> status (router/src/http/server.rs, From<&ErrorType> for StatusCode):
-# Empty 400, Tokenizer 422, Backend 424, Overloaded 429, Unhealthy 503. Validation is 413 in
-# TEI; the issue lists bad input as 400 or 422, so a Validation error may be either of 413/422.
+# TEI's ErrorType -> status (router/src/http/server.rs, From<&ErrorType> for StatusCode): Empty 400,
+# Tokenizer 422, Backend 424, Overloaded 429, Unhealthy 503. Validation is 413 in TEI;
+# docs/serving.md lists bad input as 400 or 422, so a Validation error may be either of 413/422.
 BAD_INPUT = (400, 422)
 VALIDATION = (413, 422)
 
@@ -269,8 +269,8 @@ def test_a_huge_batch_is_refused_at_once(request, models, server, path, make_bod
 
 
 def test_half_close_after_the_request(st_server, models):
-    """A half-close reads as the same FIN as a close: the request is taken as gone (README),
-    or answered if it ran first; either way the server goes on."""
+    """A half-close reads as the same FIN as a close: the request is taken as gone
+    (docs/serving.md), or answered if it ran first; either way the server goes on."""
     with unchanged(st_server):
         with rawhttp.connect(st_server, timeout=30) as sock:
             sock.sendall(rawhttp.request_bytes("POST", "/embed", {"inputs": TEXTS[:2]}))

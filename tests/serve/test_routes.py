@@ -90,7 +90,7 @@ def test_embed_truncate_false_over_the_limit_is_refused(st_server, models):
         given = len(model.tokenize("query: " + text, max_length=-1)["input_ids"])
         r = st_server.post("/embed", {"inputs": text, "truncate": False})
         # TEI answers a Validation error with 413 (server.rs, From<&ErrorType> for StatusCode);
-        # the issue lists bad input as 400 or 422.
+        # docs/serving.md lists bad input as 400 or 422.
         assert r.status in (413, 422), r
         body = r.json()
         assert body["error_type"] == "Validation", r

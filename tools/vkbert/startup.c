@@ -8,11 +8,12 @@
 
 /* One start: context, layer, one small forward (which makes its pipelines), destroy (which
  * writes the pipeline cache). */
-static int one_start(const char *device, double *context_ms, double *pipelines_ms)
+static int one_start(const char *device, const char *cache_dir, double *context_ms,
+                     double *pipelines_ms)
 {
     enum { E = 768, H = 12, S = 8 };
-    vkbert_context_options options = {.struct_size = sizeof(vkbert_context_options),
-                                      .device = device};
+    vkbert_context_options options = {
+        .struct_size = sizeof(vkbert_context_options), .device = device, .cache_dir = cache_dir};
     vkbert_context *ctx = NULL;
     if (vkbert_context_create(&options, &ctx)) return -1;
     float *w = calloc((size_t)E * E, sizeof *w), *b = calloc(E, sizeof *b);
@@ -34,14 +35,10 @@ int cli_measure_startup(const char *device, cli_startup *out)
     memset(out, 0, sizeof *out);
     char dir[1024];
     if (!plat_make_temp_dir(dir, sizeof dir)) return -1;
-    const char *saved = getenv("VKBERT_CACHE_DIR");
-    char *previous = saved ? malloc(strlen(saved) + 1) : NULL;
-    if (previous) strcpy(previous, saved);
-    int failed = (saved && !previous) || plat_setenv("VKBERT_CACHE_DIR", dir) ||
-                 one_start(device, &out->cold_context_ms, &out->cold_pipelines_ms) ||
-                 one_start(device, &out->warm_context_ms, &out->warm_pipelines_ms);
-    if (plat_setenv("VKBERT_CACHE_DIR", previous)) failed = 1;
-    free(previous);
+    /* The context's own cache directory: the process environment, which other threads may be
+     * reading, stays as it is. */
+    int failed = one_start(device, dir, &out->cold_context_ms, &out->cold_pipelines_ms) ||
+                 one_start(device, dir, &out->warm_context_ms, &out->warm_pipelines_ms);
     if (plat_remove_dir(dir)) failed = 1;
     out->measured = !failed;
     return failed ? -1 : 0;

@@ -81,9 +81,9 @@ typedef struct serve_work {
     serve_task task;
     int raw_scores; /* SERVE_TASK_SCORE: logits instead of vkbert_model_score_inputs' rule */
     int count;
-    const vkbert_model_input *inputs; /* [count], the route's until serve_queue_run returns */
-    int width;                        /* floats per row: the dimension, or the labels */
-    float *rows;                      /* [count][width]: embeddings never normalized; scores */
+    const vkbert_encoding *inputs; /* [count], the route's until serve_queue_run returns */
+    int width;                     /* floats per row: the dimension, or the labels */
+    float *rows;                   /* [count][width]: embeddings never normalized; scores */
     int client_fd;     /* the request's socket: dropped before it runs once closed; -1: unknown */
     double arrived_ms; /* serve_now_ms() when the request arrived */
 

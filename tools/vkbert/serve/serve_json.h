@@ -43,9 +43,9 @@ int serve_field_int(const cJSON *o, const char *name, int lo, int hi, int *out, 
 int serve_field_direction(const cJSON *o, int *left, serve_fail *f);
 
 /* One request's inputs, tokenized. `hand` marks the rows made here from token ids (freed with
- * free, not vkbert_model_input_free). */
+ * free, not vkbert_encoding_free). */
 typedef struct serve_inputs {
-    vkbert_model_input *in;
+    vkbert_encoding *in;
     unsigned char *hand;
     int count;
     int tokens; /* the sum of the counts */

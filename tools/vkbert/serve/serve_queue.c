@@ -43,9 +43,9 @@ typedef struct scheduler {
     char device_name[128];
     pthread_t thread;
     int healthy;
-    entry *batch;               /* [q->batch_capacity] */
-    vkbert_model_input *inputs; /* [q->batch_capacity] */
-    float *rows;                /* grown to the largest batch's, then kept */
+    entry *batch;            /* [q->batch_capacity] */
+    vkbert_encoding *inputs; /* [q->batch_capacity] */
+    float *rows;             /* grown to the largest batch's, then kept */
     size_t row_capacity;
     char error[256]; /* the failed batch's message */
 } scheduler;
@@ -104,7 +104,7 @@ static void finish(request *req, int n, serve_outcome outcome, vkbert_status sta
  * (core/src/queue.rs); here the request's socket says so: the peer of a closed socket reads as
  * end of file, a reset one as ECONNRESET. Anything else (data waiting, EAGAIN, an fd that is
  * not a socket) is a client still there. A client that only shut down its sending side reads
- * as end of file too: the FIN is the same, so it is taken as gone (README, serve). */
+ * as end of file too: the FIN is the same, so it is taken as gone (docs/serving.md). */
 static int client_gone(int fd)
 {
     if (fd < 0) return 0;

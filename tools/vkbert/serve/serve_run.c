@@ -22,7 +22,7 @@ int serve_inputs_alloc(serve_inputs *x, int count, serve_fail *f)
         return serve_fail_set(f, "Backend", "out of host memory");
     }
     for (int i = 0; i < count; i++)
-        x->in[i] = (vkbert_model_input)VKBERT_MODEL_INPUT_INIT;
+        x->in[i] = (vkbert_encoding)VKBERT_ENCODING_INIT;
     x->count = count;
     return 0;
 }
@@ -31,7 +31,7 @@ void serve_inputs_free(serve_inputs *x)
 {
     for (int i = 0; x->in && i < x->count; i++) {
         if (!x->hand[i]) {
-            vkbert_model_input_free(&x->in[i]);
+            vkbert_encoding_free(&x->in[i]);
             continue;
         }
         free(x->in[i].ids);
@@ -72,7 +72,7 @@ int serve_inputs_text(const serve_server *s, serve_inputs *x, int i, const char 
     eo.prompt_name = o->prompt_name;
     eo.truncate = 1; /* always cut, so that full_count says how long it was */
     eo.truncate_left = o->truncate_left;
-    vkbert_model_input *in = &x->in[i];
+    vkbert_encoding *in = &x->in[i];
     vkbert_status st = vkbert_model_encode(s->model, text, pair, &eo, in);
     if (st) return encode_failed(s, st, f);
     x->tokens += in->count;
@@ -105,7 +105,7 @@ int serve_inputs_ids(const serve_server *s, serve_inputs *x, int i, const cJSON 
     if (!n) return serve_fail_set(f, "Validation", "`inputs` cannot be empty");
     const vkbert_tokenizer *t = vkbert_model_tokenizer(s->model);
     int limit = vkbert_tokenizer_max_length(t);
-    vkbert_model_input *in = &x->in[i];
+    vkbert_encoding *in = &x->in[i];
     x->hand[i] = 1;
     if (!(in->ids = malloc((size_t)n * sizeof *in->ids)))
         return serve_fail_set(f, "Backend", "out of host memory");

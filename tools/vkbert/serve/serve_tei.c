@@ -276,7 +276,7 @@ serve_reply serve_tei_predict(serve_server *s, const serve_call *call)
 }
 
 /* Whether the input starts with the template's first `lead` tokens and ends with the rest. */
-static int template_split(const vkbert_model_input *in, const vkbert_encoding *e, int lead)
+static int template_split(const vkbert_encoding *in, const vkbert_encoding *e, int lead)
 {
     if (e->count > in->count) return 0;
     for (int i = 0; i < e->count; i++) {
@@ -289,7 +289,7 @@ static int template_split(const vkbert_model_input *in, const vkbert_encoding *e
 /* How many of the template's special tokens come before the text, and (*specials) how many
  * there are: the empty text's encoding is the template alone ([CLS] [SEP]). Splits are tried
  * from the middle out, so that a text that starts with [SEP] still splits [CLS] | [SEP]. */
-static int template_lead(const vkbert_tokenizer *t, const vkbert_model_input *in, int *specials)
+static int template_lead(const vkbert_tokenizer *t, const vkbert_encoding *in, int *specials)
 {
     vkbert_encoding e = VKBERT_ENCODING_INIT;
     int lead = -1;
@@ -307,7 +307,7 @@ static int template_lead(const vkbert_tokenizer *t, const vkbert_model_input *in
 /* TEI's SimpleToken (types.rs): start and stop are Option<usize>, null for special tokens;
  * vkbert's tokenizer keeps no offsets, so they are null for every token, and text is the
  * vocabulary's token instead of the input's characters. */
-static cJSON *tokens_json(const serve_server *s, const vkbert_model_input *in, int add_special)
+static cJSON *tokens_json(const serve_server *s, const vkbert_encoding *in, int add_special)
 {
     const vkbert_tokenizer *t = vkbert_model_tokenizer(s->model);
     int specials, lead = template_lead(t, in, &specials), trail = specials - lead;
