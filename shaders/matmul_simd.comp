@@ -4,8 +4,9 @@
 // operands of shaders/matmul.comp. Each invocation is one lane of the CPU's SIMD vector:
 // inputs come through uniform texel buffers (a vectorized gather on lavapipe, where storage
 // buffer reads are a scalar loop per lane), there is no shared memory and no barrier, and the
-// register tile is fixed at compile time (TM rows x 4*TN4 columns per invocation) so that
-// every loop over it unrolls into straight-line code and the accumulators stay in registers.
+// register tile is fixed when the pipeline is made (TM rows x 4*TN4 columns per invocation: TM
+// at compile time, TN4 by a specialization constant) so that every loop over it unrolls into
+// straight-line code and the accumulators stay in registers.
 // Version 2 of matmul.comp's loop: 35 -> see docs/benchmarks.md.
 #extension GL_EXT_control_flow_attributes : require
 #ifdef SUBGROUP_A
@@ -20,9 +21,13 @@
 #ifndef TM
 #define TM 8
 #endif
-#ifndef TN4
-#define TN4 2
+// The vec4 columns come from specialization constant 3 (the host's tn4, at most TN4_MAX, the
+// size of the register arrays): the driver sees it as a constant and unrolls its loops, as it
+// does TM's, and one module serves every TN4 of a TM (cmake/shader_variants.cmake).
+#ifndef TN4_MAX
+#define TN4_MAX 4
 #endif
+layout(constant_id = 3) const uint TN4 = 1;
 
 layout(local_size_x_id = 0, local_size_y_id = 1) in;
 layout(constant_id = 4) const bool B_TRANS = false;
@@ -102,12 +107,12 @@ void main()
     uint col0 = gl_WorkGroupID.x * gl_WorkGroupSize.x * TN4 + gl_LocalInvocationID.x;
     int a_row[TM];
     [[unroll]] for (uint i = 0; i < TM; i++) a_row[i] = a_row_of(row0 + i * gl_WorkGroupSize.y);
-    int col[TN4];
+    int col[TN4_MAX];
     [[unroll]] for (uint j = 0; j < TN4; j++) col[j] = int(min(col0 + j * gl_WorkGroupSize.x, n4 - 1));
     int b_base = int(z * p.batch_b4);
     int ldb = int(p.ldb4);
 
-    vec4 acc[TM][TN4];
+    vec4 acc[TM][TN4_MAX];
     [[unroll]] for (uint i = 0; i < TM; i++)
         [[unroll]] for (uint j = 0; j < TN4; j++) acc[i][j] = vec4(0);
 

@@ -1,6 +1,6 @@
 /* Host side of shaders/attention_fused.comp, padded and ragged. */
 #include "ops/ops.h"
-#include "shaders.h"
+#include "shader_variants.h"
 #include "tune/tune.h"
 
 #include <stdlib.h>
@@ -15,7 +15,8 @@ typedef struct fused_push {
     float keep_scale;
     uint32_t seed_lo, seed_hi;
 } fused_push;
-_Static_assert(sizeof(fused_push) == 16 * 4, "fused_push matches the shader's Push block");
+_Static_assert(sizeof(fused_push) == VKB_PUSH_BYTES_ATTENTION_FUSED,
+               "fused_push matches shaders/attention_fused.comp's Push block");
 
 enum { HAS_MASK = 1, CAUSAL = 2, DROPOUT = 4, ADDITIVE = 8 };
 
@@ -28,14 +29,6 @@ static uint32_t chunk_for(uint32_t d4, uint32_t *slices)
 {
     *slices = (d4 + CHUNK_MAX - 1) / CHUNK_MAX;
     return (d4 + *slices - 1) / *slices;
-}
-
-/* K and V rows shared by shuffles need one subgroup that is the whole workgroup: the
- * device's own subgroup size, or one it can require (vkb_subgroup_fits). */
-static bool can_share_rows(const vkbert_context *ctx, uint32_t workgroup)
-{
-    if (!ctx->tuning->env.simd_shuffle) return false;
-    return vkb_subgroup_fits(ctx, workgroup, workgroup, VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
 }
 
 static fused_push make_push(const vkb_fused_desc *d)
@@ -60,23 +53,6 @@ static fused_push make_push(const vkb_fused_desc *d)
         push.seed_hi = (uint32_t)(d->seed >> 32);
     }
     return push;
-}
-
-/* The ways of reading the rows (CMakeLists.txt's fused modules), padded and ragged. */
-enum { PLAIN, TEXEL, SHARED };
-static const vkb_spirv *const modules[2][3] = {
-    {&vkb_shader_attention_fused, &vkb_shader_attention_fused_texel,
-     &vkb_shader_attention_fused_shared},
-    {&vkb_shader_attention_fused_ragged, &vkb_shader_attention_fused_texel_ragged,
-     &vkb_shader_attention_fused_shared_ragged}};
-
-static int kind_for(vkbert_context *ctx, const vkb_fused_desc *d, vkb_view rows, uint32_t workgroup)
-{
-    uint32_t elem = d->rows_half ? 2 : 4; /* bytes */
-    bool texel = vkb_tune_family(ctx) == VKB_FAMILY_SIMD && (!d->rows_half || ctx->fp16_texels) &&
-                 vkb_tune_texels_fit(ctx, 1, 3, rows.size / (4 * elem));
-    if (!texel) return PLAIN;
-    return can_share_rows(ctx, workgroup) ? SHARED : TEXEL;
 }
 
 /* A ragged batch: the offsets in the mask's place, and nothing that needs a mask's layout. */
@@ -127,7 +103,10 @@ vkbert_status vkb_op_attention_fused(vkbert_context *ctx, VkDescriptorPool pool,
     vkbert_status status = check_shape(ctx, d, rows, mask, slices * chunk);
     if (status) return status;
     uint32_t size = vkb_tune_fused_workgroup(ctx, d->seq_len);
-    int kind = kind_for(ctx, d, rows, size);
+    uint32_t elem = d->rows_half ? 2 : 4; /* bytes */
+    uint32_t axes = vkb_tune_fused_read(ctx, d->rows_half, rows.size / (4 * elem), size);
+    bool texel = axes & VKB_AXIS_TEXEL, shared = axes & VKB_AXIS_SHUFFLE;
+    if (d->ragged) axes |= VKB_AXIS_RAGGED;
     fused_push push = make_push(d);
     vkb_view views[3] = {rows, mask, out};
     if (d->rows_half) views[0].format = VK_FORMAT_R16G16B16A16_SFLOAT;
@@ -135,15 +114,15 @@ vkbert_status vkb_op_attention_fused(vkbert_context *ctx, VkDescriptorPool pool,
     static const VkDescriptorType texel_types[3] = {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
                                                     VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                                     VK_DESCRIPTOR_TYPE_STORAGE_BUFFER};
-    vkb_kernel kernel = {modules[d->ragged][kind],
-                         kind != PLAIN ? texel_types : NULL,
+    vkb_kernel kernel = {vkb_tune_variant(ctx, &vkb_variants_attention_fused, axes),
+                         texel ? texel_types : NULL,
                          spec,
                          5,
                          views,
                          3,
                          &push,
                          sizeof push,
-                         kind == SHARED ? size : 0};
+                         shared ? size : 0};
     status = vkb_dispatch_prepare(ctx, pool, &kernel, dispatch);
     if (status) return status;
     dispatch->groups[0] = (d->seq_len + size - 1) / size;

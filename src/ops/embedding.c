@@ -1,6 +1,6 @@
 /* Host side of shaders/embedding.comp, padded and ragged. */
 #include "ops/ops.h"
-#include "shaders.h"
+#include "shader_variants.h"
 #include "tune/tune.h"
 
 typedef struct embedding_push {
@@ -10,7 +10,8 @@ typedef struct embedding_push {
     float eps;
     uint32_t positions;
 } embedding_push;
-_Static_assert(sizeof(embedding_push) == 14 * 4, "embedding_push matches the shader's Push block");
+_Static_assert(sizeof(embedding_push) == VKB_PUSH_BYTES_EMBEDDING,
+               "embedding_push matches shaders/embedding.comp's Push block");
 
 static vkbert_status check_desc(vkbert_context *ctx, const vkb_embedding_desc *d, vkb_view word,
                                 vkb_view ids)
@@ -37,14 +38,6 @@ static vkbert_status check_desc(vkbert_context *ctx, const vkb_embedding_desc *d
     return VKBERT_OK;
 }
 
-static const vkb_spirv *shader_for(const vkbert_context *ctx, bool ragged)
-{
-    if (ragged)
-        return ctx->subgroup_arithmetic ? &vkb_shader_embedding_ragged
-                                        : &vkb_shader_embedding_ragged_shared;
-    return ctx->subgroup_arithmetic ? &vkb_shader_embedding : &vkb_shader_embedding_shared;
-}
-
 vkbert_status vkb_op_embedding(vkbert_context *ctx, VkDescriptorPool pool,
                                const vkb_embedding_desc *d, vkb_view word, vkb_view tables,
                                vkb_view ids, vkb_view out, vkb_dispatch *dispatch)
@@ -67,8 +60,9 @@ vkbert_status vkb_op_embedding(vkbert_context *ctx, VkDescriptorPool pool,
                            d->eps,
                            d->positions};
     vkb_view views[4] = {word, tables, ids, out};
-    vkb_kernel kernel = {
-        shader_for(ctx, d->ragged), NULL, spec, 2, views, 4, &push, sizeof push, 0};
+    uint32_t axes = d->ragged ? VKB_AXIS_RAGGED : 0;
+    const vkb_spirv *shader = vkb_tune_variant(ctx, &vkb_variants_embedding, axes);
+    vkb_kernel kernel = {shader, NULL, spec, 2, views, 4, &push, sizeof push, 0};
     status = vkb_dispatch_prepare(ctx, pool, &kernel, dispatch);
     if (status) return status;
     vkb_grid_1d(ctx, d->tokens, 1, dispatch->groups); /* one workgroup per token */

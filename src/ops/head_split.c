@@ -1,12 +1,16 @@
 /* Host side of shaders/head_split.comp, and of head_merge.comp, whose push constants and
  * grid are the same. */
 #include "ops/ops.h"
-#include "shaders.h"
+#include "shader_variants.h"
 #include "tune/tune.h"
 
 typedef struct heads_push {
     uint32_t batch, seq_len, heads, head_dim, ld, dp;
 } heads_push;
+_Static_assert(sizeof(heads_push) == VKB_PUSH_BYTES_HEAD_SPLIT,
+               "heads_push matches shaders/head_split.comp's Push block");
+_Static_assert(sizeof(heads_push) == VKB_PUSH_BYTES_HEAD_MERGE,
+               "heads_push matches shaders/head_merge.comp's Push block");
 
 vkbert_status vkb_op_heads(vkbert_context *ctx, VkDescriptorPool pool, const vkb_spirv *shader,
                            const vkb_heads_desc *d, vkb_view in, vkb_view out,

@@ -1,11 +1,13 @@
 /* Host side of shaders/keep_mask.comp. */
 #include "ops/ops.h"
-#include "shaders.h"
+#include "shader_variants.h"
 #include "tune/tune.h"
 
 typedef struct keep_mask_push {
     uint32_t batch, seq_len, ld, nonzero;
 } keep_mask_push;
+_Static_assert(sizeof(keep_mask_push) == VKB_PUSH_BYTES_KEEP_MASK,
+               "keep_mask_push matches shaders/keep_mask.comp's Push block");
 
 vkbert_status vkb_op_keep_mask(vkbert_context *ctx, VkDescriptorPool pool,
                                const vkb_keep_mask_desc *d, vkb_view keep, vkb_view pooling,

@@ -2,60 +2,19 @@
  * shaders/matmul.comp (its fallback without shared memory) and shaders/matmul_simd.comp (simd
  * family). All three take the same bindings and push constants; src/tune/tune.c picks one. */
 #include "ops/ops.h"
-#include "shaders.h"
+#include "shader_variants.h"
 #include "tune/tune.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* The compiled register tiles of the simd family (CMakeLists.txt); the largest that fits.
- * `shared`, `shared_q8`: the variants whose subgroups of 8 lanes share A's rows by shuffles
- * (NULL where none is compiled); `q8`, `shared_q8`: the ones reading B in Q8_0 blocks. */
-#define SIMD_TILE(tm, tn4, shared, shared_q8)                                                      \
-    {                                                                                              \
-        tm, tn4, &vkb_shader_matmul_simd_##tm##x##tn4, shared,                                     \
-            &vkb_shader_matmul_simd_q8_##tm##x##tn4, shared_q8                                     \
-    }
-#define SHARED_TILE(tm, tn4)                                                                       \
-    SIMD_TILE(tm, tn4, &vkb_shader_matmul_simd_sg8_##tm##x##tn4,                                   \
-              &vkb_shader_matmul_simd_sg8_q8_##tm##x##tn4)
-static const struct {
-    uint32_t tm, tn4;
-    const vkb_spirv *shader, *shared, *q8, *shared_q8;
-} simd_tiles[] = {
-    SHARED_TILE(16, 4), SHARED_TILE(16, 3),          SHARED_TILE(16, 2),
-    SHARED_TILE(8, 4),  SHARED_TILE(8, 3),           SHARED_TILE(8, 2),
-    SHARED_TILE(8, 1),  SIMD_TILE(4, 2, NULL, NULL), SIMD_TILE(4, 1, NULL, NULL),
-};
-
-/* The lanes of a subgroup sharing A's rows: SUBGROUP_A of the sg8 variants (CMakeLists.txt). */
-enum { SHARING_LANES = 8 };
-
-/* Subgroups of exactly 8 lanes that run along x can share A (shaders/matmul_simd.comp):
- * compute subgroups with shuffles, a workgroup 8 wide, and subgroups of 8, the device's own
- * size or one it can require (vkb_subgroup_fits). */
-static bool can_share_rows(const vkbert_context *ctx, const vkb_matmul_tiles *t)
-{
-    if (!ctx->tuning->env.simd_shuffle) return false;
-    return t->wg_x == SHARING_LANES && vkb_subgroup_fits(ctx, SHARING_LANES, t->wg_x * t->wg_y,
-                                                         VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
-}
-
-/* tune.c snaps to this same list; snapping again here keeps a stale request safe. `lanes`:
- * the subgroup size the shader needs, 0 for any. */
-static const vkb_spirv *simd_shader(const vkbert_context *ctx, vkb_matmul_tiles *t, bool q8,
-                                    uint32_t *lanes)
-{
-    size_t n = sizeof simd_tiles / sizeof *simd_tiles, i = 0;
-    while (i + 1 < n && (simd_tiles[i].tm > t->tm || simd_tiles[i].tn4 > t->tn4))
-        i++;
-    t->tm = simd_tiles[i].tm, t->tn4 = simd_tiles[i].tn4;
-    t->bm = t->wg_y * t->tm, t->bn = 4 * t->wg_x * t->tn4;
-    bool shared = simd_tiles[i].shared && can_share_rows(ctx, t);
-    *lanes = shared ? SHARING_LANES : 0;
-    if (q8) return shared ? simd_tiles[i].shared_q8 : simd_tiles[i].q8;
-    return shared ? simd_tiles[i].shared : simd_tiles[i].shader;
-}
+/* The three kernels share one Push block, vkb_matmul_push (ops/ops.h). */
+_Static_assert(sizeof(vkb_matmul_push) == VKB_PUSH_BYTES_MATMUL,
+               "vkb_matmul_push matches shaders/matmul.comp's Push block");
+_Static_assert(sizeof(vkb_matmul_push) == VKB_PUSH_BYTES_MATMUL_GPU,
+               "vkb_matmul_push matches shaders/matmul_gpu.comp's Push block");
+_Static_assert(sizeof(vkb_matmul_push) == VKB_PUSH_BYTES_MATMUL_SIMD,
+               "vkb_matmul_push matches shaders/matmul_simd.comp's Push block");
 
 /* An operand's vec4 texel count; fp16 where fp16 texels are missing must take storage
  * buffers (tune.c then skips the simd family). */
@@ -104,10 +63,8 @@ vkbert_status vkb_op_matmul(vkbert_context *ctx, VkDescriptorPool pool, const vk
     vkbert_status status = d->b_q8 ? q8_tiles(ctx, d, &t) : VKBERT_OK;
     if (status) return status;
     bool simd = t.family == VKB_FAMILY_SIMD;
-    uint32_t lanes = 0;
-    const vkb_spirv *shader = simd   ? simd_shader(ctx, &t, d->b_q8, &lanes)
-                              : t.bk ? &vkb_shader_matmul_gpu
-                                     : &vkb_shader_matmul;
+    uint32_t lanes;
+    const vkb_spirv *shader = vkb_tune_matmul_module(ctx, &t, d->b_q8, &lanes);
     /* Ids 0-5 and 7 (the activation, shaders/epilogue.glsl) are common to the three shaders;
      * 6, the slice depth, is matmul_gpu.comp's and has no effect elsewhere. 8-10: C, A and B
      * in fp16, packed pairs of halves; the simd family reads A and B through fp16 texel views

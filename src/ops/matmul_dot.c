@@ -1,8 +1,11 @@
 /* Host side of shaders/matmul_dot.comp: C = A_q * B with 4x8-bit packed integer dot products,
  * A quantized per row (vkb_op_quantize_rows), B in Q8_0 blocks in the dot order. */
 #include "ops/ops.h"
-#include "shaders.h"
+#include "shader_variants.h"
 #include "tune/tune.h"
+
+_Static_assert(sizeof(vkb_matmul_push) == VKB_PUSH_BYTES_MATMUL_DOT,
+               "vkb_matmul_push matches shaders/matmul_dot.comp's Push block");
 
 /* The register tile compiled in (shaders/matmul_dot.comp's defaults) and the workgroup: 8 x 8
  * invocations, each 4 rows x 8 columns, fit every Vulkan 1.1 device (128 invocations). */

@@ -1,6 +1,6 @@
 /* Host side of shaders/fma_peak.comp and shaders/copy_bandwidth.comp. */
 #include "ops/peak.h"
-#include "shaders.h"
+#include "shader_variants.h"
 
 /* The copy's grid: 512K invocations keep a large GPU's memory system busy, and on lavapipe,
  * which pays per workgroup, measured about 1.5x the bandwidth of one workgroup per 64 vec4. */
@@ -14,6 +14,14 @@ typedef struct fma_push {
     uint32_t iterations;
     float scale, add;
 } fma_push;
+_Static_assert(sizeof(fma_push) == VKB_PUSH_BYTES_FMA_PEAK,
+               "fma_push matches shaders/fma_peak.comp's Push block");
+
+typedef struct copy_push {
+    uint32_t count; /* vec4 */
+} copy_push;
+_Static_assert(sizeof(copy_push) == VKB_PUSH_BYTES_COPY_BANDWIDTH,
+               "copy_push matches shaders/copy_bandwidth.comp's Push block");
 
 /* Spreads `groups` over x and y: x is capped at 65535, the least every device allows. */
 static void grid(const vkbert_context *ctx, uint64_t groups, uint32_t out[3])
@@ -54,7 +62,7 @@ vkbert_status vkb_op_copy(vkbert_context *ctx, VkDescriptorPool pool, vkb_view s
     uint64_t count = dst.size / 16;
     if (src.size < dst.size || count > UINT32_MAX)
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "copy: bad sizes");
-    uint32_t push = (uint32_t)count;
+    copy_push push = {(uint32_t)count};
     vkb_view views[2] = {src, dst};
     vkb_kernel kernel = {
         &vkb_shader_copy_bandwidth, NULL, no_spec, 0, views, 2, &push, sizeof push, 0};

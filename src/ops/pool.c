@@ -1,11 +1,13 @@
 /* Host side of shaders/pool.comp, padded and ragged. */
 #include "ops/ops.h"
-#include "shaders.h"
+#include "shader_variants.h"
 #include "tune/tune.h"
 
 typedef struct pool_push {
     uint32_t batch, seq_len, hidden, ld, mask_ld, modes, out_ld;
 } pool_push;
+_Static_assert(sizeof(pool_push) == VKB_PUSH_BYTES_POOL,
+               "pool_push matches shaders/pool.comp's Push block");
 
 #define POOL_MODES 0x7fu
 
@@ -52,7 +54,7 @@ vkbert_status vkb_op_pool(vkbert_context *ctx, VkDescriptorPool pool, const vkb_
     if (!d->batch || !d->seq_len || !d->hidden || d->ld % 4 || d->ld < d->hidden ||
         d->mask_ld < d->seq_len)
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "pool: bad shape");
-    const vkb_spirv *shader = ctx->subgroup_arithmetic ? &vkb_shader_pool : &vkb_shader_pool_shared;
+    const vkb_spirv *shader = vkb_tune_variant(ctx, &vkb_variants_pool, 0);
     pool_push push = {d->batch, d->seq_len, d->hidden, d->ld, d->mask_ld, d->modes, d->out_ld};
     vkb_view views[3] = {hidden, mask, out};
     return prepare(ctx, pool, shader, &push, views, 3, dispatch);
@@ -65,8 +67,7 @@ vkbert_status vkb_op_pool_ragged(vkbert_context *ctx, VkDescriptorPool pool,
     /* tokens may be 0: a batch of empty sequences pools to zeros without reading a row. */
     if (!d->batch || !d->hidden || d->ld % 4 || d->ld < d->hidden)
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "pool_ragged: bad shape");
-    const vkb_spirv *shader =
-        ctx->subgroup_arithmetic ? &vkb_shader_pool_ragged : &vkb_shader_pool_ragged_shared;
+    const vkb_spirv *shader = vkb_tune_variant(ctx, &vkb_variants_pool, VKB_AXIS_RAGGED);
     /* The shader's seq_len is the packed row count, the bound its offsets are clamped to. */
     pool_push push = {d->batch, d->tokens, d->hidden, d->ld, 0, d->modes, d->out_ld};
     vkb_view views[4] = {hidden, mask, out, offsets}; /* the shader's bindings 0-3 */

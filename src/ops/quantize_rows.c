@@ -1,11 +1,13 @@
 /* Host side of shaders/quantize_rows.comp: int8 activations for the integer-dot matmul. */
 #include "ops/ops.h"
-#include "shaders.h"
+#include "shader_variants.h"
 #include "tune/tune.h"
 
 typedef struct quantize_push {
     uint32_t m, k, lda4, pitch4;
 } quantize_push;
+_Static_assert(sizeof(quantize_push) == VKB_PUSH_BYTES_QUANTIZE_ROWS,
+               "quantize_push matches shaders/quantize_rows.comp's Push block");
 
 uint32_t vkb_q8_rows_pitch(uint32_t k)
 {
@@ -24,8 +26,7 @@ vkbert_status vkb_op_quantize_rows(vkbert_context *ctx, VkDescriptorPool pool, u
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
                         "quantize rows: %u rows of %u do not fit the buffers", rows, k);
     uint32_t size = vkb_tune_softmax_workgroup(ctx, k);
-    const vkb_spirv *shader =
-        ctx->subgroup_arithmetic ? &vkb_shader_quantize_rows : &vkb_shader_quantize_rows_shared;
+    const vkb_spirv *shader = vkb_tune_variant(ctx, &vkb_variants_quantize_rows, 0);
     quantize_push push = {rows, k, lda / 4, pitch / 4};
     /* Bindings 0 and 1 only: vkb_kernel's views are the shader's bindings in order. */
     vkb_view views[2] = {a, out};

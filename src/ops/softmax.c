@@ -1,6 +1,6 @@
 /* Host side of shaders/softmax.comp. */
 #include "ops/ops.h"
-#include "shaders.h"
+#include "shader_variants.h"
 #include "tune/tune.h"
 
 #include <math.h>
@@ -15,6 +15,8 @@ typedef struct softmax_push {
     float keep_scale;
     uint32_t seed_lo, seed_hi;
 } softmax_push;
+_Static_assert(sizeof(softmax_push) == VKB_PUSH_BYTES_SOFTMAX,
+               "softmax_push matches shaders/softmax.comp's Push block");
 
 enum { HAS_MASK = 1, CAUSAL = 2, DROPOUT = 4, ADDITIVE = 8 };
 
@@ -40,8 +42,7 @@ vkbert_status vkb_op_softmax(vkbert_context *ctx, VkDescriptorPool pool, const v
     if (!(d->dropout >= 0.0f && d->dropout <= 1.0f))
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "dropout must be in [0, 1]");
     uint32_t size = vkb_tune_softmax_workgroup(ctx, d->seq_len);
-    const vkb_spirv *shader =
-        ctx->subgroup_arithmetic ? &vkb_shader_softmax : &vkb_shader_softmax_shared;
+    const vkb_spirv *shader = vkb_tune_variant(ctx, &vkb_variants_softmax, 0);
     softmax_push push = {.seq_len = d->seq_len, .ld = d->ld, .heads = d->heads, .scale = d->scale};
     if (d->has_mask) {
         push.flags |= HAS_MASK;

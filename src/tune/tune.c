@@ -36,11 +36,6 @@ const char *vkb_family_name(vkb_family family)
     return family == VKB_FAMILY_SIMD ? "simd" : "gpu";
 }
 
-/* The simd family's register tiles compiled into the library (CMakeLists.txt, matmul.c),
- * largest first: a request snaps to the largest that it covers. */
-static const uint32_t simd_compiled[][2] = {{16, 4}, {16, 3}, {16, 2}, {8, 4}, {8, 3},
-                                            {8, 2},  {8, 1},  {4, 2},  {4, 1}};
-
 /* The gpu family's shared-memory tiles (shaders/matmul_gpu.comp), largest first. Bigger
  * micro-tiles reuse each shared-memory read more but make fewer workgroups. */
 static const vkb_matmul_tiles gpu_tiles[] = {
@@ -124,12 +119,10 @@ static vkb_matmul_tiles shrink(const vkbert_context *ctx, vkb_matmul_tiles t, ui
     return t;
 }
 
+/* The simd family's register tiles are those compiled in (cmake/shader_variants.cmake). */
 static vkb_matmul_tiles snap_simd(vkb_matmul_tiles t)
 {
-    size_t count = sizeof simd_compiled / sizeof *simd_compiled, i = 0;
-    while (i + 1 < count && (simd_compiled[i][0] > t.tm || simd_compiled[i][1] > t.tn4))
-        i++;
-    t.tm = simd_compiled[i][0], t.tn4 = simd_compiled[i][1];
+    vkb_tune_snap_simd(&t.tm, &t.tn4);
     return t;
 }
 
@@ -146,9 +139,7 @@ bool vkb_tune_tiles_fit(const vkbert_context *ctx, vkb_matmul_tiles *t)
     if (t->family != VKB_FAMILY_SIMD || t->bk || !t->wg_x || !t->wg_y ||
         !workgroup_fits(ctx, t->wg_x, t->wg_y))
         return false;
-    for (size_t i = 0; i < sizeof simd_compiled / sizeof *simd_compiled; i++)
-        if (simd_compiled[i][0] == t->tm && simd_compiled[i][1] == t->tn4) return true;
-    return false;
+    return vkb_tune_simd_compiled(t->tm, t->tn4);
 }
 
 bool vkb_tune_texels_fit(const vkbert_context *ctx, uint32_t texel_bindings, uint32_t bindings,

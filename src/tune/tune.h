@@ -2,6 +2,7 @@
 #ifndef VKBERT_TUNE_H
 #define VKBERT_TUNE_H
 
+#include "shader_variants.h"
 #include "vk/vk.h"
 
 /* ---- the tuning variables (tune_env.c), read once when the context is made ---- */
@@ -108,6 +109,34 @@ uint32_t vkb_tune_elementwise_workgroup(const vkbert_context *ctx);
  * recomputed. The tuning cache's entries pass through here at load and at every use. */
 bool vkb_tune_tiles_fit(const vkbert_context *ctx, vkb_matmul_tiles *t);
 
+/* ---- shader variants (tune_variants.c): which compiled module of an op runs ----
+ * The modules and their axes are cmake/shader_variants.cmake's (the generated
+ * shader_variants.h). */
+
+/* The module of `set` answering to exactly `axes` and the register tile tm x tn4 (0, 0: none);
+ * NULL where none was compiled. */
+const vkb_spirv *vkb_variant_find(const vkb_variant_set *set, uint32_t axes, uint32_t tm,
+                                  uint32_t tn4);
+/* The module of `set` for the op's own `axes` on this device: with VKB_AXIS_SHARED_REDUCE where
+ * the device has no subgroup arithmetic and the op has such modules. */
+const vkb_spirv *vkb_tune_variant(const vkbert_context *ctx, const vkb_variant_set *set,
+                                  uint32_t axes);
+/* Whether rows can be shared by shuffles in subgroups of `lanes` in a workgroup of
+ * `invocations` (VKBERT_SIMD_SHUFFLE, and the device's subgroups: vkb_subgroup_fits). */
+bool vkb_tune_share_rows(const vkbert_context *ctx, uint32_t lanes, uint32_t invocations);
+/* Snaps a simd register tile to the largest compiled one it covers (else the smallest). */
+void vkb_tune_snap_simd(uint32_t *tm, uint32_t *tn4);
+/* Whether the simd family has this register tile compiled in. */
+bool vkb_tune_simd_compiled(uint32_t tm, uint32_t tn4);
+/* The matmul module of `t`'s family (simd: its tile snapped, bm and bn recomputed) with B in
+ * Q8_0 or not; `lanes`: the subgroup size it needs, 0 for any. */
+const vkb_spirv *vkb_tune_matmul_module(const vkbert_context *ctx, vkb_matmul_tiles *t, bool q8,
+                                        uint32_t *lanes);
+/* How fused attention reads its rows: 0 (storage buffers), VKB_AXIS_TEXEL, or with
+ * VKB_AXIS_SHUFFLE too (K and V shared by shuffles in a workgroup of one subgroup). */
+uint32_t vkb_tune_fused_read(const vkbert_context *ctx, bool rows_half, uint64_t row_texels,
+                             uint32_t workgroup);
+
 /* ---- the tuning cache (tune_cache.c): what `vkbert tune` measured on this device ----
  *
  * One JSON file per device and driver (vkb_cache_path), read at context creation:
@@ -121,7 +150,6 @@ bool vkb_tune_tiles_fit(const vkbert_context *ctx, vkb_matmul_tiles *t);
  * has another version or was written for another device is ignored whole; an entry that is
  * malformed or exceeds the device's limits is ignored alone. Entries apply to their family
  * only. */
-
 /* Reads this device's tuning cache into ctx->tuning->cache (NULL when there is none or it is
  * invalid). */
 void vkb_tune_cache_load(vkbert_context *ctx);

@@ -146,6 +146,9 @@ static void destroy(vkbert_context *ctx, vkb_pipeline *p)
 
 static vkbert_status get(vkbert_context *ctx, const vkb_kernel *k, const vkb_pipeline **out)
 {
+    /* An op asked for axes no compiled module answers to (cmake/shader_variants.cmake). */
+    if (!k->shader)
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT, "no shader variant for this op");
     *out = find(ctx, k);
     if (*out) return VKBERT_OK;
     if (k->view_count > 4 || k->spec_count > VKB_MAX_SPEC || k->push_size > 128)

@@ -59,9 +59,9 @@ static const product products[] = {
     {"the feed-forward contraction", 1024, 768, 3072, 0},
 };
 
-/* The simd family's compiled register tiles, rows x vec4 columns (CMakeLists.txt and
- * src/ops/matmul.c), tried at the built-in workgroup; then the best of them with these
- * workgroups, which are free. */
+/* The simd family's compiled register tiles, rows x vec4 columns (cmake/shader_variants.cmake;
+ * the tool sees no internals, so it names them), tried at the built-in workgroup; then the best of
+ * them with these workgroups, which are free. */
 static const int simd_registers[][2] = {{16, 3}, {16, 2}, {8, 3}, {8, 2}, {8, 1}, {4, 2}, {4, 1}};
 static const int simd_workgroups[][2] = {{8, 4},  {8, 2}, {8, 8}, {16, 2},
                                          {16, 4}, {4, 4}, {4, 8}, {8, 1}};
