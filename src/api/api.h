@@ -7,6 +7,26 @@
 #include "api/api_struct.h"
 #include "vkbert_bench.h"
 
+/* ---- the context lock around a public call (api_lock.c) ---- */
+/* A public call locks, then calls an inner function that may return anywhere, and unlocks:
+ *     vkb_lock(ctx);
+ *     return vkb_unlock_return(ctx, inner(ctx, ...));
+ * (the arguments, the inner call among them, are evaluated before the unlock runs). */
+bool vkb_lock_init(vkbert_context *ctx);
+void vkb_lock_free(vkbert_context *ctx);
+vkbert_status vkb_unlock_return(const vkbert_context *ctx, vkbert_status status);
+/* The whole body of a public call that runs `call` under the lock when the context is alive,
+ * failing it when validation spoke during the call. */
+#define VKB_RUN_LOCKED(context, call)                                                              \
+    do {                                                                                           \
+        vkbert_context *ctx_ = (context);                                                          \
+        vkb_lock(ctx_);                                                                            \
+        uint32_t before_ = ctx_->validation_count;                                                 \
+        vkbert_status status_ = vkb_check_alive(ctx_);                                             \
+        if (!status_) status_ = (call);                                                            \
+        return vkb_unlock_return(ctx_, status_ ? status_ : vkb_check_validation(ctx_, before_));   \
+    } while (0)
+
 #define CHECK_ARG(ctx, cond, msg)                                                                  \
     do {                                                                                           \
         if (!(cond)) return vkb_fail((ctx), VKBERT_ERROR_INVALID_ARGUMENT, "%s", (msg));           \

@@ -106,7 +106,7 @@ typedef struct vkb_dispatch {
 } vkb_dispatch;
 
 struct vkbert_context {
-    plat_mutex *lock; /* held by every public call on the context (vk_lock.c) */
+    plat_mutex *lock; /* held by every public call on the context (src/api/api_lock.c) */
     uint64_t serial;  /* unique in the process, never reused (vk_error.c) */
     vkb_env env;      /* the device's VKBERT_* as they were when the context was made */
     VkInstance instance;
@@ -190,26 +190,11 @@ extern char vkb_validation_last[VKB_ERROR_SIZE];
 void vkb_settle(vkbert_context *ctx);
 
 /* ---- the context lock (vk_lock.c) ---- */
-/* A public call locks, then calls an inner function that may return anywhere, and unlocks:
- *     vkb_lock(ctx);
- *     return vkb_unlock_return(ctx, inner(ctx, ...));
- * (the arguments, the inner call among them, are evaluated before the unlock runs). */
-bool vkb_lock_init(vkbert_context *ctx);
-void vkb_lock_free(vkbert_context *ctx);
+/* Made and freed by the public calls that make and destroy the context (src/api/api_lock.c),
+ * which also take it around every public call; taken here too where work runs on a thread
+ * that may not hold it (vkb_write), and let go by callers that wait with it held. */
 void vkb_lock(const vkbert_context *ctx); /* NULL: nothing to lock */
 void vkb_unlock(const vkbert_context *ctx);
-vkbert_status vkb_unlock_return(const vkbert_context *ctx, vkbert_status status);
-/* The whole body of a public call that runs `call` under the lock when the context is alive,
- * failing it when validation spoke during the call. */
-#define VKB_RUN_LOCKED(context, call)                                                              \
-    do {                                                                                           \
-        vkbert_context *ctx_ = (context);                                                          \
-        vkb_lock(ctx_);                                                                            \
-        uint32_t before_ = ctx_->validation_count;                                                 \
-        vkbert_status status_ = vkb_check_alive(ctx_);                                             \
-        if (!status_) status_ = (call);                                                            \
-        return vkb_unlock_return(ctx_, status_ ? status_ : vkb_check_validation(ctx_, before_));   \
-    } while (0)
 
 /* ---- errors: set the context's message and return the status ---- */
 vkbert_status vkb_fail(vkbert_context *ctx, vkbert_status status, const char *fmt, ...)
