@@ -7,7 +7,7 @@
 #include "api/api_struct.h"
 #include "vkbert_bench.h"
 
-/* ---- the context lock around a public call (api_lock.c) ---- */
+/* ---- the frame of a public call: the context lock, the validation check (api_call.c) ---- */
 /* A public call locks, then calls an inner function that may return anywhere, and unlocks:
  *     vkb_lock(ctx);
  *     return vkb_unlock_return(ctx, inner(ctx, ...));
@@ -15,6 +15,9 @@
 bool vkb_lock_init(vkbert_context *ctx);
 void vkb_lock_free(vkbert_context *ctx);
 vkbert_status vkb_unlock_return(const vkbert_context *ctx, vkbert_status status);
+/* Fails with VKBERT_ERROR_VALIDATION if validation messages arrived since `before`
+ * (ctx->validation_count, which vk's messenger counts). */
+vkbert_status vkb_check_validation(vkbert_context *ctx, uint32_t before);
 /* The whole body of a public call that runs `call` under the lock when the context is alive,
  * failing it when validation spoke during the call. */
 #define VKB_RUN_LOCKED(context, call)                                                              \

@@ -106,7 +106,7 @@ typedef struct vkb_dispatch {
 } vkb_dispatch;
 
 struct vkbert_context {
-    plat_mutex *lock; /* held by every public call on the context (src/api/api_lock.c) */
+    plat_mutex *lock; /* held by every public call on the context (src/api/api_call.c) */
     uint64_t serial;  /* unique in the process, never reused (vk_error.c) */
     vkb_env env;      /* the device's VKBERT_* as they were when the context was made */
     VkInstance instance;
@@ -190,7 +190,7 @@ extern char vkb_validation_last[VKB_ERROR_SIZE];
 void vkb_settle(vkbert_context *ctx);
 
 /* ---- the context lock (vk_lock.c) ---- */
-/* Made and freed by the public calls that make and destroy the context (src/api/api_lock.c),
+/* Made and freed by the public calls that make and destroy the context (src/api/api_call.c),
  * which also take it around every public call; taken here too where work runs on a thread
  * that may not hold it (vkb_write), and let go by callers that wait with it held. */
 void vkb_lock(const vkbert_context *ctx); /* NULL: nothing to lock */
@@ -420,7 +420,5 @@ void vkb_grid_1d(const vkbert_context *ctx, uint64_t items, uint32_t size, uint3
 vkbert_status vkb_check_groups(vkbert_context *ctx, const vkb_dispatch *dispatch);
 /* Fails with VKBERT_ERROR_DEVICE_LIMIT when a binding range exceeds maxStorageBufferRange. */
 vkbert_status vkb_check_range(vkbert_context *ctx, VkDeviceSize bytes, const char *what);
-/* Fails with VKBERT_ERROR_VALIDATION if validation messages arrived since `before`. */
-vkbert_status vkb_check_validation(vkbert_context *ctx, uint32_t before);
 
 #endif

@@ -1,4 +1,4 @@
-/* The context lock: every public call that uses a context holds it (src/api/api_lock.c), so
+/* The context lock: every public call that uses a context holds it (src/api/api_call.c), so
  * that threads may share one context (their calls run one at a time). A plain mutex: the
  * library never calls its own public API, so no call takes it twice. */
 #include "vk.h"

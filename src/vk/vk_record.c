@@ -140,12 +140,6 @@ vkbert_status vkb_check_range(vkbert_context *ctx, VkDeviceSize bytes, const cha
     return VKBERT_OK;
 }
 
-vkbert_status vkb_check_validation(vkbert_context *ctx, uint32_t before)
-{
-    if (ctx->validation_count == before) return VKBERT_OK;
-    return vkb_fail(ctx, VKBERT_ERROR_VALIDATION, "validation: %s", ctx->validation_first);
-}
-
 void vkb_grid_1d(const vkbert_context *ctx, uint64_t items, uint32_t size, uint32_t groups[3])
 {
     uint64_t total = (items + size - 1) / size;
