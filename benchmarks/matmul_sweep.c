@@ -44,7 +44,7 @@ int main(int argc, char **argv)
                          .ldb = ldb,
                          .ldc = ldc,
                          .b_trans = trans,
-                         .b_q8 = q8};
+                         .b = q8 ? VKB_FORMAT_Q8_0 : VKB_FORMAT_F32};
     vkb_dispatch dispatch = {0};
     vkb_view bv = vkb_whole(&bias);
     if (vkb_op_matmul(ctx, pool, &d, vkb_whole(&a), vkb_whole(&b), &bv, vkb_whole(&c), &dispatch))

@@ -72,11 +72,14 @@ static vkbert_status check_ragged(vkbert_context *ctx, const vkb_fused_desc *d, 
 static vkbert_status check_shape(vkbert_context *ctx, const vkb_fused_desc *d, vkb_view rows,
                                  vkb_view mask, uint32_t slice_d4)
 {
-    uint32_t d4 = (d->head_dim + 3) / 4, elem = d->rows_half ? 2 : 4; /* bytes */
+    uint32_t d4 = (d->head_dim + 3) / 4, elem = vkb_format_float_bytes(d->rows); /* bytes */
     if (d->head_dim > VKB_FUSED_MAX_HEAD)
         return vkb_fail(ctx, VKBERT_ERROR_DEVICE_LIMIT,
                         "fused attention holds heads of up to %d; this one has %u",
                         VKB_FUSED_MAX_HEAD, d->head_dim);
+    if (!vkb_format_is_float(d->rows) || !vkb_format_is_float(d->out))
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "fused attention: the rows and the output must be fp32 or fp16");
     if (d->ld % 4 || d->ld_out % 4 || d->q_off % 4 || d->k_off % 4 || d->v_off % 4 ||
         d->v_off / 4 > UINT32_MAX)
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
@@ -103,14 +106,15 @@ vkbert_status vkb_op_attention_fused(vkbert_context *ctx, VkDescriptorPool pool,
     vkbert_status status = check_shape(ctx, d, rows, mask, slices * chunk);
     if (status) return status;
     uint32_t size = vkb_tune_fused_workgroup(ctx, d->seq_len);
-    uint32_t elem = d->rows_half ? 2 : 4; /* bytes */
-    uint32_t axes = vkb_tune_fused_read(ctx, d->rows_half, rows.size / (4 * elem), size);
+    bool rows_half = d->rows == VKB_FORMAT_F16_PAIRS;
+    uint32_t elem = vkb_format_float_bytes(d->rows); /* bytes */
+    uint32_t axes = vkb_tune_fused_read(ctx, rows_half, rows.size / (4 * elem), size);
     bool texel = axes & VKB_AXIS_TEXEL, shared = axes & VKB_AXIS_SHUFFLE;
     if (d->ragged) axes |= VKB_AXIS_RAGGED;
     fused_push push = make_push(d);
     vkb_view views[3] = {rows, mask, out};
-    if (d->rows_half) views[0].format = VK_FORMAT_R16G16B16A16_SFLOAT;
-    uint32_t spec[5] = {size, d->rows_half, d->out_half, d4, chunk};
+    if (rows_half) views[0].format = VK_FORMAT_R16G16B16A16_SFLOAT;
+    uint32_t spec[5] = {size, rows_half, d->out == VKB_FORMAT_F16_PAIRS, d4, chunk};
     static const VkDescriptorType texel_types[3] = {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER,
                                                     VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                                     VK_DESCRIPTOR_TYPE_STORAGE_BUFFER};

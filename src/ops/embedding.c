@@ -29,7 +29,10 @@ static vkbert_status check_desc(vkbert_context *ctx, const vkb_embedding_desc *d
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
                         "embedding: the ids binding's %llu bytes hold no flag after %u x %u ids",
                         (unsigned long long)ids.size, blocks, d->tokens);
-    if ((uint64_t)d->rows * d->ld * (d->word_half ? 2 : 4) > word.size)
+    if (!vkb_format_is_float(d->word))
+        return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
+                        "embedding: the word table must be fp32 or fp16");
+    if ((uint64_t)d->rows * d->ld * vkb_format_float_bytes(d->word) > word.size)
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
                         "embedding: %u word rows of %u do not fit the word binding's %llu bytes",
                         d->rows, d->ld, (unsigned long long)word.size);
@@ -44,7 +47,8 @@ vkbert_status vkb_op_embedding(vkbert_context *ctx, VkDescriptorPool pool,
 {
     vkbert_status status = check_desc(ctx, d, word, ids);
     if (status) return status;
-    uint32_t spec[2] = {vkb_tune_softmax_workgroup(ctx, d->hidden), d->word_half};
+    uint32_t spec[2] = {vkb_tune_softmax_workgroup(ctx, d->hidden),
+                        d->word == VKB_FORMAT_F16_PAIRS};
     embedding_push push = {d->tokens,
                            d->seq_len,
                            d->hidden,

@@ -18,8 +18,8 @@ static vkbert_status check(vkbert_context *ctx, const vkb_matmul_desc *d, vkb_vi
                         "matmul: %s has no 4x8-bit packed integer dot product "
                         "(VK_KHR_shader_integer_dot_product)",
                         ctx->info.name);
-    if (d->b_trans || d->b_half || d->a_half || d->c_half || d->batch != 1 ||
-        d->lda != vkb_q8_rows_pitch(d->k))
+    if (d->b_trans || d->a != VKB_FORMAT_Q8_ROWS || d->b != VKB_FORMAT_Q8_0_DOT ||
+        d->c != VKB_FORMAT_F32 || d->batch != 1 || d->lda != vkb_q8_rows_pitch(d->k))
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
                         "matmul: the integer-dot path takes quantized rows of A, a [K,N] int8 B "
                         "and fp32 C, with a batch of 1");

@@ -4,6 +4,7 @@
 #ifndef VKBERT_OPS_H
 #define VKBERT_OPS_H
 
+#include "ops/format.h"
 #include "vk/vk.h"
 
 /* C[z] = A[z] * op(B[z]) + bias for z < batch. A [M,K]; B [K,N] or, with b_trans, [N,K]. */
@@ -11,18 +12,15 @@ typedef struct vkb_matmul_desc {
     uint32_t m, n, k, batch;
     uint32_t lda, ldb, ldc;
     uint64_t batch_a, batch_b, batch_c, batch_bias;
-    bool b_trans;
-    bool b_half;         /* B stored as fp16, packed pairs of halves; pitches still in elements */
-    bool a_half, c_half; /* A read, C written as fp16 (VKBERT_PRECISION_FP16's activations) */
+    bool b_trans; /* a layout, not a storage: B [N,K]; F32 or F16_PAIRS only */
+    /* A, B and C's storage (ops/format.h), F32 when zeroed. A and C: F32 or F16_PAIRS
+     * (VKBERT_PRECISION_FP16's activations). B: F32, F16_PAIRS, or Q8_0 in ldb / 4 column
+     * groups of ceil(K / 32) blocks of 144 bytes, which needs a batch of 1 and b_trans false
+     * (the gpu family runs its fallback, shaders/matmul.comp, for it). B in Q8_0_DOT runs
+     * shaders/matmul_dot.comp, which needs ctx->int8_dot, A in Q8_ROWS (lda: that pitch, in
+     * uints, vkb_q8_rows_pitch) and C in F32. */
+    vkb_format a, b, c;
     uint32_t activation; /* applied after the bias: VKB_ACTIVATION_* */
-    /* B as Q8_0 (src/io/q8.h) in blocks of 4 columns x 32 k (shaders/q8_io.glsl): ldb / 4
-     * column groups of ceil(K / 32) blocks of 144 bytes. Needs a batch of 1 and b_trans false;
-     * the gpu family runs its fallback, shaders/matmul.comp, for it. */
-    bool b_q8;
-    /* With b_q8: B's blocks in the dot order (a uint = 4 k of one column, nn/encoder/weights_q8.h)
-     * and A already quantized per row by vkb_op_quantize_rows (lda: that output's pitch, in uints,
-     * vkb_q8_rows_pitch); runs shaders/matmul_dot.comp, which needs ctx->int8_dot. A and C fp32. */
-    bool b_q8_dot;
 } vkb_matmul_desc;
 
 /* The matmul kernels' push constants (pitches and strides in vec4). */
@@ -32,7 +30,7 @@ typedef struct vkb_matmul_push {
     uint32_t batch_a4, batch_b4, batch_c4, batch_bias4;
 } vkb_matmul_push;
 
-/* C = A_q * B (vkb_matmul_desc.b_q8_dot): vkb_op_matmul sends such a desc here. */
+/* C = A_q * B (B in VKB_FORMAT_Q8_0_DOT): vkb_op_matmul sends such a desc here. */
 vkbert_status vkb_op_matmul_dot(vkbert_context *ctx, VkDescriptorPool pool,
                                 const vkb_matmul_desc *d, vkb_view a_q, vkb_view b,
                                 const vkb_view *bias, vkb_view c, vkb_dispatch *out);
@@ -91,8 +89,8 @@ typedef struct vkb_fused_desc {
     uint32_t mask_stride[4];
     float dropout;
     uint64_t seed;
-    bool additive;            /* as vkb_softmax_desc's */
-    bool rows_half, out_half; /* Q, K, V read and O written as fp16 */
+    bool additive;        /* as vkb_softmax_desc's */
+    vkb_format rows, out; /* Q, K, V read and O written: F32 or F16_PAIRS */
     bool ragged;
     uint32_t tokens; /* ragged: the packed rows */
 } vkb_fused_desc;
@@ -114,9 +112,9 @@ vkbert_status vkb_op_layer_norm(vkbert_context *ctx, VkDescriptorPool pool,
                                 vkb_view params, vkb_view out, vkb_dispatch *dispatch);
 
 /* BERT embeddings, then LayerNorm. The word table [vocab][ld] may exceed one binding, so it
- * comes in chunks: `word` holds rows [first_row, first_row + rows), fp32 or, with word_half,
- * fp16 (packed pairs, no 16-bit storage feature needed); one dispatch per chunk, each writing
- * only the tokens whose id is in its rows. `tables` holds position, token type, gamma and
+ * comes in chunks: `word` holds rows [first_row, first_row + rows), F32 or F16_PAIRS
+ * (the desc's `word`); one dispatch per chunk, each writing only the tokens whose id is in its
+ * rows. `tables` holds position, token type, gamma and
  * beta (fp32) at the given float offsets; `ids` holds the input ids [tokens], the token type
  * ids [tokens], then a flag, int32. Ids the host never checked give defined results: an input
  * id outside [0, vocab) gets a row of zeros (from the dispatch of the chunk at row 0), a token
@@ -130,7 +128,7 @@ typedef struct vkb_embedding_desc {
     uint64_t position_off, type_off, gamma_off, beta_off; /* within `tables` */
     uint32_t first_row, rows;                             /* the word chunk's */
     uint32_t vocab, types; /* the word table's rows, the token type table's */
-    bool word_half;
+    vkb_format word;       /* the word table's storage: F32 or F16_PAIRS */
     float eps;
     bool ragged;
     uint32_t positions; /* the position table's rows; read only when ragged */

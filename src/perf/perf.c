@@ -58,10 +58,10 @@ static vkbert_status random_buffer(vkbert_context *ctx, uint64_t count, uint64_t
 }
 
 /* `count` random values, stored as fp32 or fp16. */
-static vkbert_status random_values(vkbert_context *ctx, uint64_t count, uint64_t seed, bool half,
-                                   vkb_buffer *out)
+static vkbert_status random_values(vkbert_context *ctx, uint64_t count, uint64_t seed,
+                                   vkb_format format, vkb_buffer *out)
 {
-    if (!half) return random_buffer(ctx, count, seed, out);
+    if (format == VKB_FORMAT_F32) return random_buffer(ctx, count, seed, out);
     float *data = malloc(count * sizeof *data);
     uint16_t *halves = malloc(count * sizeof *halves);
     vkbert_status status = VKBERT_OK;
@@ -80,10 +80,10 @@ static vkbert_status random_values(vkbert_context *ctx, uint64_t count, uint64_t
 
 static vkbert_status matmul_setup(vkbert_context *ctx, const vkb_matmul_desc *d, matmul_bench *b)
 {
-    vkbert_status status = random_values(ctx, (uint64_t)d->m * d->lda, 1, d->a_half, &b->a);
-    if (!status) status = random_values(ctx, (uint64_t)d->k * d->ldb, 2, d->b_half, &b->w);
+    vkbert_status status = random_values(ctx, (uint64_t)d->m * d->lda, 1, d->a, &b->a);
+    if (!status) status = random_values(ctx, (uint64_t)d->k * d->ldb, 2, d->b, &b->w);
     if (!status) status = random_buffer(ctx, d->ldc, 3, &b->bias);
-    uint64_t c_bytes = (uint64_t)d->m * d->ldc * (d->c_half ? 2 : 4);
+    uint64_t c_bytes = (uint64_t)d->m * d->ldc * vkb_format_float_bytes(d->c);
     if (!status) status = vkb_buffer_create(ctx, c_bytes, &b->c);
     if (!status) status = vkb_descriptor_pool(ctx, 1, &b->pool);
     if (!status) status = vkb_gpu_timer_create(ctx, &b->t);
@@ -109,12 +109,12 @@ static vkbert_status matmul_runs(vkbert_context *ctx, matmul_bench *b, int runs,
 static void describe_matmul(const vkbert_context *ctx, const vkb_matmul_desc *d,
                             const matmul_bench *b, char *out, size_t size)
 {
-    uint32_t a_texel = d->a_half ? 8 : 16, w_texel = d->b_half ? 8 : 16;
+    uint32_t a_texel = 4 * vkb_format_float_bytes(d->a), w_texel = 4 * vkb_format_float_bytes(d->b);
     vkb_matmul_tiles t = vkb_tune_matmul_batched(ctx, d->m, d->n, d->k, d->batch,
                                                  b->a.size / a_texel, b->w.size / w_texel);
     vkb_matmul_describe(&t, out, size);
     size_t used = strlen(out);
-    if (d->b_half && used < size)
+    if (d->b == VKB_FORMAT_F16_PAIRS && used < size)
         snprintf(out + used, size - used, ", fp16 weights and activations");
 }
 
@@ -176,6 +176,7 @@ static vkbert_status matmul_checked(vkbert_context *ctx, int m, int n, int k,
     if (m < 1 || n < 1 || k < 1 || m > 1 << 20 || n > 1 << 20 || k > 1 << 20)
         return vkb_fail(ctx, VKBERT_ERROR_INVALID_ARGUMENT,
                         "matmul %d x %d x %d: each dimension must be in [1, 2^20]", m, n, k);
+    vkb_format format = precision == VKBERT_PRECISION_FP16 ? VKB_FORMAT_F16_PAIRS : VKB_FORMAT_F32;
     vkb_matmul_desc d = {.m = (uint32_t)m,
                          .n = (uint32_t)n,
                          .k = (uint32_t)k,
@@ -183,9 +184,9 @@ static vkbert_status matmul_checked(vkbert_context *ctx, int m, int n, int k,
                          .lda = vkb_pitch((uint64_t)k),
                          .ldb = vkb_pitch((uint64_t)n),
                          .ldc = vkb_pitch((uint64_t)n),
-                         .b_half = precision == VKBERT_PRECISION_FP16,
-                         .a_half = precision == VKBERT_PRECISION_FP16,
-                         .c_half = precision == VKBERT_PRECISION_FP16};
+                         .a = format,
+                         .b = format,
+                         .c = format};
     uint32_t before = ctx->validation_count;
     status = bench_matmul(ctx, &d, runs, result);
     return status ? status : vkb_check_validation(ctx, before);
@@ -374,6 +375,21 @@ vkbert_status vkbert_bench_attention(vkbert_context *ctx, int batch, int seq_len
 /* ---- the encoder benchmark ---- */
 
 /* Random input ids and a full attention mask; `runs` timed passes after a warm-up. */
+/* An encoder's dense weights, as its result's config says them. */
+static const char *weights_description(vkb_format weights)
+{
+    switch (weights) {
+    case VKB_FORMAT_Q8_0_DOT:
+        return "int8 weights, integer dot products";
+    case VKB_FORMAT_Q8_0:
+        return "int8 weights, dequantized";
+    case VKB_FORMAT_F16_PAIRS:
+        return "fp16 dense weights, fp32 attention";
+    default:
+        return "fp32";
+    }
+}
+
 static vkbert_status encoder_runs(vkbert_context *ctx, vkbert_encoder *e, int batch, int seq,
                                   int runs, double *gpu, double *wall)
 {
@@ -443,11 +459,8 @@ static vkbert_status encoder_checked(vkbert_context *ctx,
         result->kernels[0] = (vkbert_timing){"encoder", result->gpu_median_ms};
         result->device_memory_bytes = ctx->allocated_bytes;
         int n = snprintf(result->config, sizeof result->config, "%s, %d layers, %s kernels",
-                         e->q8_dot ? "int8 weights, integer dot products"
-                         : e->q8   ? "int8 weights, dequantized"
-                         : e->half ? "fp16 dense weights, fp32 attention"
-                                   : "fp32",
-                         shape->layers, vkb_family_name(vkb_tune_family(ctx)));
+                         weights_description(e->weight_format), shape->layers,
+                         vkb_family_name(vkb_tune_family(ctx)));
         /* What the last batch's plan ran, not what was asked: the library may pack a padded
          * call (test_bench checks the padded case stays padded). */
         if (shape->lengths)

@@ -329,7 +329,7 @@ static void check_close_to_fp32(vkbert_context *ctx, const bert_config *c, const
     for (int p = 1; p >= 0; p--) { /* fp32 last: `wide` ends holding its hidden states */
         vkbert_encoder *e = NULL;
         TEST_OK(new_encoder(ctx, c, w, precisions[p], &e));
-        cr_assert_eq(e->q8_dot, p == 1 && dot);
+        cr_assert_eq(e->weight_format == VKB_FORMAT_Q8_0_DOT, p == 1 && dot);
         TEST_OK(vkbert_encoder_forward_host(e, B, S, ids, NULL, mask, hidden[p], NULL));
         vkbert_encoder_destroy(e);
         for (size_t k = 0; k < n; k++)

@@ -22,6 +22,12 @@ static bool additive, half;
 static const char *last_kernel;
 static const vkb_pipeline *last_pipeline;
 
+/* The rows' and the output's storage the cases run with. */
+static vkb_format activations(void)
+{
+    return half ? VKB_FORMAT_F16_PAIRS : VKB_FORMAT_F32;
+}
+
 static uint32_t pad4(uint32_t x)
 {
     return (x + 3) / 4 * 4;
@@ -126,9 +132,10 @@ static void check(vkbert_context *ctx, fused_case c)
     for (int i = 0; i < 4 && has_mask; i++)
         stride[i] = md[i] == 1 ? 0 : dense[i];
 
-    vkb_fused_desc d = {c.batch,  c.heads,   s,        c.dim,    ld,  width,     0,
-                        block,    2 * block, has_mask, c.causal, {0}, c.dropout, c.seed,
-                        additive, half,      half,     false,    0};
+    vkb_fused_desc d = {
+        c.batch,       c.heads,  s,        c.dim, ld,        width,  0,        block,
+        2 * block,     has_mask, c.causal, {0},   c.dropout, c.seed, additive, activations(),
+        activations(), false,    0};
     memcpy(d.mask_stride, stride, sizeof stride);
     run(ctx, &d, rows, n_rows, mask, mask_n * 4, out, n_out);
 
@@ -233,8 +240,8 @@ static vkb_fused_desc ragged_desc(uint32_t batch, uint32_t heads, uint32_t s_max
                             .ld_out = width,
                             .k_off = block,
                             .v_off = 2 * block,
-                            .rows_half = half,
-                            .out_half = half,
+                            .rows = activations(),
+                            .out = activations(),
                             .ragged = true,
                             .tokens = tokens};
 }
@@ -318,7 +325,8 @@ Test(attention_fused, ragged_bad_offsets_are_clamped)
     test_context_done(ctx);
 }
 
-Test(attention_fused, ragged_refuses_masks)
+/* Ragged batches take no mask, and rows and output are plain floats. */
+Test(attention_fused, refuses_masks_when_ragged_and_formats_other_than_floats)
 {
     vkbert_context *ctx = test_context(0);
     VkDescriptorPool pool = test_pool(ctx);
@@ -336,6 +344,15 @@ Test(attention_fused, ragged_refuses_masks)
         cr_assert_eq(vkb_op_attention_fused(ctx, pool, &bad, v, v, v, &dispatch),
                      VKBERT_ERROR_INVALID_ARGUMENT);
         cr_assert(strstr(vkbert_last_error(ctx), "ragged"), "%s", vkbert_last_error(ctx));
+    }
+    /* Rows and output are plain floats: int8 blocks, or no format at all, are refused. */
+    vkb_format not_floats[3] = {VKB_FORMAT_Q8_0, VKB_FORMAT_Q8_ROWS, VKB_FORMAT_COUNT};
+    for (int k = 0; k < 6; k++) {
+        vkb_fused_desc bad = d;
+        *(k < 3 ? &bad.rows : &bad.out) = not_floats[k % 3];
+        cr_assert_eq(vkb_op_attention_fused(ctx, pool, &bad, v, v, v, &dispatch),
+                     VKBERT_ERROR_INVALID_ARGUMENT, "case %d", k);
+        cr_assert(strstr(vkbert_last_error(ctx), "fp32 or fp16"), "%s", vkbert_last_error(ctx));
     }
     vkb_view offsets = {buffer.buffer, 0, 3 * 4, 0}; /* 3 batches need 4 offsets */
     cr_assert_eq(vkb_op_attention_fused(ctx, pool, &d, v, offsets, v, &dispatch),
@@ -376,9 +393,10 @@ static void check_equals_padded(vkbert_context *ctx, uint32_t heads, uint32_t di
     for (uint32_t b = 0; b < batch; b++)
         for (uint32_t j = 0; j < lengths[b]; j++)
             mask[b * mp + j] = 1;
-    vkb_fused_desc d = {batch,         heads, s,     dim,           ld, width, 0,        block_pad,
-                        2 * block_pad, true,  false, {mp, 0, 0, 1}, 0,  0,     additive, half,
-                        half,          false, 0};
+    vkb_fused_desc d = {
+        batch,         heads, s,     dim,           ld, width, 0,        block_pad,
+        2 * block_pad, true,  false, {mp, 0, 0, 1}, 0,  0,     additive, activations(),
+        activations(), false, 0};
     float *got_pad = test_poisoned(n_out), *got_rag = test_poisoned((size_t)tokens * width);
     run(ctx, &d, pad, n_pad, mask, (size_t)batch * mp * 4, got_pad, n_out);
     d = ragged_desc(batch, heads, s, dim, tokens, block_rag);

@@ -180,7 +180,7 @@ static int32_t run(vkbert_context *ctx, const embedding_case *c, float *word, co
                                 .rows = n,
                                 .vocab = c->vocab,
                                 .types = 2,
-                                .word_half = c->half,
+                                .word = c->half ? VKB_FORMAT_F16_PAIRS : VKB_FORMAT_F32,
                                 .eps = 1e-12f,
                                 .ragged = c->ragged != 0,
                                 .positions = max_pos(c)};
@@ -303,13 +303,22 @@ Test(embedding, a_chunk_larger_than_its_binding_is_refused)
     vkb_view v = vkb_whole(&buffer);
     vkb_dispatch dispatch = {0};
     /* 129 rows of 8 fp32 are 4128 bytes; as fp16 they fit. */
-    vkb_embedding_desc d = {4, 2, 8, 8, 0, 16, 32, 40, 0, 129, 129, 2, false, 1e-12f, false, 0};
+    vkb_embedding_desc d = {4,      2,     8, 8, 0, 16, 32, 40, 0, 129, 129, 2, VKB_FORMAT_F32,
+                            1e-12f, false, 0};
     cr_assert_eq(vkb_op_embedding(ctx, pool, &d, v, v, v, v, &dispatch),
                  VKBERT_ERROR_INVALID_ARGUMENT);
     cr_assert(strstr(vkbert_last_error(ctx), "word"), "%s", vkbert_last_error(ctx));
-    d.word_half = true;
+    d.word = VKB_FORMAT_F16_PAIRS;
     TEST_OK(vkb_op_embedding(ctx, pool, &d, v, v, v, v, &dispatch));
     vkb_dispatch_release(ctx, &dispatch);
+    /* A word table is plain floats: int8 blocks, or no format at all, are refused. */
+    vkb_embedding_desc not_floats[2] = {d, d};
+    not_floats[0].word = VKB_FORMAT_Q8_0, not_floats[1].word = VKB_FORMAT_COUNT;
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(vkb_op_embedding(ctx, pool, &not_floats[k], v, v, v, v, &dispatch),
+                     VKBERT_ERROR_INVALID_ARGUMENT, "case %d", k);
+        cr_assert(strstr(vkbert_last_error(ctx), "fp32 or fp16"), "%s", vkbert_last_error(ctx));
+    }
     /* Ragged: the positions' rows must be given, and the ids hold 3 blocks before the flag. */
     d.ragged = true;
     cr_assert_eq(vkb_op_embedding(ctx, pool, &d, v, v, v, v, &dispatch),

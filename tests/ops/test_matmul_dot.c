@@ -177,8 +177,8 @@ static void check_product(vkbert_context *ctx, uint32_t m, uint32_t n, uint32_t 
                          .lda = vkb_q8_rows_pitch(k),
                          .ldb = ldb,
                          .ldc = ldb,
-                         .b_q8 = true,
-                         .b_q8_dot = true,
+                         .a = VKB_FORMAT_Q8_ROWS,
+                         .b = VKB_FORMAT_Q8_0_DOT,
                          .activation = epilogue ? VKB_ACTIVATION_GELU : VKB_ACTIVATION_NONE};
     VkDescriptorPool pool = test_pool(ctx);
     vkb_dispatch dispatch = {0};
@@ -224,6 +224,49 @@ Test(matmul_dot, matches_the_reference_of_its_quantized_operands)
     test_context_done(ctx);
 }
 
+/* The matmul `d` over zeroed operands: its status (vkbert_last_error says why). */
+static vkbert_status dot_matmul(vkbert_context *ctx, const vkb_matmul_desc *d)
+{
+    vkb_buffer buffer = test_buffer(ctx, (float[256]){0}, 256);
+    VkDescriptorPool pool = test_pool(ctx);
+    vkb_view v = vkb_whole(&buffer);
+    vkb_dispatch dispatch = {0};
+    vkbert_status status = vkb_op_matmul(ctx, pool, d, v, v, NULL, v, &dispatch);
+    if (!status) vkb_dispatch_release(ctx, &dispatch);
+    vkDestroyDescriptorPool(ctx->device, pool, NULL);
+    vkb_buffer_destroy(ctx, &buffer);
+    return status;
+}
+
+static vkb_matmul_desc dot_desc(void)
+{
+    return (vkb_matmul_desc){.m = 4,
+                             .n = 4,
+                             .k = 4,
+                             .batch = 1,
+                             .lda = vkb_q8_rows_pitch(4),
+                             .ldb = 4,
+                             .ldc = 4,
+                             .a = VKB_FORMAT_Q8_ROWS,
+                             .b = VKB_FORMAT_Q8_0_DOT};
+}
+
+/* The integer-dot path takes quantized rows of A, a [K,N] B and fp32 C, with a batch of 1. */
+Test(matmul_dot, refuses_what_it_cannot_run)
+{
+    vkbert_context *ctx = dot_context();
+    vkb_matmul_desc ok = dot_desc();
+    TEST_OK(dot_matmul(ctx, &ok));
+    vkb_matmul_desc bad[6] = {ok, ok, ok, ok, ok, ok};
+    bad[0].a = VKB_FORMAT_F32, bad[1].a = VKB_FORMAT_F16_PAIRS, bad[2].c = VKB_FORMAT_F16_PAIRS;
+    bad[3].b_trans = true, bad[4].batch = 2, bad[5].lda = 4;
+    for (int i = 0; i < 6; i++) {
+        cr_assert_eq(dot_matmul(ctx, &bad[i]), VKBERT_ERROR_INVALID_ARGUMENT, "case %d", i);
+        cr_assert(strstr(vkbert_last_error(ctx), "integer-dot path"), "%s", vkbert_last_error(ctx));
+    }
+    test_context_done(ctx);
+}
+
 /* Where the device has no integer dot product (simulated by the switch that turns it off):
  * forcing the path is a clear error at context creation, and at an encoder's creation when
  * forced later; the dot matmul itself refuses. */
@@ -231,6 +274,9 @@ Test(matmul_dot, forced_where_the_device_has_none)
 {
     vkbert_context *ctx = test_context_limited("integer_dot_product=0");
     cr_assert(!ctx->int8_dot);
+    vkb_matmul_desc d = dot_desc();
+    cr_assert_eq(dot_matmul(ctx, &d), VKBERT_ERROR_DEVICE_LIMIT);
+    cr_assert(strstr(vkbert_last_error(ctx), "integer dot product"), "%s", vkbert_last_error(ctx));
     bool dot = true;
     TEST_OK(vkb_tune_int8_dot(ctx, &dot));
     cr_assert(!dot, "the default without the feature is the dequantizing path");

@@ -14,10 +14,22 @@
  * one, fp32, fp16 or Q8_0. */
 static uint64_t weight_bytes(const vkbert_attention *l)
 {
-    if (!l->q8) return attention_weight_elements(l) * (l->half ? 2 : 4);
+    if (!vkb_format_is_q8(l->weight_format))
+        return attention_weight_elements(l) * vkb_format_float_bytes(l->weight_format);
     uint64_t in = vkb_q8_bytes(l->embed_dim, l->heads_width);
     uint64_t out = vkb_q8_bytes(l->heads_width, l->pitch);
     return in > out ? in : out;
+}
+
+vkbert_status attention_weight_format(vkbert_context *ctx, vkbert_precision precision,
+                                      vkb_format *out)
+{
+    *out = precision == VKBERT_PRECISION_FP16 ? VKB_FORMAT_F16_PAIRS : VKB_FORMAT_F32;
+    if (precision != VKBERT_PRECISION_INT8) return VKBERT_OK;
+    bool dot = false;
+    vkbert_status status = vkb_tune_int8_dot(ctx, &dot);
+    *out = dot ? VKB_FORMAT_Q8_0_DOT : VKB_FORMAT_Q8_0;
+    return status;
 }
 
 vkbert_status attention_alloc(vkbert_context *ctx, int embed_dim, int num_heads,
@@ -39,12 +51,11 @@ vkbert_status attention_alloc(vkbert_context *ctx, int embed_dim, int num_heads,
     layer->pitch = vkb_pitch(layer->embed_dim);
     layer->head_pitch = vkb_pitch(layer->head_dim);
     layer->heads_width = layer->heads * layer->head_pitch;
-    layer->half = config && config->precision == VKBERT_PRECISION_FP16;
-    layer->q8 = config && config->precision == VKBERT_PRECISION_INT8;
-    vkbert_status dot = layer->q8 ? vkb_tune_int8_dot(ctx, &layer->q8_dot) : VKBERT_OK;
-    if (dot) {
+    vkbert_precision precision = config ? config->precision : VKBERT_PRECISION_FP32;
+    vkbert_status chosen = attention_weight_format(ctx, precision, &layer->weight_format);
+    if (chosen) {
         free(layer);
-        return dot;
+        return chosen;
     }
     uint64_t block_bytes = weight_bytes(layer);
     layer->weight_block = (block_bytes + 255) / 256 * 256;
@@ -424,10 +435,12 @@ vkbert_status vkb_attention_forward_host(vkbert_attention *layer, int batch, int
 void vkb_attention_describe(const vkbert_attention *layer, char *out, size_t size)
 {
     const attention_plan *plan = layer->plan_count ? layer->plans[layer->last_plan] : NULL;
-    const char *precision = layer->q8            ? "int8 weights"
-                            : !layer->half       ? "fp32"
-                            : plan && plan->half ? "fp16 weights and activations"
-                                                 : "fp16 weights";
+    vkb_format weights = layer->weight_format;
+    bool half_activations = plan && plan->activations == VKB_FORMAT_F16_PAIRS;
+    const char *precision = vkb_format_is_q8(weights)   ? "int8 weights"
+                            : weights == VKB_FORMAT_F32 ? "fp32"
+                            : half_activations          ? "fp16 weights and activations"
+                                                        : "fp16 weights";
     snprintf(out, size, "%s %s, %s kernels", precision,
              !plan         ? "(no plan yet)"
              : plan->fused ? "fused attention"

@@ -21,16 +21,16 @@ typedef struct attention_binding {
 
 typedef struct attention_plan {
     uint32_t batch, seq_len;
-    bool ragged;        /* packed rows: `tokens` of them, batch and seq_len the most of each */
-    uint32_t tokens;    /* ragged */
-    bool fused;         /* one fused attention kernel; else split, scores, softmax, merge */
-    bool half;          /* fp16 precision on the fused path: qkv and merged hold fp16 */
-    vkb_buffer qkv;     /* [3][B*S][H*Dp]: Q, K, V rows, each block 256-byte aligned */
-    vkb_buffer merged;  /* [B*S][H*Dp]: the attention output, heads merged */
-    vkb_buffer heads;   /* unfused: [3][B,H,S,Dp] */
-    vkb_buffer scores;  /* unfused: [B,H,S,Sp] */
-    vkb_buffer context; /* unfused: P*V, [B,H,S,Dp] */
-    vkb_buffer a_q8;    /* integer-dot path: x, then merged, quantized per row (ops.h) */
+    bool ragged;            /* packed rows: `tokens` of them, batch and seq_len the most of each */
+    uint32_t tokens;        /* ragged */
+    bool fused;             /* one fused attention kernel; else split, scores, softmax, merge */
+    vkb_format activations; /* qkv's and merged's: F16_PAIRS for fp16 on the fused path */
+    vkb_buffer qkv;         /* [3][B*S][H*Dp]: Q, K, V rows, each block 256-byte aligned */
+    vkb_buffer merged;      /* [B*S][H*Dp]: the attention output, heads merged */
+    vkb_buffer heads;       /* unfused: [3][B,H,S,Dp] */
+    vkb_buffer scores;      /* unfused: [B,H,S,Sp] */
+    vkb_buffer context;     /* unfused: P*V, [B,H,S,Dp] */
+    vkb_buffer a_q8;        /* integer-dot path: x, then merged, quantized per row (ops.h) */
     uint64_t qkv_block, heads_block; /* bytes between the Q, K, V blocks */
     VkDescriptorPool pool;
     VkCommandBuffer cmd;
@@ -49,9 +49,9 @@ struct vkbert_attention {
     uint32_t pitch;       /* embed_dim rounded up to 4 */
     uint32_t head_pitch;  /* head_dim rounded up to 4 */
     uint32_t heads_width; /* heads * head_pitch: a row of Q, K, V or O, heads padded */
-    bool half;            /* weights stored as fp16 */
-    bool q8;              /* weights stored as Q8_0 blocks (nn/encoder/weights_q8.h) */
-    bool q8_dot;        /* ... in the dot order, run by integer dot products (vkb_tune_int8_dot) */
+    /* The weights' storage: F32, F16_PAIRS, Q8_0 blocks (nn/encoder/weights_q8.h) or
+     * Q8_0_DOT, those in the dot order, run by integer dot products (vkb_tune_int8_dot). */
+    vkb_format weight_format;
     vkb_buffer weights; /* W_q^T, W_k^T, W_v^T [E][H*Dp], W_o^T [H*Dp][Ep], in blocks */
     vkb_buffer biases;  /* [H*Dp] three times, then [Ep] */
     uint64_t weight_block, bias_block;
@@ -66,6 +66,11 @@ struct vkbert_attention {
     uint32_t timing_count;
 };
 
+/* The one place dense weights' storage is chosen, the layer's and the encoder's: at int8,
+ * Q8_0 in the dot order where the device runs integer dot products (or the path is forced,
+ * vkb_tune_int8_dot), else dequantized Q8_0. */
+vkbert_status attention_weight_format(vkbert_context *ctx, vkbert_precision precision,
+                                      vkb_format *out);
 /* attention_alloc, then attention_upload_weights; the caller holds the lock. */
 vkbert_status vkb_attention_new(vkbert_context *ctx, int embed_dim, int num_heads,
                                 const vkbert_attention_weights *weights,
@@ -125,8 +130,8 @@ typedef struct attention_sink {
 
 /* The next free dispatch, zeroed; NULL when the list is full. */
 vkb_dispatch *attention_sink_next(attention_sink *sink);
-/* For an integer-dot matmul (vkb_matmul_desc.b_q8_dot) over A [rows, k] (pitch mm->lda):
- * appends the quantizing of A into `a_q` and points `a` and mm->lda at the result. */
+/* For an integer-dot matmul (B in VKB_FORMAT_Q8_0_DOT) over A [rows, k] (pitch mm->lda):
+ * appends the quantizing of A into `a_q` and points `a`, mm->lda and mm->a at the result. */
 vkbert_status attention_quantize_a(vkbert_context *ctx, attention_sink *sink, vkb_matmul_desc *mm,
                                    const vkb_buffer *a_q, vkb_view *a);
 /* Bytes of `rows` rows of k quantized for it. */

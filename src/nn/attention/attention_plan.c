@@ -41,11 +41,12 @@ static vkbert_status create_buffers(vkbert_attention *layer, attention_plan *pla
     /* Heads longer than the fused kernel holds in registers take the unfused path. fp16
      * activations exist on the fused path only, so fp16 takes it wherever the head fits. */
     bool fits = layer->head_dim <= VKB_FUSED_MAX_HEAD;
-    plan->half = layer->half && fits;
+    bool half = layer->weight_format == VKB_FORMAT_F16_PAIRS && fits;
+    plan->activations = half ? VKB_FORMAT_F16_PAIRS : VKB_FORMAT_F32;
     /* A ragged plan has no unfused path: its sequences have no common length. */
-    plan->fused = fits && (plan->ragged || plan->half ||
-                           vkb_tune_attention_fused(ctx, score_bytes(layer, plan)));
-    uint32_t elem = plan->half ? 2 : 4;
+    plan->fused =
+        fits && (plan->ragged || half || vkb_tune_attention_fused(ctx, score_bytes(layer, plan)));
+    uint32_t elem = vkb_format_float_bytes(plan->activations);
     uint64_t m = attention_rows(plan);
     uint64_t rows_bytes = m * layer->heads_width * elem;
     plan->qkv_block = align256(rows_bytes);
@@ -58,7 +59,7 @@ static vkbert_status create_buffers(vkbert_attention *layer, attention_plan *pla
     if (!status) status = vkb_buffer_create(ctx, rows_bytes, &plan->merged);
     if (!status && !plan->fused) status = create_unfused_buffers(layer, plan);
     uint32_t widest = layer->heads_width > layer->embed_dim ? layer->heads_width : layer->embed_dim;
-    if (!status && layer->q8_dot)
+    if (!status && layer->weight_format == VKB_FORMAT_Q8_0_DOT)
         status = vkb_buffer_create(ctx, attention_q8_rows_bytes((uint32_t)m, widest), &plan->a_q8);
     return status;
 }
@@ -204,7 +205,7 @@ vkbert_status attention_quantize_a(vkbert_context *ctx, attention_sink *sink, vk
     vkb_view out = vkb_sub(a_q, 0, attention_q8_rows_bytes(mm->m, mm->k));
     vkbert_status status = vkb_op_quantize_rows(ctx, sink->pool, mm->m, mm->k, mm->lda, *a, out, d);
     mm->lda = vkb_q8_rows_pitch(mm->k);
-    mm->b_q8_dot = true;
+    mm->a = VKB_FORMAT_Q8_ROWS;
     *a = out;
     return status;
 }
@@ -221,12 +222,15 @@ static vkbert_status prepare_projections(vkbert_attention *layer, attention_plan
 {
     vkbert_context *ctx = layer->ctx;
     uint32_t m = attention_rows(plan), width = layer->heads_width;
-    uint32_t w_size = layer->half ? 2 : 4, elem = plan->half ? 2 : 4;
-    uint64_t w_bytes = layer->q8 ? vkb_q8_bytes(layer->embed_dim, width)
-                                 : (uint64_t)layer->embed_dim * width * w_size;
+    vkb_format weights = layer->weight_format;
+    bool q8 = vkb_format_is_q8(weights);
+    uint32_t w_size = vkb_format_float_bytes(weights);
+    uint32_t elem = vkb_format_float_bytes(plan->activations);
+    uint64_t w_bytes =
+        q8 ? vkb_q8_bytes(layer->embed_dim, width) : (uint64_t)layer->embed_dim * width * w_size;
     uint64_t out_bytes = (uint64_t)m * width * elem;
     /* The Q8_0 matmul takes a batch of 1 (ops.h). */
-    bool one = !layer->q8 && 3 * layer->weight_block <= ctx->props.limits.maxStorageBufferRange;
+    bool one = !q8 && 3 * layer->weight_block <= ctx->props.limits.maxStorageBufferRange;
     vkb_matmul_desc mm = {.m = m,
                           .n = width,
                           .k = layer->embed_dim,
@@ -237,11 +241,10 @@ static vkbert_status prepare_projections(vkbert_attention *layer, attention_plan
                           .batch_b = layer->weight_block / w_size,
                           .batch_c = plan->qkv_block / elem,
                           .batch_bias = layer->bias_block / 4,
-                          .b_half = layer->half,
-                          .c_half = plan->half,
-                          .b_q8 = layer->q8};
+                          .b = weights,
+                          .c = plan->activations};
     static const char *names[3] = {"q_projection", "k_projection", "v_projection"};
-    if (layer->q8_dot) {
+    if (weights == VKB_FORMAT_Q8_0_DOT) {
         vkbert_status status = attention_quantize_a(ctx, sink, &mm, &plan->a_q8, &x);
         if (status) return status;
     }
@@ -269,7 +272,7 @@ static vkbert_status prepare_fused(vkbert_attention *layer, attention_plan *plan
     vkb_dispatch *fused = attention_sink_next(sink);
     if (!fused) return sink_full(layer);
     fused->name = "attention_fused";
-    uint64_t block_elems = plan->qkv_block / (plan->half ? 2 : 4);
+    uint64_t block_elems = plan->qkv_block / vkb_format_float_bytes(plan->activations);
     vkb_fused_desc d = {.batch = plan->batch,
                         .heads = layer->heads,
                         .seq_len = plan->seq_len,
@@ -286,8 +289,8 @@ static vkbert_status prepare_fused(vkbert_attention *layer, attention_plan *plan
                         .dropout = bind->dropout,
                         .seed = bind->seed,
                         .additive = bind->additive,
-                        .rows_half = plan->half,
-                        .out_half = plan->half};
+                        .rows = plan->activations,
+                        .out = plan->activations};
     memcpy(d.mask_stride, bind->mask_stride, sizeof d.mask_stride);
     vkb_view rows = vkb_whole(&plan->qkv), out = vkb_whole(&plan->merged);
     return vkb_op_attention_fused(layer->ctx, sink->pool, &d, rows, mask ? *mask : rows, out,
@@ -397,16 +400,17 @@ static vkbert_status prepare_output(vkbert_attention *layer, attention_plan *pla
                           .lda = layer->heads_width,
                           .ldb = ep,
                           .ldc = ep,
-                          .b_half = layer->half,
-                          .a_half = plan->half,
-                          .b_q8 = layer->q8};
+                          .a = plan->activations,
+                          .b = layer->weight_format};
     vkb_view bias = block(&layer->biases, layer->bias_block, 3, ep * 4);
-    uint64_t w_bytes = layer->q8 ? vkb_q8_bytes(layer->heads_width, ep)
-                                 : (uint64_t)layer->heads_width * ep * (layer->half ? 2 : 4);
+    uint64_t w_bytes = vkb_format_is_q8(mm.b) ? vkb_q8_bytes(layer->heads_width, ep)
+                                              : (uint64_t)layer->heads_width * ep *
+                                                    vkb_format_float_bytes(layer->weight_format);
     vkb_view weights = block(&layer->weights, layer->weight_block, 3, w_bytes);
     vkb_view a = vkb_whole(&plan->merged);
-    vkbert_status status =
-        layer->q8_dot ? attention_quantize_a(layer->ctx, sink, &mm, &plan->a_q8, &a) : VKBERT_OK;
+    vkbert_status status = mm.b == VKB_FORMAT_Q8_0_DOT
+                               ? attention_quantize_a(layer->ctx, sink, &mm, &plan->a_q8, &a)
+                               : VKBERT_OK;
     vkb_dispatch *out = status ? NULL : attention_sink_next(sink);
     if (!status && !out) return sink_full(layer);
     if (status) return status;

@@ -94,8 +94,9 @@ static vkbert_status upload_q8(vkbert_attention *layer, vkb_writer *out, int z, 
 {
     projection_source source = {layer, w, scale};
     uint32_t e = layer->embed_dim, width = layer->heads_width;
-    q8_matrix in = {e, width, width, in_projection_column, &source, name, layer->q8_dot};
-    q8_matrix o = {width, e, layer->pitch, out_projection_column, &source, name, layer->q8_dot};
+    bool dot = layer->weight_format == VKB_FORMAT_Q8_0_DOT;
+    q8_matrix in = {e, width, width, in_projection_column, &source, name, dot};
+    q8_matrix o = {width, e, layer->pitch, out_projection_column, &source, name, dot};
     return vkb_q8_upload(out, &layer->weights, layer->weight_block * z, z < 3 ? &in : &o);
 }
 
@@ -151,17 +152,19 @@ vkbert_status attention_upload_weights(vkbert_attention *layer, const vkbert_att
     vkbert_status status = check_weights(layer, weights, biases, out);
     if (status) return status;
     /* Q8_0 quantizes through a bounded scratch of its own: packed holds a bias. */
-    size_t elems = layer->q8 ? layer->bias_block / 4 : attention_weight_elements(layer);
+    bool q8 = vkb_format_is_q8(layer->weight_format);
+    bool half = layer->weight_format == VKB_FORMAT_F16_PAIRS;
+    size_t elems = q8 ? layer->bias_block / 4 : attention_weight_elements(layer);
     float *packed = calloc(elems, sizeof *packed);
-    uint16_t *halves = layer->half ? malloc(elems * sizeof *halves) : NULL;
-    if (!packed || (layer->half && !halves)) {
+    uint16_t *halves = half ? malloc(elems * sizeof *halves) : NULL;
+    if (!packed || (half && !halves)) {
         free(packed);
         return vkb_write_fail(out, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     }
     float q_scale = (float)(1.0 / sqrt((double)layer->head_dim));
     for (int z = 0; z < 4 && !status; z++) {
         float scale = z == 0 ? q_scale : 1.0f;
-        if (layer->q8)
+        if (q8)
             status = upload_q8(layer, out, z, weights[z], scale, names[z][0]);
         else
             status = upload_packed(layer, out, z, weights[z], scale, packed, halves);

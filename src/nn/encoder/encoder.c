@@ -76,12 +76,12 @@ static bool pack_transposed(const bert_weights *w, float *const *t, uint32_t out
     return true;
 }
 
-/* Uploads `count` packed weights at `at` of `dst`, as fp16 when `half` (converted in place:
- * half i lands on bytes already read) or fp32. */
+/* Uploads `count` packed weights at `at` of `dst` in `format`: F16_PAIRS (converted in place:
+ * half i lands on bytes already read) or F32. */
 static vkbert_status upload_weights(vkb_writer *out, vkb_buffer *dst, uint64_t at, float *packed,
-                                    size_t count, bool half)
+                                    size_t count, vkb_format format)
 {
-    if (!half) return vkb_write(out, dst, at, packed, count * 4);
+    if (format != VKB_FORMAT_F16_PAIRS) return vkb_write(out, dst, at, packed, count * 4);
     uint16_t *halves = (uint16_t *)packed;
     for (size_t i = 0; i < count; i++)
         halves[i] = float_to_half(packed[i]);
@@ -90,7 +90,9 @@ static vkbert_status upload_weights(vkb_writer *out, vkb_buffer *dst, uint64_t a
 
 uint64_t encoder_weight_bytes(const vkbert_encoder *e, uint32_t k, uint32_t ldb)
 {
-    return e->q8 ? vkb_q8_bytes(k, ldb) : (uint64_t)k * ldb * (e->half ? 2 : 4);
+    return vkb_format_is_q8(e->weight_format)
+               ? vkb_q8_bytes(k, ldb)
+               : (uint64_t)k * ldb * vkb_format_float_bytes(e->weight_format);
 }
 
 /* A dense weight's rows for vkb_q8_upload, through bert_weights_rows (converted into the
@@ -121,20 +123,21 @@ static vkbert_status upload_matrix(vkbert_encoder *e, const bert_weights *w, vkb
     /* A CPU device's mapped memory is the process's own: fp32 is packed straight into it, one
      * pass over the weight and no copy. Elsewhere (memory that may be write-combined, or not
      * mapped) it goes through `packed`. */
-    float *direct = !e->q8 && !e->half && e->dense.mapped &&
+    float *direct = e->weight_format == VKB_FORMAT_F32 && e->dense.mapped &&
                             e->ctx->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU
                         ? (float *)(e->dense.mapped + at)
                         : NULL;
     vkbert_status status = VKBERT_OK;
-    if (e->q8) {
+    if (vkb_format_is_q8(e->weight_format)) {
         source_rows source = {w, t, in};
-        q8_matrix m = {in, rows, ldb, source_row, &source, name, e->q8_dot};
+        bool dot = e->weight_format == VKB_FORMAT_Q8_0_DOT;
+        q8_matrix m = {in, rows, ldb, source_row, &source, name, dot};
         status = vkb_q8_upload(out, &e->dense, at, &m);
     } else if (!pack_transposed(w, t, rows, in, ldb, packed + (size_t)in * ldb,
                                 direct ? direct : packed)) {
         status = unreadable(out, name);
     } else if (!direct) {
-        status = upload_weights(out, &e->dense, at, packed, (size_t)in * ldb, e->half);
+        status = upload_weights(out, &e->dense, at, packed, (size_t)in * ldb, e->weight_format);
     }
     bert_weights_release(w, *t, (size_t)rows * in);
     return status;
@@ -146,7 +149,8 @@ static vkbert_status upload_matrix(vkbert_encoder *e, const bert_weights *w, vkb
 /* Chunks of as many word rows as one storage binding and one allocation hold. */
 static vkbert_status create_word(vkbert_encoder *e)
 {
-    uint64_t row = (uint64_t)e->hp * (e->word_half ? 2 : 4), vocab = (uint64_t)e->config.vocab_size;
+    uint64_t row = (uint64_t)e->hp * vkb_format_float_bytes(e->word_format),
+             vocab = (uint64_t)e->config.vocab_size;
     uint64_t limit = e->ctx->props.limits.maxStorageBufferRange;
     if (e->ctx->max_allocation < limit) limit = e->ctx->max_allocation;
     if (limit < row)
@@ -194,16 +198,17 @@ static vkbert_status upload_word_piece(vkbert_encoder *e, const bert_weights *w,
     rows = rows < e->word_rows ? rows : e->word_rows;
     if (r >= rows) return VKBERT_OK; /* past the end of a shorter last chunk */
     uint32_t n = rows - r < piece ? rows - r : piece;
-    uint64_t at = (uint64_t)r * hp * (e->word_half ? 2 : 4);
+    uint64_t at = (uint64_t)r * hp * vkb_format_float_bytes(e->word_format);
     const float *in_place;
-    if (h == hp && !e->word_half && bert_weights_rows(w, &w->word, first + r, n, NULL, &in_place)) {
+    if (h == hp && e->word_format == VKB_FORMAT_F32 &&
+        bert_weights_rows(w, &w->word, first + r, n, NULL, &in_place)) {
         vkbert_status status = vkb_write(out, &e->word[k], at, in_place, (uint64_t)n * h * 4);
         bert_weights_release(w, in_place, (size_t)n * h);
         return status;
     }
     if (!pack_source_rows(w, &w->word, first + r, n, h, hp, scratch + (size_t)piece * hp, scratch))
         return unreadable(out, "the word embeddings");
-    return upload_weights(out, &e->word[k], at, scratch, (size_t)n * hp, e->word_half);
+    return upload_weights(out, &e->word[k], at, scratch, (size_t)n * hp, e->word_format);
 }
 
 /* Position, token type, gamma and beta in one small buffer; then the word table. */
@@ -335,8 +340,9 @@ static vkbert_status create_layers(vkbert_encoder *e)
     /* fp16 encoders keep fp32 attention layers, as before int8 came. */
     vkbert_attention_config int8 = {sizeof int8, VKBERT_PRECISION_INT8};
     for (int l = 0; l < layers && !status; l++)
-        status = attention_alloc(e->ctx, (int)h, e->config.num_attention_heads,
-                                 e->q8 ? &int8 : NULL, &e->attention[l]);
+        status =
+            attention_alloc(e->ctx, (int)h, e->config.num_attention_heads,
+                            vkb_format_is_q8(e->weight_format) ? &int8 : NULL, &e->attention[l]);
     return status;
 }
 
@@ -347,7 +353,7 @@ static size_t load_scratch_floats(const vkbert_encoder *e)
     uint64_t h = (uint64_t)e->config.hidden_size, i = (uint64_t)e->config.intermediate_size;
     uint64_t widest = e->ip > e->hp ? e->ip : e->hp, packed = 2 * widest;
     uint64_t blocks[3] = {h * e->ip, i * e->hp, h * e->hp};
-    for (int b = 0; b < 3 && !e->q8; b++)
+    for (int b = 0; b < 3 && !vkb_format_is_q8(e->weight_format); b++)
         packed = blocks[b] > packed ? blocks[b] : packed;
     uint64_t need[4] = {packed + TRANSPOSE_TILE * (h > i ? h : i), 4 * h * h,
                         (uint64_t)word_piece_rows(e) * (e->hp + (h == e->hp ? 0 : h)),
@@ -383,6 +389,20 @@ static vkbert_status run_task(void *job, uint32_t task, vkb_writer *out, float *
     return status;
 }
 
+/* The one place the encoder's storages are chosen (vkbert_encoder). */
+static vkbert_status choose_formats(vkbert_encoder *e, vkbert_precision precision)
+{
+    vkbert_status status = attention_weight_format(e->ctx, precision, &e->weight_format);
+    bool q8 = vkb_format_is_q8(e->weight_format);
+    /* The heads (Dense, classifier) stay dequantized at int8, never in the dot order. */
+    e->head_format = q8 ? VKB_FORMAT_Q8_0 : VKB_FORMAT_F32;
+    /* int8 keeps the word table as fp16 precision does: as fp32 it would be half of int8's
+     * memory (BERT-base: 94 MB beside 96 MB of int8 weights), and fp16's error is far below
+     * int8's. */
+    e->word_format = e->weight_format == VKB_FORMAT_F32 ? VKB_FORMAT_F32 : VKB_FORMAT_F16_PAIRS;
+    return status;
+}
+
 /* The encoder with every buffer made and nothing written: the load's device part, under the
  * lock. */
 static vkbert_status encoder_create(vkbert_context *ctx, const bert_config *config, bool has_pooler,
@@ -400,13 +420,7 @@ static vkbert_status encoder_create(vkbert_context *ctx, const bert_config *conf
     e->hp = vkb_pitch((uint64_t)config->hidden_size);
     e->ip = vkb_pitch((uint64_t)config->intermediate_size);
     e->has_pooler = has_pooler;
-    e->half = precision == VKBERT_PRECISION_FP16;
-    e->q8 = precision == VKBERT_PRECISION_INT8;
-    /* int8 keeps the word table as fp16 precision does: as fp32 it would be half of int8's
-     * memory (BERT-base: 94 MB beside 96 MB of int8 weights), and fp16's error is far below
-     * int8's. */
-    e->word_half = e->half || e->q8;
-    vkbert_status status = e->q8 ? vkb_tune_int8_dot(e->ctx, &e->q8_dot) : VKBERT_OK;
+    vkbert_status status = choose_formats(e, precision);
     if (!status) status = create_tables(e);
     if (!status) status = create_layers(e);
     if (status) {

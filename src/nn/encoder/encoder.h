@@ -65,7 +65,7 @@ typedef struct encoder_plan {
     vkb_buffer ids;    /* int32: ids [B*S], token type ids [B*S], (ragged: positions [T]), a flag */
     vkb_buffer mask;   /* float [B][Sp]: 1 keep, 0 masked (key padding) */
     vkb_buffer hidden; /* [B*S][Hp], the layers' input and output */
-    vkb_buffer a_q8;   /* q8_dot: a dense matmul's A quantized per row (ops.h) */
+    vkb_buffer a_q8;   /* Q8_0_DOT weights: a dense matmul's A quantized per row (ops.h) */
     vkb_buffer attn_y, h1, inter, o2; /* [B*S][Hp], [B*S][Hp], [B*S][Ip], [B*S][Hp] */
     vkb_buffer pooled;                /* [B][Hp] */
     vkb_buffer pool_mask;             /* float [B][Sp]: the tokens pooling sees (prompt excluded) */
@@ -156,12 +156,13 @@ struct vkbert_encoder {
     bert_config config;
     uint32_t hp, ip; /* hidden and intermediate sizes rounded up to 4 */
     bool has_pooler;
-    bool half; /* dense weights and the word table stored as fp16 (biases, LayerNorms stay fp32) */
-    bool q8;   /* dense weights (layers, pooler, head) as Q8_0 blocks (nn/encoder/weights_q8.h) */
-    bool word_half; /* the word table as fp16: with half, and with q8 */
-    /* q8 with the layers' and the pooler's blocks in the dot order, run by integer dot
-     * products over activations quantized per row (vkb_tune_int8_dot; heads stay dequantized) */
-    bool q8_dot;
+    /* Storages, chosen together at creation (biases, LayerNorms and activations stay fp32).
+     * The layers' and the pooler's dense weights: F32, F16_PAIRS, Q8_0 blocks
+     * (nn/encoder/weights_q8.h) or Q8_0_DOT, those in the dot order, run by integer dot
+     * products over activations quantized per row (vkb_tune_int8_dot). */
+    vkb_format weight_format;
+    vkb_format head_format; /* the heads' (Dense, classifier): F32, or Q8_0 at int8 */
+    vkb_format word_format; /* the word table's: F16_PAIRS at fp16 and int8 */
     /* The word table [vocab][hp] in word_chunks buffers of word_rows rows (the last may hold
      * fewer), each within maxStorageBufferRange and maxMemoryAllocationSize: the tables of
      * multilingual vocabularies exceed one binding. */

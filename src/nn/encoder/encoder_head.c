@@ -51,7 +51,8 @@ static vkbert_status check_spec(vkbert_encoder *e, const encoder_head_spec *s)
 /* The bytes of a head weight W^T [in][pitch(out)]: fp32, or Q8_0 blocks at int8. */
 static uint64_t head_weight_bytes(const vkbert_encoder *e, uint32_t in, uint32_t out)
 {
-    return e->q8 ? vkb_q8_bytes(in, vkb_pitch(out)) : (uint64_t)in * vkb_pitch(out) * 4;
+    return e->head_format == VKB_FORMAT_Q8_0 ? vkb_q8_bytes(in, vkb_pitch(out))
+                                             : (uint64_t)in * vkb_pitch(out) * 4;
 }
 
 /* W [out][in] -> W^T [in][pitch(out)] then the bias [pitch(out)] (zeros when absent), at *at. */
@@ -59,7 +60,8 @@ static vkbert_status upload_linear(vkbert_encoder *e, uint32_t in, uint32_t out,
                                    const float *b, uint64_t *at, uint64_t *w_at, uint64_t *b_at)
 {
     uint32_t pitch = vkb_pitch(out);
-    size_t count = e->q8 ? 0 : (size_t)in * pitch;
+    bool q8 = e->head_format == VKB_FORMAT_Q8_0;
+    size_t count = q8 ? 0 : (size_t)in * pitch;
     float *packed = malloc((count + pitch) * sizeof *packed);
     if (!packed) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     for (uint32_t i = 0; i < in && count; i++)
@@ -70,9 +72,9 @@ static vkbert_status upload_linear(vkbert_encoder *e, uint32_t in, uint32_t out,
     *w_at = *at;
     *b_at = *at + align256(head_weight_bytes(e, in, out));
     vkbert_status status =
-        e->q8 ? vkb_q8_upload_linear(e->ctx, &e->head_weights, *w_at, w, out, in, pitch,
-                                     "a Dense or classifier weight")
-              : vkb_buffer_upload(e->ctx, &e->head_weights, *w_at, packed, count * 4);
+        q8 ? vkb_q8_upload_linear(e->ctx, &e->head_weights, *w_at, w, out, in, pitch,
+                                  "a Dense or classifier weight")
+           : vkb_buffer_upload(e->ctx, &e->head_weights, *w_at, packed, count * 4);
     if (!status)
         status = vkb_buffer_upload(e->ctx, &e->head_weights, *b_at, packed + count, pitch * 4);
     *at = *b_at + align256(pitch * 4);
@@ -208,7 +210,7 @@ static vkbert_status prepare_linear(vkbert_encoder *e, encoder_plan *p, attentio
                           .ldb = pitch,
                           .ldc = pitch,
                           .activation = activation,
-                          .b_q8 = e->q8};
+                          .b = e->head_format};
     vkb_view bias = vkb_sub(&e->head_weights, b_at, (uint64_t)pitch * 4);
     vkb_view w = vkb_sub(&e->head_weights, w_at, head_weight_bytes(e, k, n));
     return vkb_op_matmul(e->ctx, sink->pool, &mm, a, w, &bias, vkb_whole(out), d);

@@ -23,7 +23,7 @@ static vkbert_status create_buffers(vkbert_encoder *e, encoder_plan *p)
     uint32_t widest = e->config.intermediate_size > e->config.hidden_size
                           ? (uint32_t)e->config.intermediate_size
                           : (uint32_t)e->config.hidden_size;
-    if (!status && e->q8_dot)
+    if (!status && e->weight_format == VKB_FORMAT_Q8_0_DOT)
         status = vkb_buffer_create(ctx, attention_q8_rows_bytes((uint32_t)m, widest), &p->a_q8);
     if (!status) status = encoder_head_buffers(e, p);
     if (!status && p->ragged)
@@ -89,7 +89,7 @@ static vkbert_status prepare_embedding(vkbert_encoder *e, encoder_plan *p, atten
                                    .rows = rows < e->word_rows ? rows : e->word_rows,
                                    .vocab = vocab,
                                    .types = (uint32_t)e->config.type_vocab_size,
-                                   .word_half = e->word_half,
+                                   .word = e->word_format,
                                    .eps = (float)e->config.layer_norm_eps,
                                    .ragged = p->ragged,
                                    .positions = (uint32_t)e->config.max_position_embeddings};
@@ -122,14 +122,14 @@ static vkbert_status prepare_dense(vkbert_encoder *e, encoder_plan *p, attention
                                    vkb_view c, const char *name)
 {
     vkb_dispatch *d;
-    vkbert_status status =
-        e->q8_dot ? attention_quantize_a(e->ctx, sink, mm, &p->a_q8, &a) : VKBERT_OK;
+    vkbert_status status = e->weight_format == VKB_FORMAT_Q8_0_DOT
+                               ? attention_quantize_a(e->ctx, sink, mm, &p->a_q8, &a)
+                               : VKBERT_OK;
     if (!status) status = next(e, sink, &d);
     if (status) return status;
     d->name = name;
     vkb_view bias = vkb_sub(&e->params, b_at, (uint64_t)mm->ldc * 4);
-    mm->b_half = e->half;
-    mm->b_q8 = e->q8;
+    mm->b = e->weight_format;
     uint64_t w_bytes = encoder_weight_bytes(e, mm->k, mm->ldb);
     return vkb_op_matmul(e->ctx, sink->pool, mm, a, vkb_sub(&e->dense, w_at, w_bytes), &bias, c, d);
 }

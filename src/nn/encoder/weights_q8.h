@@ -1,6 +1,6 @@
 /* VKBERT_PRECISION_INT8's dense weights: a matmul's B [K,N] quantized column by column (each
  * column is a PyTorch row W[n][0..in), the input dimension) into the Q8_0 blocks the matmul
- * reads with vkb_matmul_desc.b_q8 (shaders/q8_io.glsl), through a bounded scratch. */
+ * reads as VKB_FORMAT_Q8_0 (shaders/q8_io.glsl), through a bounded scratch. */
 #ifndef VKBERT_NN_WEIGHTS_Q8_H
 #define VKBERT_NN_WEIGHTS_Q8_H
 
@@ -14,7 +14,7 @@ typedef struct q8_matrix {
     q8_column_fn column;
     const void *source;
     const char *name; /* for a message: the weight a non-finite value is in */
-    /* The dot order (vkb_matmul_desc.b_q8_dot): within each uvec4 of a block, a uint holds 4 k
+    /* The dot order (VKB_FORMAT_Q8_0_DOT): within each uvec4 of a block, a uint holds 4 k
      * of one column instead of 4 columns of one k (the 4 x 4 bytes transposed). */
     bool dot;
 } q8_matrix;
