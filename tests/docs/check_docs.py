@@ -2,7 +2,8 @@
 """The repository's documents stand alone and agree with each other.
 
 Checks, over the files git tracks:
-- nothing refers to the developers' outside folder (../shared) or to issue numbers of a
+- nothing refers to the developers' notes outside the repository (the shared folder beside it)
+  or to issue numbers of a
   tracker that is not in the repository;
 - every relative link in README.md and docs/*.md names a file that exists;
 - every citation of a docs page in code, scripts and docs (`docs/x.md`, optionally followed by
