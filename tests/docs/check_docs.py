@@ -3,8 +3,7 @@
 
 Checks, over the files git tracks:
 - nothing refers to the developers' notes outside the repository (the shared folder beside it)
-  or to issue numbers of a
-  tracker that is not in the repository;
+  or to issue numbers of a tracker that is not in the repository;
 - every relative link in README.md and docs/*.md names a file that exists;
 - every citation of a docs page in code, scripts and docs (`docs/x.md`, optionally followed by
   `, "Section"`) names a page that exists, and the section is one of that page's headings.
