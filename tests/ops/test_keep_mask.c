@@ -1,5 +1,5 @@
 /* shaders/keep_mask.comp alone, against the host API's rule for attention masks (an element
- * keeps when it is not 0, shared with encoder_transfer.c's fill_masks): int32 masks of 0, 1 and
+ * keeps when it is not 0, shared with encoder_record.c's fill_masks): int32 masks of 0, 1 and
  * other values, float32 masks of 0.0, -0.0, 1.0, 2.0, -1.0, a denormal, infinities and NaN;
  * odd shapes, the padding of the input NaN and of the pooling's output poisoned. */
 #include "support.h"

@@ -248,10 +248,10 @@ void encoder_record_io(vkbert_encoder *encoder, encoder_plan *plan, VkCommandBuf
                        const encoder_io *io);
 /* Uploads the host inputs of `call` into the plan's buffers (host calls), or records the
  * device tensors' pass into the plan's tensor_cmd when they changed (OUT_TENSORS); returns the
- * command buffer to submit. */
+ * command buffer to submit (encoder_record.c). */
 vkbert_status encoder_prepare_call(vkbert_encoder *encoder, encoder_plan *plan,
                                    const encoder_call *call, VkCommandBuffer *cmd);
-/* Reads a finished pass's host outputs, and its GPU time (encoder_transfer.c). */
+/* Reads a finished pass's host outputs, and its GPU time (encoder_read.c). */
 vkbert_status encoder_read_call(vkbert_encoder *encoder, encoder_plan *plan,
                                 const encoder_call *call);
 /* The floats of one output row of the call: an embedding, the logits, or a sequence's rows. */
@@ -316,19 +316,23 @@ void encoder_cache_clear(vkbert_encoder *encoder);
 uint32_t encoder_rows(const encoder_plan *plan);
 /* The plan shape a checked call needs. */
 encoder_shape encoder_shape_of(const encoder_batch *in);
-/* Whether the encoder runs packed batches: the fused attention holds its heads. */
-bool encoder_can_pack(const vkbert_encoder *encoder);
+/* Whether the encoder runs packed batches: the fused attention holds its heads. Inline: both
+ * the check step and the pack step ask it. */
+static inline bool encoder_can_pack(const vkbert_encoder *encoder)
+{
+    return encoder->attention[0]->head_dim <= VKB_FUSED_MAX_HEAD;
+}
 /* Checks a packed batch (in->offsets set; encoder_check.c). */
 vkbert_status encoder_check_packed(vkbert_encoder *encoder, const encoder_batch *in);
-/* Uploads a packed batch's ids, types, positions, offsets and pooling mask. */
+/* Uploads a packed batch's ids, types, positions, offsets and pooling mask (encoder_record.c). */
 vkbert_status encoder_upload_packed(vkbert_encoder *encoder, encoder_plan *plan,
                                     const encoder_batch *in);
 /* Appends the gather of each sequence's first row into plan->o2 [B][Hp], the pooler's input. */
 vkbert_status encoder_prepare_cls(vkbert_encoder *encoder, encoder_plan *plan,
                                   attention_sink *sink);
 /* A padded host call as a packed one, where that gives the same results (docs/ragged.md): right
- * padding, no hidden states asked for, the fused attention. Its arrays are in *storage (free it);
- * false where the call stays padded. */
+ * padding, no hidden states asked for, the fused attention (encoder_pack.c). Its arrays are in
+ * *storage (free it); false where the call stays padded. */
 bool encoder_pack_call(vkbert_encoder *encoder, const encoder_call *call, encoder_call *packed,
                        int32_t **storage);
 void encoder_plan_free(vkbert_encoder *encoder, encoder_plan *plan);

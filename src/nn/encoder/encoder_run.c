@@ -1,7 +1,7 @@
-/* Forward passes of the encoder, one call's route: its inputs checked (encoder_check.c), packed
- * where they are padded (encoder_ragged.c), run on a slot with a plan (encoder_jobs.c), which
- * uploads and reads back (encoder_transfer.c). A synchronous batch over a device limit runs in
- * halves. */
+/* The conductor of one host call: check (encoder_check.c), pack (encoder_pack.c), then a job
+ * (encoder_jobs.c) that takes a plan (encoder_cache.c, encoder_plan.c), records its inputs
+ * (encoder_record.c), submits, and reads the outputs back (encoder_read.c). A synchronous batch
+ * over a device limit or the memory runs in halves, each half through the same steps. */
 #include "nn/encoder/encoder.h"
 
 #include <stdlib.h>
@@ -23,7 +23,8 @@ static encoder_call call_part(const vkbert_encoder *e, const encoder_call *c, in
     return part;
 }
 
-/* Sequences are independent: a batch over a device limit or the memory runs in halves. */
+/* Pack (where a piece packs), then plan, record, submit and read. Sequences are independent: a
+ * batch over a device limit or the memory runs in halves, each packed on its own. */
 static vkbert_status run_in_pieces(vkbert_encoder *e, const encoder_call *c)
 {
     encoder_call packed;
@@ -45,6 +46,13 @@ static vkbert_status run_in_pieces(vkbert_encoder *e, const encoder_call *c)
     return status ? status : run_in_pieces(e, &rest);
 }
 
+/* The steps in order for a host call: its inputs checked, then run in pieces. */
+static vkbert_status run_host_call(vkbert_encoder *e, const encoder_call *c)
+{
+    vkbert_status status = encoder_check_batch(e, &c->in);
+    return status ? status : run_in_pieces(e, c);
+}
+
 /* The public host calls let go of the context's lock while the device runs. */
 vkbert_status vkb_encoder_forward_host(vkbert_encoder *e, int batch, int seq_len,
                                        const int32_t *input_ids, const int32_t *token_type_ids,
@@ -58,8 +66,7 @@ vkbert_status vkb_encoder_forward_host(vkbert_encoder *e, int batch, int seq_len
                       .out = hidden,
                       .pooled = pooled,
                       .unlock_to_wait = true};
-    vkbert_status status = encoder_check_batch(e, &c.in);
-    return status ? status : run_in_pieces(e, &c);
+    return run_host_call(e, &c);
 }
 
 static vkbert_status sentences(vkbert_encoder *e, const encoder_batch *in, int normalize,
@@ -75,8 +82,7 @@ static vkbert_status sentences(vkbert_encoder *e, const encoder_batch *in, int n
                       .out = embeddings,
                       .normalize = normalize,
                       .unlock_to_wait = unlock_to_wait};
-    vkbert_status status = encoder_check_batch(e, &c.in);
-    return status ? status : run_in_pieces(e, &c);
+    return run_host_call(e, &c);
 }
 
 vkbert_status vkb_encoder_sentences(vkbert_encoder *e, const encoder_batch *in, int normalize,
@@ -91,8 +97,7 @@ vkbert_status vkb_encoder_logits(vkbert_encoder *e, const encoder_batch *in, flo
     if (!e->head.labels)
         return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "the model has no classifier");
     encoder_call c = {.in = *in, .kind = OUT_LOGITS, .out = logits};
-    vkbert_status status = encoder_check_batch(e, &c.in);
-    return status ? status : run_in_pieces(e, &c);
+    return run_host_call(e, &c);
 }
 
 vkbert_status vkb_encoder_embed_host(vkbert_encoder *e, int batch, int seq_len,

@@ -1,10 +1,52 @@
-/* What crosses between the host and the device for one pass: the inputs uploaded (or the
- * device tensors' copies recorded), then the outputs, the GPU time and the embedding's flag
- * read back. */
+/* The record step: a pass's inputs written into its plan before the submit, the host arrays
+ * uploaded (padded, or packed rows with their offsets) or the device tensors' copies recorded
+ * around the plan's pass. */
 #include "nn/encoder/encoder.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* ids [T], types [T], positions [T], the flag, then the pooling mask [T] and the offsets
+ * [B+1], each spare row and sequence filled as the plan's comment says. */
+static void pack(const encoder_plan *p, const encoder_batch *in, int32_t *ids, float *pool,
+                 int32_t *offsets)
+{
+    uint32_t t = p->tokens, first = (uint32_t)in->offsets[0];
+    for (uint32_t b = 0; b <= p->batch; b++)
+        offsets[b] = (int32_t)((int)b <= in->batch ? (uint32_t)in->offsets[b] - first
+                                                   : (uint32_t)in->offsets[in->batch] - first);
+    for (int b = 0; b < in->batch; b++) {
+        int prompt = in->prompt_tokens ? in->prompt_tokens[b] : 0;
+        for (int32_t j = 0; j < offsets[b + 1] - offsets[b]; j++) {
+            uint32_t row = (uint32_t)(offsets[b] + j), from = first + row;
+            ids[row] = in->ids[from];
+            ids[t + row] = in->types ? in->types[from] : 0;
+            /* HF's position_ids = arange(S) as a right-padded row sees it */
+            ids[2 * t + row] = j;
+            /* include_prompt = false leaves the prompt out of pooling only */
+            pool[row] = j < prompt ? 0.0f : 1.0f;
+        }
+    }
+}
+
+vkbert_status encoder_upload_packed(vkbert_encoder *e, encoder_plan *p, const encoder_batch *in)
+{
+    size_t t = p->tokens;
+    int32_t *ids = calloc(3 * t + 1 + p->batch + 1, sizeof *ids); /* spare rows stay 0 */
+    float *pool = calloc(t, sizeof *pool);
+    if (!ids || !pool) {
+        free(ids), free(pool);
+        return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
+    }
+    int32_t *offsets = ids + 3 * t + 1;
+    pack(p, in, ids, pool, offsets);
+    vkbert_status status = vkb_buffer_upload(e->ctx, &p->ids, 0, ids, (3 * t + 1) * 4);
+    if (!status) status = vkb_buffer_upload(e->ctx, &p->pool_mask, 0, pool, t * 4);
+    if (!status)
+        status = vkb_buffer_upload(e->ctx, &p->offsets, 0, offsets, ((size_t)p->batch + 1) * 4);
+    free(ids), free(pool);
+    return status;
+}
 
 /* The attention mask, and the pooling's: the same without the first prompt_tokens tokens
  * (sentence-transformers' include_prompt = false zeroes attention_mask[:, :prompt_length] for
@@ -39,32 +81,6 @@ static vkbert_status upload_inputs(vkbert_encoder *e, encoder_plan *p, const enc
     free(both);
     free(keep);
     return status;
-}
-
-/* rows [n][width] from a device buffer of rows [n][pitch(width)]. */
-static vkbert_status read_rows(vkbert_encoder *e, const vkb_buffer *src, size_t n, uint32_t width,
-                               float *out)
-{
-    uint32_t pitch = vkb_pitch(width);
-    float *padded = malloc(n * pitch * sizeof *padded);
-    if (!padded) return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
-    vkbert_status status = vkb_buffer_download(e->ctx, src, 0, padded, n * pitch * 4);
-    for (size_t r = 0; !status && r < n; r++)
-        memcpy(out + r * width, padded + r * pitch, (size_t)width * 4);
-    free(padded);
-    return status;
-}
-
-static vkbert_status read_gpu_time(vkbert_encoder *e, encoder_plan *p)
-{
-    if (!p->queries) return VKBERT_OK;
-    uint64_t ticks[2];
-    VkResult result =
-        vkGetQueryPoolResults(e->ctx->device, p->queries, 0, 2, sizeof ticks, ticks,
-                              sizeof ticks[0], VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
-    if (result != VK_SUCCESS) return vkb_fail_vk(e->ctx, result, "vkGetQueryPoolResults");
-    p->gpu_ms = (double)(ticks[1] - ticks[0]) * e->ctx->timestamp_ns * 1e-6;
-    return VKBERT_OK;
 }
 
 /* The device tensors' pass, recorded again only when the tensors are not the last ones. */
@@ -105,46 +121,4 @@ vkbert_status encoder_prepare_call(vkbert_encoder *e, encoder_plan *p, const enc
                                                   : upload_inputs(e, p, &c->in);
     *cmd = c->kind == OUT_TENSORS ? p->tensor_cmd : p->cmd;
     return status;
-}
-
-uint32_t encoder_row_width(const vkbert_encoder *e, const encoder_call *c)
-{
-    if (c->kind == OUT_SENTENCES) return vkb_encoder_embedding_width(e);
-    if (c->kind == OUT_LOGITS) return e->head.labels;
-    return (uint32_t)e->config.hidden_size * (uint32_t)c->in.seq_len; /* a sequence's rows */
-}
-
-static vkbert_status read_outputs(vkbert_encoder *e, encoder_plan *p, const encoder_call *c)
-{
-    size_t n = (size_t)c->in.batch;
-    uint32_t h = (uint32_t)e->config.hidden_size;
-    if (c->kind == OUT_SENTENCES)
-        return read_rows(e, c->normalize ? &p->unit : &p->stage[e->head.dense_count], n,
-                         encoder_row_width(e, c), c->out);
-    if (c->kind == OUT_LOGITS) return read_rows(e, &p->logits, n, e->head.labels, c->out);
-    vkbert_status status = read_rows(e, &p->hidden, n * (size_t)c->in.seq_len, h, c->out);
-    if (!status && c->pooled) status = read_rows(e, &p->pooled, n, h, c->pooled);
-    return status;
-}
-
-/* The embedding's flag: the ids of device tensors are checked there, never on the host. The
- * outputs of a pass with bad ids are defined (rows of zeros, types read as 0) but useless. */
-static vkbert_status check_flag(vkbert_encoder *e, const encoder_plan *p)
-{
-    int32_t flag;
-    memcpy(&flag, p->flag.mapped, sizeof flag);
-    if (flag & VKB_EMBEDDING_BAD_ID)
-        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
-                        "input_ids holds an id outside [0, %d)", e->config.vocab_size);
-    if (flag & VKB_EMBEDDING_BAD_TYPE)
-        return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT,
-                        "token_type_ids holds an id outside [0, %d)", e->config.type_vocab_size);
-    return VKBERT_OK;
-}
-
-vkbert_status encoder_read_call(vkbert_encoder *e, encoder_plan *p, const encoder_call *c)
-{
-    if (c->kind == OUT_TENSORS) return check_flag(e, p); /* no timestamps in this pass */
-    vkbert_status status = read_gpu_time(e, p);
-    return status ? status : read_outputs(e, p, c);
 }
