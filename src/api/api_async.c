@@ -94,16 +94,8 @@ static vkbert_status submit(vkbert_encoder *e, encoder_call *c, vkbert_job **job
     if (c->pooled && !e->has_pooler)
         return vkb_fail(e->ctx, VKBERT_ERROR_INVALID_ARGUMENT, "the model has no pooler");
     c->unlock_to_wait = true;
-    vkbert_status status = encoder_check_batch(e, &c->in);
-    if (status) return status;
-    /* Packed where the synchronous calls pack (right padding, no hidden states): the packed
-     * arrays are uploaded by the submit, so they go with it. */
-    encoder_call packed;
-    int32_t *storage;
-    bool pack = encoder_pack_call(e, c, &packed, &storage);
-    status = vkb_encoder_submit(e, pack ? &packed : c, job);
-    free(storage);
-    return status;
+    /* packed where the synchronous calls pack (right padding, no hidden states) */
+    return vkb_encoder_submit_host(e, c, job);
 }
 
 vkbert_status vkbert_encoder_embed_submit(vkbert_encoder *encoder, int batch, int seq_len,

@@ -254,8 +254,6 @@ vkbert_status encoder_prepare_call(vkbert_encoder *encoder, encoder_plan *plan,
 /* Reads a finished pass's host outputs, and its GPU time (encoder_read.c). */
 vkbert_status encoder_read_call(vkbert_encoder *encoder, encoder_plan *plan,
                                 const encoder_call *call);
-/* The floats of one output row of the call: an embedding, the logits, or a sequence's rows. */
-uint32_t encoder_row_width(const vkbert_encoder *encoder, const encoder_call *call);
 /* Checks the host batch of a call (encoder_check.c). */
 vkbert_status encoder_check_batch(vkbert_encoder *encoder, const encoder_batch *in);
 
@@ -277,6 +275,9 @@ void vkb_job_free(struct vkbert_job *job);
 /* Finishes every job in flight and frees the plans, the cache's too (a new head, the
  * encoder's end). */
 void vkb_encoder_drop_plans(vkbert_encoder *encoder);
+/* An asynchronous host call's steps before its job runs: check, pack, submit (encoder_run.c). */
+vkbert_status vkb_encoder_submit_host(vkbert_encoder *encoder, const encoder_call *call,
+                                      struct vkbert_job **job);
 /* Submit-then-wait: the synchronous calls. */
 vkbert_status vkb_encoder_run_call(vkbert_encoder *encoder, const encoder_call *call);
 

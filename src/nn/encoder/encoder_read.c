@@ -31,20 +31,13 @@ static vkbert_status read_gpu_time(vkbert_encoder *e, encoder_plan *p)
     return VKBERT_OK;
 }
 
-uint32_t encoder_row_width(const vkbert_encoder *e, const encoder_call *c)
-{
-    if (c->kind == OUT_SENTENCES) return vkb_encoder_embedding_width(e);
-    if (c->kind == OUT_LOGITS) return e->head.labels;
-    return (uint32_t)e->config.hidden_size * (uint32_t)c->in.seq_len; /* a sequence's rows */
-}
-
 static vkbert_status read_outputs(vkbert_encoder *e, encoder_plan *p, const encoder_call *c)
 {
     size_t n = (size_t)c->in.batch;
     uint32_t h = (uint32_t)e->config.hidden_size;
     if (c->kind == OUT_SENTENCES)
         return read_rows(e, c->normalize ? &p->unit : &p->stage[e->head.dense_count], n,
-                         encoder_row_width(e, c), c->out);
+                         vkb_encoder_embedding_width(e), c->out);
     if (c->kind == OUT_LOGITS) return read_rows(e, &p->logits, n, e->head.labels, c->out);
     vkbert_status status = read_rows(e, &p->hidden, n * (size_t)c->in.seq_len, h, c->out);
     if (!status && c->pooled) status = read_rows(e, &p->pooled, n, h, c->pooled);

@@ -6,6 +6,14 @@
 
 #include <stdlib.h>
 
+/* The floats of one output row of the call: an embedding, the logits, or a sequence's rows. */
+static uint32_t row_width(const vkbert_encoder *e, const encoder_call *c)
+{
+    if (c->kind == OUT_SENTENCES) return vkb_encoder_embedding_width(e);
+    if (c->kind == OUT_LOGITS) return e->head.labels;
+    return (uint32_t)e->config.hidden_size * (uint32_t)c->in.seq_len; /* a sequence's rows */
+}
+
 /* The call for sequences [first, batch) of `c`. */
 static encoder_call call_part(const vkbert_encoder *e, const encoder_call *c, int first)
 {
@@ -18,7 +26,7 @@ static encoder_call call_part(const vkbert_encoder *e, const encoder_call *c, in
     part.in.types = c->in.types ? c->in.types + tokens : NULL;
     part.in.mask = c->in.mask ? c->in.mask + tokens : NULL;
     part.in.prompt_tokens = c->in.prompt_tokens ? c->in.prompt_tokens + first : NULL;
-    part.out = c->out + (size_t)first * encoder_row_width(e, c);
+    part.out = c->out + (size_t)first * row_width(e, c);
     part.pooled = c->pooled ? c->pooled + (size_t)first * (size_t)e->config.hidden_size : NULL;
     return part;
 }
@@ -51,6 +59,21 @@ static vkbert_status run_host_call(vkbert_encoder *e, const encoder_call *c)
 {
     vkbert_status status = encoder_check_batch(e, &c->in);
     return status ? status : run_in_pieces(e, c);
+}
+
+/* An asynchronous host call: checked and packed as the synchronous ones, then submitted whole
+ * (its job is one pass; a device limit is its own failure). */
+vkbert_status vkb_encoder_submit_host(vkbert_encoder *e, const encoder_call *c, vkbert_job **job)
+{
+    vkbert_status status = encoder_check_batch(e, &c->in);
+    if (status) return status;
+    /* the packed arrays are uploaded by the submit, so they go with it */
+    encoder_call packed;
+    int32_t *storage;
+    bool pack = encoder_pack_call(e, c, &packed, &storage);
+    status = vkb_encoder_submit(e, pack ? &packed : c, job);
+    free(storage);
+    return status;
 }
 
 /* The public host calls let go of the context's lock while the device runs. */
