@@ -243,7 +243,7 @@ vkbert_status vkb_encoder_check_io(vkbert_encoder *encoder, const encoder_io *io
  * have finished before one of another shape is recorded. */
 vkbert_status vkb_encoder_record(vkbert_encoder *encoder, VkCommandBuffer cmd,
                                  const encoder_io *io);
-/* The same into a given plan (the plan's shape is the io's). */
+/* The same into a given plan (the plan's shape is the io's; encoder_record.c). */
 void encoder_record_io(vkbert_encoder *encoder, encoder_plan *plan, VkCommandBuffer cmd,
                        const encoder_io *io);
 /* Uploads the host inputs of `call` into the plan's buffers (host calls), or records the
@@ -294,6 +294,9 @@ vkbert_status encoder_plan_new(vkbert_encoder *encoder, uint32_t batch, uint32_t
                                encoder_plan **out);
 vkbert_status encoder_plan_make(vkbert_encoder *encoder, const encoder_shape *shape,
                                 encoder_plan **out);
+/* The plan's dispatches into `cmd`, a barrier before each (the plan's pass and the device
+ * tensors' pass record the same list). */
+void encoder_record_pass(const encoder_plan *plan, VkCommandBuffer cmd);
 
 /* ---- the plan cache (encoder_cache.c) ---- */
 

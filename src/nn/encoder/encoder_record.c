@@ -83,6 +83,69 @@ static vkbert_status upload_inputs(vkbert_encoder *e, encoder_plan *p, const enc
     return status;
 }
 
+/* ---- passes between device tensors ---- */
+
+static void copy(VkCommandBuffer cmd, VkBuffer src, uint64_t src_at, VkBuffer dst, uint64_t dst_at,
+                 uint64_t bytes)
+{
+    VkBufferCopy region = {src_at, dst_at, bytes};
+    vkCmdCopyBuffer(cmd, src, dst, 1, &region);
+}
+
+/* An int32 [B,S] tensor into `dst` at `at` as B*S packed ids (the embedding kernel's). */
+static void copy_ids(VkCommandBuffer cmd, const vkbert_tensor *t, const vkb_buffer *dst,
+                     uint64_t at)
+{
+    if (t->cols == t->pitch) {
+        copy(cmd, t->buffer.buffer, t->offset, dst->buffer, at, t->rows * t->cols * 4);
+        return;
+    }
+    for (uint64_t r = 0; r < t->rows; r++)
+        copy(cmd, t->buffer.buffer, t->offset + r * t->pitch * 4, dst->buffer, at + r * t->cols * 4,
+             (uint64_t)t->cols * 4);
+}
+
+/* A [B,S] mask has the plan's masks' layout, [B][pitch(S)]: one copy, which keep_mask turns
+ * into 0/1 in place and into the pooling's mask. The tensor is read by a transfer, as the
+ * other inputs, so vkbert_encoder_record's callers make one kind of barrier for them all. */
+static void record_masks(VkCommandBuffer cmd, const encoder_plan *p, const vkbert_tensor *mask)
+{
+    uint64_t bytes = (uint64_t)p->batch * vkb_pitch(p->seq_len) * 4;
+    if (!mask) {
+        vkCmdFillBuffer(cmd, p->mask.buffer, 0, bytes, 0x3f800000u); /* 1.0f: keep */
+        vkCmdFillBuffer(cmd, p->pool_mask.buffer, 0, bytes, 0x3f800000u);
+        return;
+    }
+    copy(cmd, mask->buffer.buffer, mask->offset, p->mask.buffer, 0, bytes);
+    vkb_cmd_barrier(cmd);
+    vkb_cmd_dispatch(cmd, &p->mask_dispatch[mask->dtype == VKBERT_DTYPE_FLOAT32]);
+}
+
+/* The plan's [rows][pitch] results have the output tensor's layout: one copy. */
+static void copy_out(VkCommandBuffer cmd, const vkb_buffer *src, vkbert_tensor *t)
+{
+    if (t) copy(cmd, src->buffer, 0, t->buffer.buffer, t->offset, t->rows * t->pitch * 4);
+}
+
+void encoder_record_io(vkbert_encoder *e, encoder_plan *p, VkCommandBuffer cmd,
+                       const encoder_io *io)
+{
+    uint64_t m = (uint64_t)p->batch * p->seq_len;
+    vkb_cmd_barrier(cmd); /* the tensors' writers, and the plan's readers of the last pass */
+    copy_ids(cmd, io->ids, &p->ids, 0);
+    if (io->types)
+        copy_ids(cmd, io->types, &p->ids, m * 4);
+    else
+        vkCmdFillBuffer(cmd, p->ids.buffer, m * 4, m * 4, 0);
+    vkCmdFillBuffer(cmd, p->ids.buffer, 2 * m * 4, 4, 0); /* no bad id seen yet */
+    record_masks(cmd, p, io->mask);
+    encoder_record_pass(p, cmd);
+    vkb_cmd_barrier(cmd);
+    copy_out(cmd, &p->hidden, io->hidden);
+    copy_out(cmd, &p->pooled, io->pooled);
+    copy_out(cmd, io->normalize ? &p->unit : &p->stage[e->head.dense_count], io->embeddings);
+}
+
 /* The device tensors' pass, recorded again only when the tensors are not the last ones. */
 static vkbert_status record_tensors(vkbert_encoder *e, encoder_plan *p, const encoder_io *io)
 {
