@@ -7,9 +7,9 @@
 #include <string.h>
 
 /* ids [T], types [T], positions [T], the flag, then the pooling mask [T] and the offsets
- * [B+1], each spare row and sequence filled as the plan's comment says. */
-static void pack(const encoder_plan *p, const encoder_batch *in, int32_t *ids, float *pool,
-                 int32_t *offsets)
+ * [B+1], each spare row and sequence filled as encoder_ragged.c's comment says. */
+static void fill_packed(const encoder_plan *p, const encoder_batch *in, int32_t *ids, float *pool,
+                        int32_t *offsets)
 {
     uint32_t t = p->tokens, first = (uint32_t)in->offsets[0];
     for (uint32_t b = 0; b <= p->batch; b++)
@@ -39,7 +39,7 @@ vkbert_status encoder_upload_packed(vkbert_encoder *e, encoder_plan *p, const en
         return vkb_fail(e->ctx, VKBERT_ERROR_OUT_OF_MEMORY, "out of host memory");
     }
     int32_t *offsets = ids + 3 * t + 1;
-    pack(p, in, ids, pool, offsets);
+    fill_packed(p, in, ids, pool, offsets);
     vkbert_status status = vkb_buffer_upload(e->ctx, &p->ids, 0, ids, (3 * t + 1) * 4);
     if (!status) status = vkb_buffer_upload(e->ctx, &p->pool_mask, 0, pool, t * 4);
     if (!status)
