@@ -71,11 +71,11 @@ VKBERT_API vkbert_status vkbert_bench_encoder(vkbert_context *ctx,
                                               vkbert_bench_result *result);
 
 /* Stores tuning results for the context's device, as `vkbert tune` measures them: `json` is an
- * object with "matmul" and "attention" arrays (docs/performance.md, "Caches and tuning"). All entries are
- * checked against the device, then the file is replaced atomically; this context and every later
- * one on the device consult it before the built-in choices. `path` (may be NULL) receives the
- * file's name. Fails with VKBERT_ERROR_INVALID_ARGUMENT on a bad entry, when the cache is off
- * or when the file cannot be written. */
+ * object with "matmul" and "attention" arrays (docs/performance.md, "Caches and tuning"). All
+ * entries are checked against the device, then the file is replaced atomically; this context and
+ * every later one on the device consult it before the built-in choices. `path` (may be NULL)
+ * receives the file's name. Fails with VKBERT_ERROR_INVALID_ARGUMENT on a bad entry, when the cache
+ * is off or when the file cannot be written. */
 VKBERT_API vkbert_status vkbert_tune_save(vkbert_context *ctx, const char *json, char *path,
                                           size_t path_size);
 

@@ -34,8 +34,8 @@ static size_t read_input(const char *harness, const char *name, char *buf, size_
     char path[1024];
     const char *slash = strrchr(__FILE__, '/');
     int dir_len = slash ? (int)(slash - __FILE__) : 1;
-    snprintf(path, sizeof path, "%.*s/regressions/%s/%s", dir_len, slash ? __FILE__ : ".",
-             harness, name);
+    snprintf(path, sizeof path, "%.*s/regressions/%s/%s", dir_len, slash ? __FILE__ : ".", harness,
+             name);
     FILE *f = fopen(path, "rb");
     cr_assert_not_null(f, "cannot open %s", path);
     size_t n = fread(buf, 1, cap - 1, f);
