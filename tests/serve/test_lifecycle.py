@@ -195,12 +195,15 @@ def test_a_lost_device(serve, models):
 
 
 def test_memory_stays_flat(serve):
-    """VmRSS after a warm-up of 500 requests of every shape the mix makes, and after 300 more:
-    a leak of a request's buffers (a few KiB each) would pass the bound. The warm-up is long
-    because a driver's own caches settle slowly: on SwiftShader RSS still grew 0.7 to 1 MiB a
-    hundred requests until about 400, then under 0.25 MiB. Without the validation layer, whose
-    own records of the device's work grow with every submission."""
-    s = serve("st", "--quiet", env={"VKBERT_VALIDATION": "0"})
+    """VmRSS after a warm-up of 500 requests of every shape the mix makes, then over two rounds
+    of 300 more: a leak of a request's buffers grows every round, so the smaller round's growth
+    must stay under the bound. The warm-up is long because a driver's own caches settle slowly:
+    on SwiftShader RSS still grew 0.7 to 1 MiB a hundred requests until about 400, then under
+    0.25 MiB. Without the validation layer, whose own records of the device's work grow with
+    every submission. With one malloc arena: each connection gets its own thread, and glibc
+    gives threads up to 8 arenas per core, so on a machine with many cores RSS kept growing as
+    new arenas were first touched (1.4 MiB over 300 requests in CI), which is no leak."""
+    s = serve("st", "--quiet", env={"VKBERT_VALIDATION": "0", "MALLOC_ARENA_MAX": "1"})
     bodies = [("/v1/embeddings", {"input": TEXTS[:3]}), ("/tokenize", {"inputs": TEXTS[0]}),
               ("/embed", {"inputs": ""}), ("/embed", {"inputs": long_text(90), "truncate": True}),
               ("/metrics", None), ("/nowhere", None)]
@@ -216,15 +219,17 @@ def test_memory_stays_flat(serve):
 
     with unchanged(s):
         run(500)
-        first = s.rss_kib()
-        run(300)
-        grown = s.rss_kib() - first
+        growth = []
+        for _ in range(2):
+            before = s.rss_kib()
+            run(300)
+            growth.append(s.rss_kib() - before)
     if s.sanitized():
         # The requests ran, checked by ASan; LeakSanitizer checks the exit. The bound cannot
         # hold: ASan's quarantine keeps freed memory (256 MiB) back from reuse by design.
         pytest.skip(f"under AddressSanitizer, whose quarantine holds freed memory (VmRSS grew "
-                    f"{grown} KiB)")
-    assert grown < 1024, f"VmRSS grew {grown} KiB over 300 requests"
+                    f"{growth} KiB)")
+    assert min(growth) < 1024, f"VmRSS grew {growth} KiB over two rounds of 300 requests"
 
 
 def test_sigint_is_a_graceful_stop_too(serve, models):
