@@ -17,7 +17,11 @@ typedef struct tokenizer tokenizer;
 typedef struct tok_ids {
     int32_t *ids;
     int32_t *type_ids; /* from the template: for BERT 0 for [CLS] A [SEP], 1 for B [SEP] */
-    int32_t *mask;     /* all 1: no padding is added */
+    int32_t *mask;     /* 1, but 0 for padding that tokenizer.json's padding section adds */
+    int32_t *special;  /* 1 for the tokens the post-processor (or padding) adds */
+    /* [2 * count]: each token's [start, stop) in characters (code points) of the text it came
+     * from (text or text_pair), as tokenizers' Python Encoding.offsets; (0, 0) for added ones */
+    int32_t *offsets;
     int count;
     int full_count; /* tok_encode: the count had nothing been truncated */
 } tok_ids;
@@ -89,5 +93,12 @@ int tok_encode(const tokenizer *t, const char *text, const char *text_pair, int 
 int tok_encode_cut(const tokenizer *t, const char *text, const char *text_pair, int max_len,
                    int left, tok_ids *out, char *err, size_t err_size);
 void tok_ids_free(tok_ids *ids);
+
+/* tokenizers' Tokenizer.decode: the tokens of ids[0..count) (special ones left out when
+ * skip_special), through the tokenizer.json's decoder, or joined by spaces when it has none (the
+ * WordPiece decoder's rules for vocab.txt folders). *text is allocated, NUL-terminated (free
+ * it). An id outside the vocabulary is an error naming it. */
+int tok_decode(const tokenizer *t, const int32_t *ids, size_t count, int skip_special, char **text,
+               char *err, size_t err_size);
 
 #endif
