@@ -75,6 +75,10 @@ typedef struct tok_info {
     int added_tokens; /* strings kept whole when they appear in text */
     int added_single; /* special tokens the template adds to one text */
     int added_pair;   /* and to a pair */
+    /* Each component as its describe call writes it ("Unigram", "Sequence[Precompiled,
+     * Replace]"), or "none"; strings owned by the tokenizer. */
+    const char *model_desc, *normalizer_desc, *pre_tokenizer_desc, *post_processor_desc,
+        *decoder_desc;
 } tok_info;
 
 void tok_describe(const tokenizer *t, tok_info *out);
@@ -88,6 +92,10 @@ void tok_describe(const tokenizer *t, tok_info *out);
  * zeroed and writes the problem (e.g. "text: invalid UTF-8 at byte 7") to err. */
 int tok_encode(const tokenizer *t, const char *text, const char *text_pair, int max_len,
                tok_ids *out, char *err, size_t err_size);
+/* tok_encode's max_len for the tokenizer.json's own truncation and padding sections (none when
+ * absent), as tokenizers' Tokenizer.from_file(path).encode applies them. Any other max_len
+ * replaces both, as transformers does on every call. */
+#define TOK_FILE_RULES (-1)
 /* tok_encode, cutting each text from its start when `left` (tokenizers' TruncationDirection
  * Left: the same lengths kept, the special tokens kept). */
 int tok_encode_cut(const tokenizer *t, const char *text, const char *text_pair, int max_len,
