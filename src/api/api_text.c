@@ -53,6 +53,8 @@ static vkbert_status encode(const vkbert_tokenizer *t, const char *text, const c
                              err, sizeof err))
         return vkb_fail_global(vkb_io_status(VKBERT_ERROR_INVALID_ARGUMENT), "%s", err);
     free(ids.mask);
+    free(ids.special);
+    free(ids.offsets);
     *e = (vkbert_encoding){
         .ids = ids.ids, .type_ids = ids.type_ids, .count = ids.count, .full_count = ids.full_count};
     return VKBERT_OK;

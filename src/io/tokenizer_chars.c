@@ -6,6 +6,7 @@
  * classed as tokenizers classes it. utf8proc gives the decompositions, which do not change. */
 #include "tokenizer_internal.h"
 
+#include <stdlib.h>
 #include <utf8proc.h>
 
 typedef struct tok_range {
@@ -91,6 +92,19 @@ int32_t tok_lower(int32_t c)
     size_t n = COUNT(tok_lower_runs), i = last_at_or_before(tok_lower_runs, n, sizeof(tok_case), c);
     const tok_case *r = &tok_lower_runs[i];
     return i < n && c <= r->hi && (c - r->lo) % r->step == 0 ? c + r->delta : c;
+}
+
+int ints_reserve(ints *a, size_t more)
+{
+    if (a->n + more <= a->cap) return 0;
+    size_t cap = a->cap ? a->cap : 64;
+    while (cap < a->n + more)
+        cap *= 2;
+    int32_t *v = realloc(a->v, cap * sizeof *v);
+    if (!v) return -1;
+    a->v = v;
+    a->cap = cap;
+    return 0;
 }
 
 static int32_t combining_class(int32_t c)

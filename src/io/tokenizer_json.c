@@ -367,7 +367,7 @@ static int config_normalizer(const folder *f, cJSON *n, int always, char *err, s
     if (!is_type(n, "BertNormalizer") || (!always && !bert)) return 0;
     err_ctx c = {f->config_path, err, size};
     const cJSON *o = f->config, *strip = o ? member(o, "strip_accents") : NULL;
-    int lower, chinese, strip_accents = 0;
+    int lower = 1, chinese = 1, strip_accents = 0;
     if (get_bool(&c, o, "", "do_lower_case", 1, &lower) ||
         get_bool(&c, o, "", "tokenize_chinese_chars", 1, &chinese) ||
         (!absent(strip) && get_bool(&c, o, "", "strip_accents", 0, &strip_accents)))

@@ -484,7 +484,8 @@ int tok_encode_cut(const tokenizer *t, const char *text, const char *text_pair, 
     if (pick_rules(&c, t, pair, max_len, left, &r) != 0) return -1;
     const tok_truncation *tr = r.truncation;
     scratch w = {0};
-    sequence seqs[2] = {{0}, {0}};
+    sequence seqs[2];
+    memset(seqs, 0, sizeof seqs);
     tok_enc final = {0};
     const char *const texts[2] = {text, text_pair};
     int rc = 0;
