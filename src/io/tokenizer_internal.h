@@ -12,6 +12,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A growable byte string (the decoders build their strings in one). */
+typedef struct bytes {
+    char *v;
+    size_t n, cap;
+} bytes;
+
+int bytes_put(bytes *b, const char *s, size_t n);
+int bytes_put_char(bytes *b, int32_t c);
+
 /* A string kept whole when it appears in text (tokenizers' AddedToken). */
 typedef struct tok_added {
     char *content;

@@ -26,6 +26,35 @@ size_t tok_utf8_prefix(const char *s, size_t n)
     return i;
 }
 
+static int bytes_reserve(bytes *b, size_t more)
+{
+    if (b->n + more <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < b->n + more)
+        cap *= 2;
+    char *v = realloc(b->v, cap);
+    if (!v) return -1;
+    b->v = v;
+    b->cap = cap;
+    return 0;
+}
+
+int bytes_put(bytes *b, const char *s, size_t n)
+{
+    if (n == 0) return 0;
+    if (bytes_reserve(b, n) != 0) return -1;
+    memcpy(b->v + b->n, s, n);
+    b->n += n;
+    return 0;
+}
+
+int bytes_put_char(bytes *b, int32_t c)
+{
+    if (bytes_reserve(b, 4) != 0) return -1;
+    b->n += (size_t)utf8proc_encode_char(c, (utf8proc_uint8_t *)b->v + b->n);
+    return 0;
+}
+
 /* ---- added tokens ---- */
 
 /* The code point at s[i] (valid UTF-8). */
@@ -122,8 +151,8 @@ typedef struct scratch {
     tok_toks matches;
     size_t *counts; /* the tokens of each split, in order */
     size_t counts_cap;
-    size_t *chars; /* the character each byte of the text is part of */
-    size_t chars_cap;
+    size_t *chars[2]; /* the character each byte of each text is part of */
+    size_t chars_cap[2];
 } scratch;
 
 static void scratch_free(scratch *w)
@@ -132,7 +161,8 @@ static void scratch_free(scratch *w)
     tok_splits_free(&w->splits[1]);
     free(w->matches.v);
     free(w->counts);
-    free(w->chars);
+    free(w->chars[0]);
+    free(w->chars[1]);
 }
 
 static int reserve(const err_ctx *c, size_t **v, size_t *cap, size_t need)
@@ -224,6 +254,7 @@ static int extract_and_normalize(const err_ctx *c, const tokenizer *t, const cha
 typedef struct sequence {
     tok_enc enc;
     size_t full, limited;
+    size_t bytes; /* the text's length */
 } sequence;
 
 /* tokenize_with_limit's count: whole splits from the kept end until max_tokens are reached. */
@@ -237,28 +268,29 @@ static size_t limited_count(const size_t *counts, size_t n, size_t max_tokens, i
     return total;
 }
 
-/* BytesToCharOffsetConverter::convert: a byte offset inside a character is that character's
- * index; an end at the text's end is one past the last character; a start at the end is left
- * in bytes, as tokenizers leaves it. */
-static void to_chars(const size_t *chars, size_t n, size_t *start, size_t *end)
+/* The character each byte of s[0..n) is part of, in w->chars[seq]. */
+static int char_map(const err_ctx *c, const char *s, size_t n, int seq, scratch *w)
 {
-    if (*start >= n) return;
-    size_t s = chars[*start];
-    *end = *end < n ? chars[*end] : *end >= 1 && *end - 1 < n ? chars[*end - 1] + 1 : s + 1;
-    *start = s;
-}
-
-static int char_offsets(const err_ctx *c, const char *s, size_t n, scratch *w, tok_enc *e)
-{
-    if (reserve(c, &w->chars, &w->chars_cap, n ? n : 1) != 0) return -1;
-    size_t index = 0;
+    if (reserve(c, &w->chars[seq], &w->chars_cap[seq], n ? n : 1) != 0) return -1;
+    size_t index = 0, *chars = w->chars[seq];
     for (size_t i = 0; i < n; i++) {
         if (i > 0 && ((unsigned char)s[i] & 0xC0) != 0x80) index++;
-        w->chars[i] = index;
+        chars[i] = index;
     }
-    for (size_t i = 0; i < e->n; i++)
-        to_chars(w->chars, n, &e->starts[i], &e->ends[i]);
     return 0;
+}
+
+/* BytesToCharOffsetConverter::convert: a byte offset inside a character is that character's
+ * index, an end at the text's end one past the last character. tokenizers converts before the
+ * post-processor trims offsets, this after, so a start the trimming moved to the text's end is
+ * that end in characters too (where tokenizers would leave a start already there in bytes: a
+ * token no model makes). */
+static void to_chars(const size_t *chars, size_t n, size_t *start, size_t *end)
+{
+    if (n == 0 || *start > n) return;
+    size_t s = *start < n ? chars[*start] : chars[n - 1] + 1;
+    *end = *end < n ? chars[*end] : chars[n - 1] + 1;
+    *start = s;
 }
 
 /* The model over every split not done, then into_encoding. */
@@ -295,7 +327,8 @@ static int encode_one(const tokenizer *t, const char *text, int32_t seq, size_t 
     if (tokenize_splits(&c, t, seq, w, &out->enc) != 0) return -1;
     out->full = out->enc.n;
     out->limited = limit ? limited_count(w->counts, w->splits[0].n, limit, left) : out->full;
-    return char_offsets(&c, text, n, w, &out->enc);
+    out->bytes = n;
+    return char_map(&c, text, n, seq, w);
 }
 
 /* ---- truncation ---- */
@@ -387,6 +420,15 @@ static int pad(const err_ctx *c, const tok_padding *p, tok_enc *e)
         e->starts[i] = e->ends[i] = 0, e->seq[i] = -2;
     }
     return 0;
+}
+
+/* The final encoding's offsets in characters of the text each token came from (added
+ * tokens and padding keep (0, 0)). */
+static void final_chars(const scratch *w, const sequence *seqs, tok_enc *e)
+{
+    for (size_t i = 0; i < e->n; i++)
+        if (e->seq[i] == 0 || e->seq[i] == 1)
+            to_chars(w->chars[e->seq[i]], seqs[e->seq[i]].bytes, &e->starts[i], &e->ends[i]);
 }
 
 static int to_ids(const err_ctx *c, const tok_enc *e, tok_ids *out)
@@ -496,6 +538,7 @@ int tok_encode_cut(const tokenizer *t, const char *text, const char *text_pair, 
         rc = encode_one(t, texts[i], i, limit, tr && tr->left, &w, &seqs[i], err, err_size);
     }
     if (rc == 0) rc = post_process(&c, t, &r, seqs, pair, texts, &final);
+    if (rc == 0) final_chars(&w, seqs, &final);
     if (rc == 0) rc = to_ids(&c, &final, out);
     if (rc == 0) {
         size_t added = t->post ? tok_post_added(t->post, pair) : 0;
