@@ -93,7 +93,7 @@ int32_t tok_lower(int32_t c)
     return i < n && c <= r->hi && (c - r->lo) % r->step == 0 ? c + r->delta : c;
 }
 
-static int32_t combining_class(int32_t c)
+int32_t tok_combining_class(int32_t c)
 {
     if (c < 0x300) return 0;
     size_t n = COUNT(tok_ccc), i = last_at_or_before(tok_ccc, n, sizeof(tok_class), c);
@@ -113,8 +113,8 @@ int tok_nfd(const int32_t *in, size_t n, ints *out)
         for (utf8proc_ssize_t j = 0; j < k; j++) {
             /* insertion sort: a mark moves back past the marks of a higher class */
             size_t at = out->n++;
-            int32_t cc = combining_class(d[j]);
-            while (cc && at > 0 && combining_class(out->v[at - 1]) > cc) {
+            int32_t cc = tok_combining_class(d[j]);
+            while (cc && at > 0 && tok_combining_class(out->v[at - 1]) > cc) {
                 out->v[at] = out->v[at - 1];
                 at--;
             }
