@@ -132,8 +132,9 @@ typedef struct tok_regex tok_regex;
 
 int tok_regex_compile(const err_ctx *c, const char *pattern, size_t n, tok_regex **out);
 void tok_regex_free(tok_regex *r);
-/* Every non-empty match in s[0..n), left to right, appended to *out (grown with realloc,
- * *count and *cap updated). */
+/* Every match in s[0..n), left to right, appended to *out (grown with realloc, *count and *cap
+ * updated), as Oniguruma's find_iter gives them: empty matches too (they cut a text as the
+ * others do), but for one right at the previous match's end. */
 int tok_regex_all(const err_ctx *c, const tok_regex *r, const char *s, size_t n, tok_span **out,
                   size_t *count, size_t *cap);
 
