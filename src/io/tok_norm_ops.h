@@ -38,4 +38,21 @@ int tok_norm_prepend(const err_ctx *c, tok_norm *t, const char *s, size_t n);
 int tok_norm_replace(const err_ctx *c, tok_norm *t, const tok_span *matches, size_t count,
                      const char *content, size_t n);
 
+/* ---- tok_nf.c: the Unicode normalization forms ---- */
+
+/* NFD (0, 0), NFKD (1, 0), NFC (0, 1) or NFKC (1, 1) of t, in place. */
+int tok_nf_run(const err_ctx *c, tok_norm *t, int compat, int compose);
+/* The combining marks StripAccents drops (Mn, Mc and Me of Unicode 9.0). */
+int tok_nf_is_mark(int32_t c);
+
+/* ---- tok_charsmap.c: SentencePiece's precompiled_charsmap ---- */
+
+typedef struct tok_charsmap tok_charsmap;
+
+/* Reads the base64 text b64[0..n); an empty text is a map that changes nothing. */
+int tok_charsmap_load(const err_ctx *c, const char *b64, size_t n, tok_charsmap **out);
+void tok_charsmap_free(tok_charsmap *m);
+/* The Precompiled normalizer: t mapped grapheme by grapheme, in place. */
+int tok_charsmap_run(const err_ctx *c, const tok_charsmap *m, tok_norm *t);
+
 #endif

@@ -110,13 +110,7 @@ int tok_is_punct(int32_t c);     /* a word of its own in BertPreTokenizer */
 int tok_is_mark(int32_t c);      /* what strip_accents drops after NFD */
 int32_t tok_lower(int32_t c);    /* one code point's lowercase, but U+0130's second */
 
-typedef struct ints {
-    int32_t *v;
-    size_t n, cap;
-} ints;
-
-int ints_reserve(ints *a, size_t more);
-/* NFD of in[0..n) into out, its marks in tokenizers' canonical order. */
-int tok_nfd(const int32_t *in, size_t n, ints *out);
+/* The combining class tokenizers' NFD orders marks by (0 for one newer than its tables). */
+int32_t tok_combining_class(int32_t c);
 
 #endif
