@@ -252,8 +252,7 @@ static int note_model(const err_ctx *c, tokenizer *t, const cJSON *m)
     if (cJSON_IsString(prefix) &&
         tok_set_string(&t->subword_prefix, prefix->valuestring, strlen(prefix->valuestring)))
         return io_fail_oom(c, "out of memory");
-    t->max_word_chars = cJSON_IsNumber(max) && max->valuedouble >= 0 &&
-                                max->valuedouble < 1e15
+    t->max_word_chars = cJSON_IsNumber(max) && max->valuedouble >= 0 && max->valuedouble < 1e15
                             ? (size_t)max->valuedouble
                         : is_type(m, "WordPiece") ? 100
                                                   : 0;
@@ -313,8 +312,9 @@ static int json_truncation(const err_ctx *c, tokenizer *t, const cJSON *o)
     while (k < 3 && !(cJSON_IsString(s) && strcmp(s->valuestring, names[k]) == 0))
         k++;
     if (k == 3)
-        return io_fail(c, "truncation.strategy: \"%s\" is not LongestFirst, OnlyFirst or "
-                          "OnlySecond",
+        return io_fail(c,
+                       "truncation.strategy: \"%s\" is not LongestFirst, OnlyFirst or "
+                       "OnlySecond",
                        cJSON_IsString(s) ? s->valuestring : "(none)");
     r->max_length = (size_t)max, r->stride = (size_t)stride, r->strategy = (tok_strategy)k;
     t->has_truncation = 1;
@@ -408,30 +408,68 @@ static int load_json(const folder *f, cJSON *root, tokenizer *t, char *err, size
     return finish(&c, f, t, 0, err, size);
 }
 
-/* vocab.txt's lines as WordPiece's vocab: one token per line, the id the line number; the line
- * ending (\n or \r\n) is not part of it, and empty lines are tokens too, as in transformers'
- * load_vocab. */
-static int vocab_lines(const err_ctx *c, char *text, size_t size, cJSON *vocab)
+/* vocab.txt's lines: one token per line; the line ending (\n or \r\n) is not part of it, and
+ * empty lines are tokens too, as in transformers' load_vocab. */
+typedef struct line {
+    const char *s;
+    size_t n;
+    int id, skip;
+} line;
+
+static int line_order(const void *a, const void *b)
 {
-    size_t start = 0;
+    const line *x = a, *y = b;
+    size_t n = x->n < y->n ? x->n : y->n;
+    int c = n ? memcmp(x->s, y->s, n) : 0;
+    if (c == 0) c = (x->n > y->n) - (x->n < y->n);
+    return c ? c : (x->id > y->id) - (x->id < y->id);
+}
+
+static int split_lines(const err_ctx *c, char *text, size_t size, line **out, int *count)
+{
+    size_t lines = 0;
+    for (size_t i = 0; i < size; i++)
+        lines += text[i] == '\n';
+    if (size > 0 && text[size - 1] != '\n') lines++;
+    if (lines > INT32_MAX / 2) return io_fail(c, "too many tokens (%zu lines)", lines);
+    line *v = *out = malloc((lines ? lines : 1) * sizeof *v);
+    if (!v) return io_fail_oom(c, "out of memory for %zu tokens", lines);
     int id = 0;
-    for (size_t i = 0; i <= size; i++) {
+    for (size_t i = 0, start = 0; i <= size; i++) {
         int line_end = i < size ? text[i] == '\n' : i > start; /* or a last line without \n */
         if (!line_end) continue;
         size_t end = i > start && text[i - 1] == '\r' ? i - 1 : i;
         /* transformers reads the file as UTF-8 and fails; such a token would never match */
         if (tok_utf8_prefix(text + start, end - start) != end - start)
             return io_fail(c, "line %d is not valid UTF-8", id + 1);
-        if (id == INT32_MAX / 2) return io_fail(c, "too many tokens (%d lines)", id);
         text[end] = '\0';
-        cJSON *number = cJSON_CreateNumber(id++);
-        if (!number || !cJSON_AddItemToObject(vocab, text + start, number)) {
-            cJSON_Delete(number);
-            return io_fail_oom(c, "out of memory for the vocabulary");
-        }
+        v[id] = (line){text + start, end - start, id, 0};
+        id++;
         start = i + 1;
     }
+    *count = id;
     return 0;
+}
+
+/* The lines as WordPiece's vocab, the id the line number; a token given twice keeps its later
+ * id, as transformers' dict does (the earlier id then has no token). */
+static int vocab_lines(const err_ctx *c, char *text, size_t size, cJSON *vocab)
+{
+    line *v = NULL;
+    int n = 0, rc = split_lines(c, text, size, &v, &n);
+    if (rc == 0) qsort(v, (size_t)n, sizeof *v, line_order);
+    for (int i = 0; rc == 0 && i + 1 < n; i++)
+        v[i].skip = v[i].n == v[i + 1].n && memcmp(v[i].s, v[i + 1].s, v[i].n) == 0;
+    for (int i = 0; rc == 0 && i < n; i++) {
+        if (v[i].skip) continue;
+        cJSON *number = cJSON_CreateNumber(v[i].id);
+        if (!number || !cJSON_AddItemToObject(vocab, v[i].s, number)) {
+            cJSON_Delete(number);
+            rc = io_fail_oom(c, "out of memory for the vocabulary");
+        }
+    }
+    free(v);
+    return rc;
 }
 
 static cJSON *add_object(cJSON *o, const char *key, const char *type)
@@ -472,8 +510,10 @@ static int bert_post(const err_ctx *c, tokenizer *t)
         cJSON *name = cJSON_CreateString(t->special[which[i]]);
         cJSON *id = cJSON_CreateNumber(tok_id(t, t->special[which[i]]));
         ok = pair && name && id;
-        if (ok) cJSON_AddItemToArray(pair, name), cJSON_AddItemToArray(pair, id);
-        else cJSON_Delete(name), cJSON_Delete(id);
+        if (ok)
+            cJSON_AddItemToArray(pair, name), cJSON_AddItemToArray(pair, id);
+        else
+            cJSON_Delete(name), cJSON_Delete(id);
     }
     int rc = ok ? tok_post_load(c, pp, &t->post) : io_fail_oom(c, "out of memory");
     cJSON_Delete(pp);

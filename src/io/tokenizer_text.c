@@ -4,8 +4,7 @@
  * (tokenizer/added_vocabulary.rs: extract_and_normalize, find_matches), pre-tokenizer, model,
  * the pieces' tokens as one encoding with offsets in the original text, turned into characters
  * (tokenizer/pre_tokenizer.rs: into_encoding, BytesToCharOffsetConverter), truncation
- * (utils/truncation.rs, with the early stop of PreTokenizedString::tokenize_with_limit),
- * post-processor, padding (utils/padding.rs, tokenizer/encoding.rs: pad). */
+ * (utils/truncation.rs), post-processor, padding (utils/padding.rs, tokenizer/encoding.rs: pad). */
 #include "tokenizer_internal.h"
 
 #include <limits.h>
@@ -149,8 +148,6 @@ static int find_matches(const err_ctx *c, const tokenizer *t, int normalized, co
 typedef struct scratch {
     tok_splits splits[2];
     tok_toks matches;
-    size_t *counts; /* the tokens of each split, in order */
-    size_t counts_cap;
     size_t *chars[2]; /* the character each byte of each text is part of */
     size_t chars_cap[2];
 } scratch;
@@ -160,7 +157,6 @@ static void scratch_free(scratch *w)
     tok_splits_free(&w->splits[0]);
     tok_splits_free(&w->splits[1]);
     free(w->matches.v);
-    free(w->counts);
     free(w->chars[0]);
     free(w->chars[1]);
 }
@@ -249,24 +245,13 @@ static int extract_and_normalize(const err_ctx *c, const tokenizer *t, const cha
 
 /* ---- one text's encoding ---- */
 
-/* One sequence as do_tokenize gives it: every token (`full` of them), and how many the
- * early stop of tokenize_with_limit would have tokenized (`limited`). */
+/* One sequence as do_tokenize gives it. tokenizers' Rust source has an early stop where
+ * truncation will cut (tokenize_with_limit), which changes which text longest_first cuts
+ * more; its Python binding (0.23.3) tokenizes every piece, as here. */
 typedef struct sequence {
     tok_enc enc;
-    size_t full, limited;
     size_t bytes; /* the text's length */
 } sequence;
-
-/* tokenize_with_limit's count: whole splits from the kept end until max_tokens are reached. */
-static size_t limited_count(const size_t *counts, size_t n, size_t max_tokens, int left)
-{
-    size_t total = 0;
-    for (size_t k = 0; k < n; k++) {
-        total += counts[left ? n - 1 - k : k];
-        if (total >= max_tokens) break;
-    }
-    return total;
-}
 
 /* The character each byte of s[0..n) is part of, in w->chars[seq]. */
 static int char_map(const err_ctx *c, const char *s, size_t n, int seq, scratch *w)
@@ -298,12 +283,10 @@ static int tokenize_splits(const err_ctx *c, const tokenizer *t, int32_t seq, sc
                            tok_enc *e)
 {
     tok_splits *s = &w->splits[0];
-    if (reserve(c, &w->counts, &w->counts_cap, s->n ? s->n : 1) != 0) return -1;
     for (size_t i = 0; i < s->n; i++) {
         tok_split *sp = &s->v[i];
         if (!sp->done && tok_model_run(c, t->model, sp->text.s, sp->text.n, &sp->toks) != 0)
             return -1;
-        w->counts[i] = sp->toks.n;
         for (size_t k = 0; k < sp->toks.n; k++) {
             size_t start, end;
             tok_norm_span(&sp->text, sp->toks.v[k].start, sp->toks.v[k].end, &start, &end);
@@ -313,9 +296,9 @@ static int tokenize_splits(const err_ctx *c, const tokenizer *t, int32_t seq, sc
     return 0;
 }
 
-/* encode_single_sequence with char offsets; `limit` the truncation's max_length (0: none). */
-static int encode_one(const tokenizer *t, const char *text, int32_t seq, size_t limit, int left,
-                      scratch *w, sequence *out, char *err, size_t err_size)
+/* encode_single_sequence, and the map of the text's bytes to characters. */
+static int encode_one(const tokenizer *t, const char *text, int32_t seq, scratch *w, sequence *out,
+                      char *err, size_t err_size)
 {
     err_ctx c = {seq ? "text pair" : "text", err, err_size};
     size_t n = strlen(text), valid = tok_utf8_prefix(text, n);
@@ -325,8 +308,6 @@ static int encode_one(const tokenizer *t, const char *text, int32_t seq, size_t 
     if (t->pre_tokenizer && tok_pretokenizer_run(&c, t->pre_tokenizer, &w->splits[0]) != 0)
         return -1;
     if (tokenize_splits(&c, t, seq, w, &out->enc) != 0) return -1;
-    out->full = out->enc.n;
-    out->limited = limit ? limited_count(w->counts, w->splits[0].n, limit, left) : out->full;
     out->bytes = n;
     return char_map(&c, text, n, seq, w);
 }
@@ -371,8 +352,14 @@ static tok_enc kept(const tok_enc *e, size_t k, int left)
 {
     if (k == 0) return (tok_enc){0};
     size_t from = left ? e->n - k : 0;
-    tok_enc v = {e->ids + from, e->type_ids + from, e->special + from, e->starts + from,
-                 e->ends + from, e->seq + from, k, k};
+    tok_enc v = {e->ids + from,
+                 e->type_ids + from,
+                 e->special + from,
+                 e->starts + from,
+                 e->ends + from,
+                 e->seq + from,
+                 k,
+                 k};
     return v;
 }
 
@@ -471,9 +458,10 @@ static int pick_rules(const err_ctx *c, const tokenizer *t, int pair, int max_le
         r->truncation = t->has_truncation ? &t->truncation : NULL;
         r->padding = t->has_padding ? &t->padding : NULL;
         if (r->truncation && r->truncation->max_length < added)
-            return io_fail(c, "truncation: max_length %zu leaves no room for the %zu special "
-                           "tokens of %s", r->truncation->max_length, added,
-                           pair ? "a pair" : "one text");
+            return io_fail(c,
+                           "truncation: max_length %zu leaves no room for the %zu special "
+                           "tokens of %s",
+                           r->truncation->max_length, added, pair ? "a pair" : "one text");
         return 0;
     }
     if (max_len < 0 || (size_t)max_len < added)
@@ -493,7 +481,7 @@ static int post_process(const err_ctx *c, const tokenizer *t, const rules *r, se
     const tok_truncation *tr = r->truncation;
     if (tr) {
         size_t added = t->post ? tok_post_added(t->post, pair) : 0, k[2];
-        size_t n[2] = {seqs[0].limited, pair ? seqs[1].limited : 0};
+        size_t n[2] = {seqs[0].enc.n, pair ? seqs[1].enc.n : 0};
         if (truncated_lengths(c, tr, tr->max_length - added, n, pair, k) != 0) return -1;
         a = kept(&seqs[0].enc, k[0], tr->left);
         b = kept(&seqs[1].enc, pair ? k[1] : 0, tr->left);
@@ -524,25 +512,20 @@ int tok_encode_cut(const tokenizer *t, const char *text, const char *text_pair, 
     int pair = text_pair != NULL;
     rules r;
     if (pick_rules(&c, t, pair, max_len, left, &r) != 0) return -1;
-    const tok_truncation *tr = r.truncation;
     scratch w = {0};
     sequence seqs[2];
     memset(seqs, 0, sizeof seqs);
     tok_enc final = {0};
     const char *const texts[2] = {text, text_pair};
     int rc = 0;
-    for (int i = 0; rc == 0 && i <= pair; i++) {
-        /* do_tokenize stops early where truncation will cut, but not in a first text that
-         * only_second leaves whole */
-        size_t limit = tr && !(tr->strategy == TOK_ONLY_SECOND && i == 0) ? tr->max_length : 0;
-        rc = encode_one(t, texts[i], i, limit, tr && tr->left, &w, &seqs[i], err, err_size);
-    }
+    for (int i = 0; rc == 0 && i <= pair; i++)
+        rc = encode_one(t, texts[i], i, &w, &seqs[i], err, err_size);
     if (rc == 0) rc = post_process(&c, t, &r, seqs, pair, texts, &final);
     if (rc == 0) final_chars(&w, seqs, &final);
     if (rc == 0) rc = to_ids(&c, &final, out);
     if (rc == 0) {
         size_t added = t->post ? tok_post_added(t->post, pair) : 0;
-        size_t full = seqs[0].full + seqs[1].full + added;
+        size_t full = seqs[0].enc.n + seqs[1].enc.n + added;
         out->full_count = full < INT_MAX ? (int)full : INT_MAX;
     } else {
         tok_ids_free(out);

@@ -281,22 +281,28 @@ static void expect_load_error(const char *dir, const char *file, const char *mes
 
 Test(tokenizer_json, errors)
 {
-    write_tokenizer_json(dir_json, "BPE", normalizer_lower, NULL, NULL);
-    expect_load_error(dir_json, "tokenizer.json", "model type \"BPE\"");
-    write_tokenizer_json(dir_json, "WordPiece", "{\"type\":\"NFD\"}", NULL, NULL);
-    expect_load_error(dir_json, "tokenizer.json", "normalizer type \"NFD\"");
-    write_tokenizer_json(dir_json, "WordPiece", normalizer_lower, "{\"type\":\"Whitespace\"}",
+    /* a component outside the supported ones: the message names the section and the type */
+    write_tokenizer_json(dir_json, "Frobnicate", normalizer_lower, NULL, NULL);
+    expect_load_error(dir_json, "tokenizer.json: model", "Frobnicate");
+    write_tokenizer_json(dir_json, "WordPiece", "{\"type\":\"Frobnicate\"}", NULL, NULL);
+    expect_load_error(dir_json, "tokenizer.json: normalizer", "Frobnicate");
+    write_tokenizer_json(dir_json, "WordPiece", normalizer_lower, "{\"type\":\"Frobnicate\"}",
                          NULL);
-    expect_load_error(dir_json, "tokenizer.json", "pre_tokenizer type \"Whitespace\"");
+    expect_load_error(dir_json, "tokenizer.json: pre_tokenizer", "Frobnicate");
     write_tokenizer_json(dir_json, "WordPiece", normalizer_lower, NULL,
-                         "{\"type\":\"RobertaProcessing\"}");
-    expect_load_error(dir_json, "tokenizer.json", "post_processor type \"RobertaProcessing\"");
+                         "{\"type\":\"Frobnicate\"}");
+    expect_load_error(dir_json, "tokenizer.json: post_processor", "Frobnicate");
+    /* and an option outside a supported one's */
+    write_tokenizer_json(dir_json, "BPE", normalizer_lower, NULL, NULL);
+    expect_load_error(dir_json, "tokenizer.json: model", "max_input_chars_per_word");
     write_file(dir_json, "tokenizer.json", "{\"model\": {\"type\": \"WordPiece\", ");
     expect_load_error(dir_json, "tokenizer.json", "not valid JSON");
     write_file(dir_json, "tokenizer.json", "{\"model\": {\"vocab\": {\"caf\xe9\": 0}}}");
     expect_load_error(dir_json, "tokenizer.json", "not valid UTF-8 (at byte 25)");
-    write_file(dir_json, "tokenizer.json", "{\"model\": {\"type\": \"WordPiece\"}}");
-    expect_load_error(dir_json, "tokenizer.json", "model.vocab");
+    write_file(dir_json, "tokenizer.json",
+               "{\"model\": {\"type\": \"WordPiece\", \"unk_token\": \"[UNK]\", "
+               "\"continuing_subword_prefix\": \"##\", \"max_input_chars_per_word\": 100}}");
+    expect_load_error(dir_json, "tokenizer.json: model", "vocab");
     remove_file(dir_json, "tokenizer.json");
     expect_load_error(dir_json, "vocab.txt", "cannot open");
     write_file(dir_txt, "tokenizer_config.json", "{\"do_lower_case\": 1}");

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const vocab[] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a",     "b",
-                                    "c",     "##b",   "\u00e9", "<x>",  "xx",     "hello", "!"};
+static const char *const vocab[] = {"[PAD]", "[UNK]", "[CLS]",  "[SEP]", "[MASK]", "a",     "b",
+                                    "c",     "##b",   "\u00e9", "<x>",   "xx",     "hello", "!"};
 enum { PAD, UNK, CLS, SEP, MASK, A, B, C, HASH_B, E_ACUTE, X_TAG, XX, HELLO, BANG, NEXT_ID };
 #define VOCAB_SIZE ((int)(sizeof vocab / sizeof vocab[0]))
 
@@ -55,12 +55,12 @@ static const char bert_processing[] =
 
 /* A WordPiece tokenizer.json over `vocab`: BertNormalizer (lowercase when `lower`),
  * BertPreTokenizer, BertProcessing, the WordPiece decoder; `added` more added tokens (JSON
- * objects after the special ones), `extra` more top-level members ("" for none). */
+ * objects after the special ones), `extra` more top-level members first ("" for none). */
 static void write_json(int lower, const char *added, const char *extra)
 {
     char text[8192];
     int n = snprintf(text, sizeof text,
-                     "{\"version\":\"1.0\",%s\"added_tokens\":[%s%s%s],"
+                     "{%s\"version\":\"1.0\",\"added_tokens\":[%s%s%s],"
                      "\"normalizer\":{\"type\":\"BertNormalizer\",\"clean_text\":true,"
                      "\"handle_chinese_chars\":true,\"strip_accents\":null,\"lowercase\":%s},"
                      "\"pre_tokenizer\":{\"type\":\"BertPreTokenizer\"},\"post_processor\":%s,"
@@ -109,7 +109,11 @@ static void expect_tokens(const tokenizer *t, const char *text, int max_len, con
     tok_ids_free(&got);
 }
 
-#define IDS(...) (const int32_t[]){__VA_ARGS__}
+#define IDS(...)                                                                                   \
+    (const int32_t[])                                                                              \
+    {                                                                                              \
+        __VA_ARGS__                                                                                \
+    }
 #define EXPECT(t, text, ids, offsets)                                                              \
     expect_tokens(t, text, INT_MAX, ids, offsets, (int)(sizeof(ids) / sizeof(int32_t)))
 
@@ -318,6 +322,7 @@ Test(tokenizer_rules, sentencepiece_specials_without_config)
              "\"post_processor\":{\"type\":\"RobertaProcessing\",\"sep\":[\"</s>\",2],"
              "\"cls\":[\"<s>\",0],\"trim_offsets\":true,\"add_prefix_space\":true},"
              "\"decoder\":null,\"model\":{\"type\":\"WordPiece\",\"unk_token\":\"<unk>\","
+             "\"continuing_subword_prefix\":\"##\",\"max_input_chars_per_word\":100,"
              "\"vocab\":{\"<s>\":0,\"<pad>\":1,\"</s>\":2,\"<unk>\":3,\"a\":4}}}");
     write_file("tokenizer.json", text);
     tokenizer *t = load();
