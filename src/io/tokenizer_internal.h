@@ -95,6 +95,32 @@ int tok_add_specials(const err_ctx *c, tokenizer *t, int require);
  * normalizer is known; fills the descriptions too. The last step of every load. */
 int tok_prepare_added(const err_ctx *c, tokenizer *t);
 
+/* ---- tokenizer_json.c: a model folder's files ---- */
+
+/* A model folder's tokenizer files and what they say. */
+typedef struct tok_folder {
+    const char *dir;
+    char json_path[4096], vocab_path[4096], config_path[4096], map_path[4096];
+    char model_path[4096]; /* config.json */
+    cJSON *config, *map;   /* NULL when the file is absent */
+    int bert_model;        /* config.json says model_type "bert" */
+} tok_folder;
+
+/* The configs' value for `key` (special_tokens_map.json's first), *path the file it is in. */
+const cJSON *tok_folder_get(const tok_folder *f, const char *key, const char **path);
+/* BertTokenizer's do_lower_case, strip_accents and tokenize_chinese_chars written into a
+ * BertNormalizer's JSON `n` (always, or when the folder's tokenizer is BERT's). */
+int tok_folder_normalizer(const tok_folder *f, cJSON *n, int always, char *err, size_t size);
+/* The folder's special tokens: their names, and kept whole in text when they have an id. */
+int tok_folder_specials(tokenizer *t, const tok_folder *f, char *err, size_t size);
+/* The model, normalizer, pre-tokenizer, post-processor and decoder of a tokenizer.json. */
+int tok_load_components(const err_ctx *c, tokenizer *t, const cJSON *root);
+
+/* ---- tokenizer_vocab.c ---- */
+
+/* vocab.txt as BERT's pipeline. */
+int tok_load_vocab(const tok_folder *f, tokenizer *t, char *err, size_t size);
+
 /* ---- tokenizer_text.c ---- */
 
 /* How many bytes of s[0..n) are valid UTF-8 before the first that is not (n: all). */

@@ -5,10 +5,8 @@
  *   loaders (null: none); added_tokens, each added as AddedVocabulary::add_tokens adds it;
  *   truncation and padding (utils/truncation.rs, utils/padding.rs), applied when tok_encode
  *   is asked for the file's rules.
- * - else vocab.txt, made into the pipeline transformers' BertTokenizer builds (BertNormalizer
- *   from do_lower_case, strip_accents and tokenize_chinese_chars of tokenizer_config.json,
- *   BertPreTokenizer, WordPiece, BERT's template, the WordPiece decoder), here as the same
- *   components' JSON.
+ * - else vocab.txt, made into the pipeline transformers' BertTokenizer builds
+ *   (tokenizer_vocab.c).
  * - a folder with only SentencePiece's model file is refused with the way to make its
  *   tokenizer.json.
  *
@@ -35,14 +33,6 @@
 
 /* model_max_length above this means "none": transformers writes VERY_LARGE_INTEGER (1e30). */
 #define MAX_SANE_LENGTH (1 << 20)
-
-typedef struct folder {
-    const char *dir;
-    char json_path[4096], vocab_path[4096], config_path[4096], map_path[4096];
-    char model_path[4096]; /* config.json */
-    cJSON *config, *map;   /* NULL when the file is absent */
-    int bert_model;        /* config.json says model_type "bert" */
-} folder;
 
 static const char *const special_keys[TOK_SPECIALS] = {"unk_token", "sep_token", "pad_token",
                                                        "cls_token", "mask_token"};
@@ -175,7 +165,7 @@ static int json_added_tokens(const err_ctx *c, tokenizer *t, const cJSON *list)
 }
 
 /* The config's value for `key`: special_tokens_map.json's first. */
-static const cJSON *config_get(const folder *f, const char *key, const char **path)
+const cJSON *tok_folder_get(const tok_folder *f, const char *key, const char **path)
 {
     const cJSON *v = f->map ? member(f->map, key) : NULL;
     *path = f->map_path;
@@ -203,11 +193,11 @@ static int config_special(tokenizer *t, const cJSON *v, const char *path, const 
 
 /* The folder's special tokens; a role it leaves unnamed whose BERT name has no id takes the
  * SentencePiece name when that has one. */
-static int config_specials(tokenizer *t, const folder *f, char *err, size_t err_size)
+int tok_folder_specials(tokenizer *t, const tok_folder *f, char *err, size_t err_size)
 {
     const char *path;
     for (int i = 0; i < TOK_SPECIALS; i++) {
-        const cJSON *v = config_get(f, special_keys[i], &path);
+        const cJSON *v = tok_folder_get(f, special_keys[i], &path);
         if (v && config_special(t, v, path, special_keys[i], &t->special[i], err, err_size))
             return -1;
         if (!v && t->special[i] && tok_id(t, t->special[i]) < 0 &&
@@ -215,7 +205,7 @@ static int config_specials(tokenizer *t, const folder *f, char *err, size_t err_
             tok_set_string(&t->special[i], fallback_specials[i], strlen(fallback_specials[i])))
             return io_fail_oom(&(err_ctx){path, err, err_size}, "out of memory");
     }
-    const cJSON *list = config_get(f, "additional_special_tokens", &path), *v;
+    const cJSON *list = tok_folder_get(f, "additional_special_tokens", &path), *v;
     err_ctx c = {path, err, err_size};
     if (list && !cJSON_IsArray(list))
         return io_fail(&c, "additional_special_tokens: expected an array");
@@ -270,7 +260,7 @@ static int note_model(const err_ctx *c, tokenizer *t, const cJSON *m)
 }
 
 /* The five components of a tokenizer.json (or of the JSON made for vocab.txt). */
-static int load_components(const err_ctx *c, tokenizer *t, const cJSON *root)
+int tok_load_components(const err_ctx *c, tokenizer *t, const cJSON *root)
 {
     const cJSON *m = member(root, "model"), *n = member(root, "normalizer"),
                 *p = member(root, "pre_tokenizer"), *pp = member(root, "post_processor"),
@@ -356,7 +346,7 @@ static int json_padding(const err_ctx *c, tokenizer *t, const cJSON *o)
  * tokenizer_config.json names BertTokenizer(Fast), or names no class and config.json's
  * model_type is "bert" (its TOKENIZER_MAPPING). `n` is the normalizer's JSON, changed in place
  * when it is a BertNormalizer (or a Sequence of that one). */
-static int config_normalizer(const folder *f, cJSON *n, int always, char *err, size_t size)
+int tok_folder_normalizer(const tok_folder *f, cJSON *n, int always, char *err, size_t size)
 {
     const cJSON *cls = f->config ? member(f->config, "tokenizer_class") : NULL;
     int bert = cJSON_IsString(cls) ? strcmp(cls->valuestring, "BertTokenizer") == 0 ||
@@ -385,14 +375,15 @@ static int config_normalizer(const folder *f, cJSON *n, int always, char *err, s
 }
 
 /* The folder's special tokens kept whole, then the added tokens' match texts. */
-static int finish(const err_ctx *c, const folder *f, tokenizer *t, int require, char *err,
+static int finish(const err_ctx *c, const tok_folder *f, tokenizer *t, int require, char *err,
                   size_t size)
 {
-    if (config_specials(t, f, err, size) != 0 || tok_add_specials(c, t, require) != 0) return -1;
+    if (tok_folder_specials(t, f, err, size) != 0 || tok_add_specials(c, t, require) != 0)
+        return -1;
     return tok_prepare_added(c, t);
 }
 
-static int load_json(const folder *f, cJSON *root, tokenizer *t, char *err, size_t size)
+static int load_json(const tok_folder *f, cJSON *root, tokenizer *t, char *err, size_t size)
 {
     err_ctx c = {f->json_path, err, size};
     const cJSON *version = member(root, "version");
@@ -400,7 +391,7 @@ static int load_json(const folder *f, cJSON *root, tokenizer *t, char *err, size
     if (version && !(cJSON_IsString(version) && strcmp(version->valuestring, "1.0") == 0))
         return io_fail(&c, "version: expected \"1.0\"");
     cJSON *n = cJSON_GetObjectItemCaseSensitive(root, "normalizer");
-    if (config_normalizer(f, n, 0, err, size) || load_components(&c, t, root) ||
+    if (tok_folder_normalizer(f, n, 0, err, size) || tok_load_components(&c, t, root) ||
         json_truncation(&c, t, member(root, "truncation")) ||
         json_padding(&c, t, member(root, "padding")) ||
         json_added_tokens(&c, t, member(root, "added_tokens")))
@@ -408,150 +399,7 @@ static int load_json(const folder *f, cJSON *root, tokenizer *t, char *err, size
     return finish(&c, f, t, 0, err, size);
 }
 
-/* vocab.txt's lines: one token per line; the line ending (\n or \r\n) is not part of it, and
- * empty lines are tokens too, as in transformers' load_vocab. */
-typedef struct line {
-    const char *s;
-    size_t n;
-    int id, skip;
-} line;
-
-static int line_order(const void *a, const void *b)
-{
-    const line *x = a, *y = b;
-    size_t n = x->n < y->n ? x->n : y->n;
-    int c = n ? memcmp(x->s, y->s, n) : 0;
-    if (c == 0) c = (x->n > y->n) - (x->n < y->n);
-    return c ? c : (x->id > y->id) - (x->id < y->id);
-}
-
-static int split_lines(const err_ctx *c, char *text, size_t size, line **out, int *count)
-{
-    size_t lines = 0;
-    for (size_t i = 0; i < size; i++)
-        lines += text[i] == '\n';
-    if (size > 0 && text[size - 1] != '\n') lines++;
-    if (lines > INT32_MAX / 2) return io_fail(c, "too many tokens (%zu lines)", lines);
-    line *v = *out = malloc((lines ? lines : 1) * sizeof *v);
-    if (!v) return io_fail_oom(c, "out of memory for %zu tokens", lines);
-    int id = 0;
-    for (size_t i = 0, start = 0; i <= size; i++) {
-        int line_end = i < size ? text[i] == '\n' : i > start; /* or a last line without \n */
-        if (!line_end) continue;
-        size_t end = i > start && text[i - 1] == '\r' ? i - 1 : i;
-        /* transformers reads the file as UTF-8 and fails; such a token would never match */
-        if (tok_utf8_prefix(text + start, end - start) != end - start)
-            return io_fail(c, "line %d is not valid UTF-8", id + 1);
-        text[end] = '\0';
-        v[id] = (line){text + start, end - start, id, 0};
-        id++;
-        start = i + 1;
-    }
-    *count = id;
-    return 0;
-}
-
-/* The lines as WordPiece's vocab, the id the line number; a token given twice keeps its later
- * id, as transformers' dict does (the earlier id then has no token). */
-static int vocab_lines(const err_ctx *c, char *text, size_t size, cJSON *vocab)
-{
-    line *v = NULL;
-    int n = 0, rc = split_lines(c, text, size, &v, &n);
-    if (rc == 0) qsort(v, (size_t)n, sizeof *v, line_order);
-    for (int i = 0; rc == 0 && i + 1 < n; i++)
-        v[i].skip = v[i].n == v[i + 1].n && memcmp(v[i].s, v[i + 1].s, v[i].n) == 0;
-    for (int i = 0; rc == 0 && i < n; i++) {
-        if (v[i].skip) continue;
-        cJSON *number = cJSON_CreateNumber(v[i].id);
-        if (!number || !cJSON_AddItemToObject(vocab, v[i].s, number)) {
-            cJSON_Delete(number);
-            rc = io_fail_oom(c, "out of memory for the vocabulary");
-        }
-    }
-    free(v);
-    return rc;
-}
-
-static cJSON *add_object(cJSON *o, const char *key, const char *type)
-{
-    cJSON *v = cJSON_AddObjectToObject(o, key);
-    return v && cJSON_AddStringToObject(v, "type", type) ? v : NULL;
-}
-
-/* BertTokenizer's pipeline over vocab.txt, as tokenizer.json's sections. */
-static int vocab_json(const err_ctx *c, char *text, size_t size, cJSON *root)
-{
-    cJSON *m = add_object(root, "model", "WordPiece"), *vocab = cJSON_CreateObject();
-    if (!m || !vocab || !cJSON_AddItemToObject(m, "vocab", vocab)) {
-        cJSON_Delete(vocab);
-        return io_fail_oom(c, "out of memory");
-    }
-    if (vocab_lines(c, text, size, vocab) != 0) return -1;
-    cJSON *n = add_object(root, "normalizer", "BertNormalizer");
-    cJSON *d = add_object(root, "decoder", "WordPiece");
-    int ok = m && n && d && add_object(root, "pre_tokenizer", "BertPreTokenizer") &&
-             cJSON_AddStringToObject(m, "continuing_subword_prefix", "##") &&
-             cJSON_AddNumberToObject(m, "max_input_chars_per_word", 100) &&
-             cJSON_AddTrueToObject(n, "clean_text") && cJSON_AddStringToObject(d, "prefix", "##") &&
-             cJSON_AddTrueToObject(d, "cleanup");
-    return ok ? 0 : io_fail_oom(c, "out of memory");
-}
-
-/* BERT's template over the ids of its [CLS] and [SEP] (transformers' BertTokenizer uses a
- * TemplateProcessing with the same output). */
-static int bert_post(const err_ctx *c, tokenizer *t)
-{
-    cJSON *pp = cJSON_CreateObject();
-    int ok = pp && cJSON_AddStringToObject(pp, "type", "BertProcessing");
-    const char *keys[2] = {"cls", "sep"};
-    const int which[2] = {TOK_CLS, TOK_SEP};
-    for (int i = 0; ok && i < 2; i++) {
-        cJSON *pair = cJSON_AddArrayToObject(pp, keys[i]);
-        cJSON *name = cJSON_CreateString(t->special[which[i]]);
-        cJSON *id = cJSON_CreateNumber(tok_id(t, t->special[which[i]]));
-        ok = pair && name && id;
-        if (ok)
-            cJSON_AddItemToArray(pair, name), cJSON_AddItemToArray(pair, id);
-        else
-            cJSON_Delete(name), cJSON_Delete(id);
-    }
-    int rc = ok ? tok_post_load(c, pp, &t->post) : io_fail_oom(c, "out of memory");
-    cJSON_Delete(pp);
-    return rc;
-}
-
-static int load_vocab(const folder *f, tokenizer *t, char *err, size_t size)
-{
-    err_ctx c = {f->vocab_path, err, size};
-    char *text;
-    size_t n;
-    cJSON *root = cJSON_CreateObject();
-    if (!root) return io_fail_oom(&c, "out of memory");
-    int rc = io_read_file(&c, IO_CAP_VOCAB, &text, &n);
-    if (rc == 0) {
-        rc = vocab_json(&c, text, n, root);
-        free(text);
-    }
-    if (rc == 0) {
-        cJSON *norm = cJSON_GetObjectItemCaseSensitive(root, "normalizer");
-        const char *path;
-        const cJSON *unk = config_get(f, "unk_token", &path), *content = member(unk, "content");
-        cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
-        const char *unk_name = cJSON_IsString(unk)       ? unk->valuestring
-                               : cJSON_IsString(content) ? content->valuestring
-                                                         : "[UNK]";
-        rc = config_normalizer(f, norm, 1, err, size);
-        if (rc == 0 && !cJSON_AddStringToObject(model, "unk_token", unk_name))
-            rc = io_fail_oom(&c, "out of memory");
-    }
-    if (rc == 0) rc = load_components(&c, t, root);
-    cJSON_Delete(root);
-    if (rc != 0 || config_specials(t, f, err, size) != 0 || tok_add_specials(&c, t, 1) != 0)
-        return -1;
-    return bert_post(&c, t) || tok_prepare_added(&c, t) ? -1 : 0;
-}
-
-static int model_max_length(const folder *f, tokenizer *t, char *err, size_t size)
+static int model_max_length(const tok_folder *f, tokenizer *t, char *err, size_t size)
 {
     err_ctx c = {f->config_path, err, size};
     const cJSON *v = f->config ? member(f->config, "model_max_length") : NULL;
@@ -589,7 +437,7 @@ static const char *sentencepiece_file(const char *dir)
     return NULL;
 }
 
-static int load_folder(folder *f, tokenizer *t, char *err, size_t size)
+static int load_folder(tok_folder *f, tokenizer *t, char *err, size_t size)
 {
     cJSON *root = NULL;
     f->bert_model = is_bert_model(f->model_path);
@@ -606,7 +454,7 @@ static int load_folder(folder *f, tokenizer *t, char *err, size_t size)
                        "import AutoTokenizer as A; A.from_pretrained('%s').save_pretrained('%s')\"",
                        spm, f->dir, f->dir);
     }
-    int rc = root ? load_json(f, root, t, err, size) : load_vocab(f, t, err, size);
+    int rc = root ? load_json(f, root, t, err, size) : tok_load_vocab(f, t, err, size);
     cJSON_Delete(root);
     return rc || model_max_length(f, t, err, size) ? -1 : 0;
 }
@@ -617,7 +465,7 @@ int tok_load_dir(const char *dir, tokenizer **out, char *err, size_t err_size)
     if (!out) return io_fail(&c, "no output given");
     *out = NULL;
     if (!dir) return io_fail(&c, "no folder given");
-    folder f = {.dir = dir};
+    tok_folder f = {.dir = dir};
     snprintf(f.json_path, sizeof f.json_path, "%s/tokenizer.json", dir);
     snprintf(f.vocab_path, sizeof f.vocab_path, "%s/vocab.txt", dir);
     snprintf(f.config_path, sizeof f.config_path, "%s/tokenizer_config.json", dir);
@@ -633,46 +481,4 @@ int tok_load_dir(const char *dir, tokenizer **out, char *err, size_t err_size)
     }
     *out = t;
     return 0;
-}
-
-int tok_load(const char *vocab_path, int do_lower_case, tokenizer **out, char *err, size_t err_size)
-{
-    err_ctx c = {vocab_path, err, err_size};
-    if (!out) return io_fail(&c, "no output given");
-    *out = NULL;
-    if (!vocab_path) return io_fail(&c, "no path given");
-    folder f = {.dir = "."};
-    snprintf(f.vocab_path, sizeof f.vocab_path, "%s", vocab_path);
-    snprintf(f.config_path, sizeof f.config_path, "%s", vocab_path);
-    f.config = cJSON_CreateObject();
-    tokenizer *t = tok_new();
-    int rc = t && f.config && cJSON_AddBoolToObject(f.config, "do_lower_case", do_lower_case != 0)
-                 ? load_vocab(&f, t, err, err_size)
-                 : io_fail_oom(&c, "out of memory");
-    cJSON_Delete(f.config);
-    if (rc != 0) {
-        tok_free(t);
-        return -1;
-    }
-    *out = t;
-    return 0;
-}
-
-int tok_load_config(const char *tokenizer_config_json_path, int *do_lower_case)
-{
-    err_ctx c = {tokenizer_config_json_path, NULL, 0}; /* no message: the result says it all */
-    char *text;
-    size_t size;
-    if (!tokenizer_config_json_path || !do_lower_case) return -1;
-    if (io_read_file(&c, IO_CAP_TOKENIZER, &text, &size) != 0) return errno == ENOENT ? 0 : -1;
-    cJSON *root = cJSON_ParseWithLength(text, size);
-    free(text);
-    int rc = -1;
-    if (cJSON_IsObject(root)) {
-        const cJSON *v = member(root, "do_lower_case");
-        rc = v ? (cJSON_IsBool(v) ? 1 : -1) : 0;
-        if (rc == 1) *do_lower_case = cJSON_IsTrue(v) ? 1 : 0;
-    }
-    cJSON_Delete(root);
-    return rc;
 }
