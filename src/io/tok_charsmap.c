@@ -3,9 +3,9 @@
  * double-array trie units, the rest the normalized strings' NUL-separated pool; a lookup is the
  * first of the common-prefix matches) and applied as tokenizers'
  * tokenizers/src/normalizers/precompiled.rs does: grapheme by grapheme (extended grapheme
- * clusters, here from utf8proc), a grapheme under 6 bytes looked up whole, else each of its
- * characters, with the changes its `replace` gives. The blob is untrusted: every offset is
- * checked, and a bad one is an error where the crate would panic. */
+ * clusters, here utf8proc's and tok_grapheme_break's), a grapheme under 6 bytes looked up whole,
+ * else each of its characters, with the changes its `replace` gives. The blob is untrusted: every
+ * offset is checked, and a bad one is an error where the crate would panic. */
 #include "tok_norm_ops.h"
 
 #include <stdlib.h>
@@ -216,7 +216,7 @@ int tok_charsmap_run(const err_ctx *c, const tok_charsmap *m, tok_norm *t)
     for (size_t i = 0, len; i <= t->n && rc == 0; i += len) {
         int32_t ch = i < t->n ? tok_utf8_next(t->s + i, t->n - i, &len) : -1;
         if (i == t->n) len = 1;
-        if (prev >= 0 && (ch < 0 || utf8proc_grapheme_break_stateful(prev, ch, &state))) {
+        if (prev >= 0 && (ch < 0 || tok_grapheme_break(prev, ch, &state))) {
             rc = map_grapheme(c, m, t->s + start, i - start, &out, &modified);
             start = i;
         }

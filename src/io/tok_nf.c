@@ -42,6 +42,17 @@ int tok_nf_is_mark(int32_t c)
     return c >= 0x300 && run_value(tok_nf_marks, COUNT(tok_nf_marks), c) != 0;
 }
 
+int tok_grapheme_break(int32_t prev, int32_t c, int32_t *state)
+{
+    int cut = utf8proc_grapheme_break_stateful(prev, c, state);
+    if (!cut || run_value(tok_nf_extends, COUNT(tok_nf_extends), c) == 0) return cut;
+    /* a mark utf8proc's Unicode predates: it extends as any mark does (GB9), but after a
+     * control character or a line break (GB4) */
+    int b = utf8proc_get_property(prev)->boundclass;
+    return b == UTF8PROC_BOUNDCLASS_CR || b == UTF8PROC_BOUNDCLASS_LF ||
+           b == UTF8PROC_BOUNDCLASS_CONTROL;
+}
+
 static int32_t decomposable(int32_t c)
 {
     return c < 0xA0 ? 0 : run_value(tok_nf_decomposed, COUNT(tok_nf_decomposed), c);

@@ -44,6 +44,10 @@ int tok_norm_replace(const err_ctx *c, tok_norm *t, const tok_span *matches, siz
 int tok_nf_run(const err_ctx *c, tok_norm *t, int compat, int compose);
 /* The combining marks StripAccents drops (Mn, Mc and Me of Unicode 9.0). */
 int tok_nf_is_mark(int32_t c);
+/* Whether extended grapheme clusters break between prev and c (utf8proc's stateful breaks,
+ * *state 0 at the text's start), with the marks of a Unicode newer than utf8proc's extending as
+ * tokenizers' unicode-segmentation has them. */
+int tok_grapheme_break(int32_t prev, int32_t c, int32_t *state);
 
 /* ---- tok_charsmap.c: SentencePiece's precompiled_charsmap ---- */
 

@@ -359,6 +359,7 @@ static int find_literal(const err_ctx *c, const tok_normalizer *n, const tok_nor
 
 static int run_replace(const err_ctx *c, const tok_normalizer *n, tok_norm *t)
 {
+    if (t->n == 0) return 0; /* find_matches has no match in an empty text, even an empty one */
     tok_span *m = NULL;
     size_t count = 0, cap = 0;
     int rc = n->regex ? tok_regex_all(c, n->regex, t->s, t->n, &m, &count, &cap)
