@@ -11,7 +11,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <utf8proc.h>
 
 /* Appends to out the pieces of one split's text (which it may change first). */
 typedef int (*split_fn)(const err_ctx *c, const tok_pretokenizer *p, tok_norm *text,
@@ -95,14 +94,6 @@ static int split_regex(const err_ctx *c, const tok_norm *t, const tok_regex *r,
     return rc;
 }
 
-/* Rust's char::is_numeric: the general categories Nd, Nl and No. */
-static int is_numeric(int32_t ch)
-{
-    utf8proc_category_t cat = utf8proc_category(ch);
-    return cat == UTF8PROC_CATEGORY_ND || cat == UTF8PROC_CATEGORY_NL ||
-           cat == UTF8PROC_CATEGORY_NO;
-}
-
 static int whitespace_split(const err_ctx *c, const tok_pretokenizer *p, tok_norm *t,
                             tok_splits *out)
 {
@@ -117,7 +108,8 @@ static int punctuation(const err_ctx *c, const tok_pretokenizer *p, tok_norm *t,
 
 static int digits(const err_ctx *c, const tok_pretokenizer *p, tok_norm *t, tok_splits *out)
 {
-    return split_chars(c, t, is_numeric, p->individual_digits ? TOK_ISOLATED : TOK_CONTIGUOUS, out);
+    return split_chars(c, t, tok_is_numeric, p->individual_digits ? TOK_ISOLATED : TOK_CONTIGUOUS,
+                       out);
 }
 
 /* Whitespace: the words and runs of other non-space characters kept, the rest removed. */

@@ -13,7 +13,7 @@
 /* GPT-2's pattern, as byte_level.rs has it. */
 static const char gpt2_pattern[] =
     "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
-/* whitespace.rs's pattern (the regex crate's \w and \s, which tok_regex reads alike). */
+/* whitespace.rs's pattern, in the regex crate's meaning. */
 static const char whitespace_pattern[] = "\\w+|[^\\w\\s]+";
 
 static const char *const behavior_names[] = {"Removed", "Isolated", "MergedWithPrevious",
@@ -110,15 +110,13 @@ static int load_metaspace(const err_ctx *c, const cJSON *j, tok_pretokenizer *p)
                               "never");
         p->prepend = (pretok_prepend)i;
     }
-    /* the older key: false means never, and must not contradict a scheme given with it */
+    /* the older key: false must come with the scheme never (the default, always, is refused as
+     * tokenizers refuses it) */
     int add_prefix_space = 1;
     if (read_bool(c, j, "Metaspace", "add_prefix_space", 0, &add_prefix_space) != 0) return -1;
-    if (!add_prefix_space && p->prepend != PREPEND_NEVER) {
-        if (scheme)
-            return io_fail(c, "pre_tokenizer: Metaspace: add_prefix_space false does not match "
-                              "prepend_scheme");
-        p->prepend = PREPEND_NEVER;
-    }
+    if (!add_prefix_space && p->prepend != PREPEND_NEVER)
+        return io_fail(c, "pre_tokenizer: Metaspace: add_prefix_space false does not match "
+                          "prepend_scheme");
     const cJSON *rep = cJSON_GetObjectItemCaseSensitive(j, "str_rep");
     if (rep && !cJSON_IsString(rep))
         return io_fail(c, "pre_tokenizer: Metaspace: str_rep: not a string");
@@ -209,7 +207,7 @@ static int load_fields(const err_ctx *c, const cJSON *j, tok_pretokenizer *p)
         return p->use_regex ? tok_regex_compile(c, gpt2_pattern, strlen(gpt2_pattern), &p->regex)
                             : 0;
     case PRETOK_WHITESPACE:
-        return tok_regex_compile(c, whitespace_pattern, strlen(whitespace_pattern), &p->regex);
+        return tok_regex_compile_rust(c, whitespace_pattern, strlen(whitespace_pattern), &p->regex);
     case PRETOK_PUNCTUATION:
         p->behavior = TOK_ISOLATED;
         return read_behavior(c, j, "Punctuation", 0, &p->behavior);

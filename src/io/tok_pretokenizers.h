@@ -47,4 +47,9 @@ struct tok_pretokenizer {
     size_t count;
 };
 
+/* tok_regex.c: a pattern as the regex crate reads it (Whitespace's), where tok_regex_compile
+ * reads Oniguruma's; and Rust's char::is_numeric, from the same tables. */
+int tok_regex_compile_rust(const err_ctx *c, const char *pattern, size_t n, tok_regex **out);
+int tok_is_numeric(int32_t ch);
+
 #endif

@@ -46,7 +46,7 @@ for scheme in ["first", "always", "never"]:
 CASES["metaspace_old_add_prefix_space"] = {"type": "Metaspace", "replacement": "\u2581",
                                            "add_prefix_space": True, "str_rep": "\u2581"}
 CASES["metaspace_old_no_prefix"] = {"type": "Metaspace", "replacement": "\u2581",
-                                    "add_prefix_space": False}
+                                    "add_prefix_space": False, "prepend_scheme": "never"}
 CASES["metaspace_other_replacement"] = metaspace("always", True, "_")
 for prefix in [True, False]:
     for regex in [True, False]:
@@ -174,6 +174,9 @@ REFUSED = {
     "contradicting schemes": ({"type": "Metaspace", "replacement": "\u2581",
                                "add_prefix_space": False, "prepend_scheme": "first"},
                               "add_prefix_space"),
+    "add_prefix_space false alone": ({"type": "Metaspace", "replacement": "\u2581",
+                                      "add_prefix_space": False}, "add_prefix_space"),
+    "unknown property": (split(r"\p{Klingon}", "Isolated"), "Klingon"),
     "byte level without trim_offsets": ({"type": "ByteLevel", "add_prefix_space": True},
                                         "trim_offsets"),
     "class escape in a class": (split(r"[\W]", "Isolated"), "not supported"),
