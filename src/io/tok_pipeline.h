@@ -178,6 +178,12 @@ typedef struct tok_enc {
     size_t *starts, *ends;
     int32_t *seq; /* which text each token came from: 0, 1, or -1 for a special token */
     size_t n, cap;
+    /* Optional, not owned by the encoding (tok_enc_push and tok_enc_free leave them alone):
+     * each token's text where tokenizers' Token.value is not the vocabulary's string (an added
+     * token's: the text it matched, spaces lstrip and rstrip took included), NULL elsewhere;
+     * offset trimming reads it. */
+    const char *const *values;
+    const size_t *value_lens;
 } tok_enc;
 
 int tok_enc_push(const err_ctx *c, tok_enc *e, int32_t id, int32_t type_id, int special,

@@ -98,8 +98,8 @@ static int part_from_enc(const err_ctx *c, const tok_enc *e, int32_t index, post
     for (size_t i = 0; i < e->n; i++) {
         p->starts[i] = e->starts[i];
         p->ends[i] = e->ends[i];
-        p->strs[i] = NULL;
-        p->lens[i] = 0;
+        p->strs[i] = e->values ? e->values[i] : NULL;
+        p->lens[i] = e->values ? e->value_lens[i] : 0;
         p->ids[i] = e->ids[i];
         p->type_ids[i] = index;
         p->special[i] = e->special[i];

@@ -251,7 +251,51 @@ static int extract_and_normalize(const err_ctx *c, const tokenizer *t, const cha
 typedef struct sequence {
     tok_enc enc;
     size_t bytes; /* the text's length */
+    /* the added tokens' matched texts (Token.value), for the post-processor's trimming: their
+     * bytes one after another in `text`, token i's at `at[i]` (SIZE_MAX: the vocabulary's) */
+    bytes text;
+    size_t *at, *lens, cap;
+    const char **values;
 } sequence;
+
+static void sequence_free(sequence *q)
+{
+    tok_enc_free(&q->enc);
+    free(q->text.v);
+    free(q->at);
+    free(q->lens);
+    free(q->values);
+}
+
+/* Token q->enc.n - 1's value: s[0..n), or none when s is NULL. */
+static int note_value(const err_ctx *c, sequence *q, const char *s, size_t n)
+{
+    size_t i = q->enc.n - 1;
+    if (i >= q->cap) {
+        size_t cap = q->enc.cap, *at = realloc(q->at, cap * sizeof *at);
+        if (at) q->at = at;
+        size_t *lens = at ? realloc(q->lens, cap * sizeof *lens) : NULL;
+        if (!lens) return io_fail_oom(c, "out of memory for %zu tokens", cap);
+        q->lens = lens;
+        q->cap = cap;
+    }
+    q->at[i] = s ? q->text.n : SIZE_MAX;
+    q->lens[i] = n;
+    return s && bytes_put(&q->text, s, n) != 0 ? io_fail_oom(c, "out of memory") : 0;
+}
+
+/* The values as the encoding's pointers, once its text no longer moves. */
+static int point_values(const err_ctx *c, sequence *q)
+{
+    if (!q->text.n) return 0;
+    q->values = malloc(q->enc.n * sizeof *q->values);
+    if (!q->values) return io_fail_oom(c, "out of memory for %zu tokens", q->enc.n);
+    for (size_t i = 0; i < q->enc.n; i++)
+        q->values[i] = q->at[i] == SIZE_MAX ? NULL : q->text.v + q->at[i];
+    q->enc.values = q->values;
+    q->enc.value_lens = q->lens;
+    return 0;
+}
 
 /* The character each byte of s[0..n) is part of, in w->chars[seq]. */
 static int char_map(const err_ctx *c, const char *s, size_t n, int seq, scratch *w)
@@ -280,7 +324,7 @@ static void to_chars(const size_t *chars, size_t n, size_t *start, size_t *end)
 
 /* The model over every split not done, then into_encoding. */
 static int tokenize_splits(const err_ctx *c, const tokenizer *t, int32_t seq, scratch *w,
-                           tok_enc *e)
+                           sequence *q)
 {
     tok_splits *s = &w->splits[0];
     for (size_t i = 0; i < s->n; i++) {
@@ -288,9 +332,13 @@ static int tokenize_splits(const err_ctx *c, const tokenizer *t, int32_t seq, sc
         if (!sp->done && tok_model_run(c, t->model, sp->text.s, sp->text.n, &sp->toks) != 0)
             return -1;
         for (size_t k = 0; k < sp->toks.n; k++) {
+            const tok_tok *o = &sp->toks.v[k];
             size_t start, end;
-            tok_norm_span(&sp->text, sp->toks.v[k].start, sp->toks.v[k].end, &start, &end);
-            if (tok_enc_push(c, e, sp->toks.v[k].id, seq, 0, start, end, seq) != 0) return -1;
+            tok_norm_span(&sp->text, o->start, o->end, &start, &end);
+            /* a done split is an added token: its value the text it matched */
+            if (tok_enc_push(c, &q->enc, o->id, seq, 0, start, end, seq) != 0 ||
+                note_value(c, q, sp->done ? sp->text.s + o->start : NULL, o->end - o->start))
+                return -1;
         }
     }
     return 0;
@@ -307,7 +355,7 @@ static int encode_one(const tokenizer *t, const char *text, int32_t seq, scratch
     if (extract_and_normalize(&c, t, text, n, w) != 0) return -1;
     if (t->pre_tokenizer && tok_pretokenizer_run(&c, t->pre_tokenizer, &w->splits[0]) != 0)
         return -1;
-    if (tokenize_splits(&c, t, seq, w, &out->enc) != 0) return -1;
+    if (tokenize_splits(&c, t, seq, w, out) != 0 || point_values(&c, out) != 0) return -1;
     out->bytes = n;
     return char_map(&c, text, n, seq, w);
 }
@@ -359,7 +407,10 @@ static tok_enc kept(const tok_enc *e, size_t k, int left)
                  e->ends + from,
                  e->seq + from,
                  k,
-                 k};
+                 k,
+                 NULL,
+                 NULL};
+    if (e->values) v.values = e->values + from, v.value_lens = e->value_lens + from;
     return v;
 }
 
@@ -530,8 +581,8 @@ int tok_encode_cut(const tokenizer *t, const char *text, const char *text_pair, 
     } else {
         tok_ids_free(out);
     }
-    tok_enc_free(&seqs[0].enc);
-    tok_enc_free(&seqs[1].enc);
+    sequence_free(&seqs[0]);
+    sequence_free(&seqs[1]);
     tok_enc_free(&final);
     scratch_free(&w);
     return rc;
