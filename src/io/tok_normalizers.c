@@ -407,18 +407,33 @@ int tok_normalizer_run(const err_ctx *c, const tok_normalizer *n, tok_norm *t)
     return io_fail(c, "normalizer: unknown kind");
 }
 
+/* Writes s at out + *w (size bytes in all), *w moved on; 0 when it did not all fit. */
+static int put(char *out, size_t size, size_t *w, const char *s)
+{
+    size_t n = strlen(s);
+    if (*w + n >= size) return 0;
+    memcpy(out + *w, s, n + 1);
+    *w += n;
+    return 1;
+}
+
+/* Writes n's description at out + *w, *w moved on; 0 when it did not all fit. */
+static int describe(const tok_normalizer *n, char *out, size_t size, size_t *w)
+{
+    if (!put(out, size, w, KINDS[n->kind].name)) return 0;
+    if (n->kind != N_SEQUENCE) return 1;
+    if (!put(out, size, w, "[")) return 0;
+    for (size_t i = 0; i < n->count; i++)
+        if ((i && !put(out, size, w, ", ")) || !describe(n->items[i], out, size, w)) return 0;
+    return put(out, size, w, "]");
+}
+
 void tok_normalizer_describe(const tok_normalizer *n, char *out, size_t size)
 {
     if (size == 0) return;
-    int w = snprintf(out, size, "%s", KINDS[n->kind].name);
-    if (n->kind != N_SEQUENCE) return;
-    for (size_t i = 0; i < n->count && w >= 0 && (size_t)w + 2 < size; i++) {
-        int k = snprintf(out + w, size - (size_t)w, i ? ", " : "[");
-        if (k < 0) return;
-        w += k;
-        if ((size_t)w >= size) return;
-        tok_normalizer_describe(n->items[i], out + w, size - (size_t)w);
-        w += (int)strlen(out + w);
-    }
-    if (w >= 0 && (size_t)w + 1 < size) snprintf(out + w, size - (size_t)w, n->count ? "]" : "[]");
+    out[0] = 0;
+    size_t w = 0;
+    /* a description cut short for room ends in "...", never in a "]" that would read as whole */
+    if (!describe(n, out, size, &w) && size >= 4)
+        memcpy(out + (w + 4 <= size ? w : size - 4), "...", 4);
 }
