@@ -277,6 +277,10 @@ static void describe(const tok_pretokenizer *p, char *out, size_t size, size_t *
         add(out, size, used, "%s%s)", p->split ? ", split" : "", "");
         return;
     case PRETOK_BYTE_LEVEL:
+        if (!p->add_prefix_space && !p->use_regex) {
+            add(out, size, used, "ByteLevel%s%s", "", "");
+            return;
+        }
         add(out, size, used, "ByteLevel(%s%s)", p->add_prefix_space ? "prefix space" : "",
             p->use_regex ? (p->add_prefix_space ? ", regex" : "regex") : "");
         return;

@@ -6,7 +6,9 @@
  * original text, as tokenizers' pre_tokenize_str reports them. A failure prints
  * {"error": message} and exits 1.
  *   tok_pretokenizer_driver --regex PATTERN TEXTS.json
- * prints each text's matches of the pattern (tok_regex_all) as [start, end] in characters. */
+ * prints each text's matches of the pattern (tok_regex_all) as [start, end] in characters.
+ *   tok_pretokenizer_driver --describe PRETOKENIZER.json
+ * prints the pre-tokenizer's one-line description. */
 #include "io/tok_pipeline.h"
 
 #include <stdio.h>
@@ -105,8 +107,26 @@ static int fail(const char *message)
     return 1;
 }
 
+static int describe(const char *path)
+{
+    char err[512] = "", line[512];
+    err_ctx c = {"driver", err, sizeof err};
+    char *spec = read_file(path);
+    cJSON *j = spec ? cJSON_Parse(spec) : NULL;
+    free(spec);
+    tok_pretokenizer *p = NULL;
+    int rc = j ? tok_pretokenizer_load(&c, j, &p) : -1;
+    cJSON_Delete(j);
+    if (rc != 0) return fail(err);
+    tok_pretokenizer_describe(p, line, sizeof line);
+    puts(line);
+    tok_pretokenizer_free(p);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--describe") == 0) return describe(argv[2]);
     if (argc != 3 && !(argc == 4 && strcmp(argv[1], "--regex") == 0)) {
         fprintf(stderr, "usage: %s PRETOKENIZER.json TEXTS.json | --regex PATTERN TEXTS.json\n",
                 argv[0]);

@@ -200,3 +200,12 @@ def test_hostile_pattern_stops(driver, tmp_path):
     texts.write_text(json.dumps(["a" * 5000 + "b"]))
     rc, got, _ = run_driver(driver, ["--regex", "(a|aa)+$|(a+)+c", str(texts)], tmp_path)
     assert rc == 1 and "limit" in got["error"], got
+
+
+def test_describe(driver, tmp_path):
+    spec_path = tmp_path / "pretokenizer.json"
+    spec_path.write_text(json.dumps(CASES["sequence_split_byte_level"]))
+    out = subprocess.run([driver, "--describe", str(spec_path)], capture_output=True, text=True)
+    assert out.returncode == 0
+    assert out.stdout.startswith("Sequence[Split(/(?i:'s|") and out.stdout.endswith(
+        ", Isolated), ByteLevel]\n"), out.stdout
