@@ -174,7 +174,8 @@ static int read_unk_id(const err_ctx *c, tok_unigram *m, const cJSON *j)
     m->unk_id = -1;
     if (!v || cJSON_IsNull(v)) return 0;
     double id;
-    if (tok_json_count(c, v, "model: Unigram", "unk_id", INT32_MAX - 1, &id) != 0) return -1;
+    if (tok_model_whole_number(c, v, "model: Unigram", "unk_id", INT32_MAX - 1, &id) != 0)
+        return -1;
     if (m->vocab.count == 0)
         return io_fail(c, "model: Unigram: the vocabulary is empty but unk_id is given");
     if (id >= m->vocab.count)
@@ -187,7 +188,7 @@ static int read_unk_id(const err_ctx *c, tok_unigram *m, const cJSON *j)
 static int unigram_read(const err_ctx *c, const cJSON *j, tok_unigram *m)
 {
     const cJSON *fallback = cJSON_GetObjectItemCaseSensitive(j, "byte_fallback");
-    if (tok_json_known_keys(c, j, "model: Unigram", UNIGRAM_KEYS) != 0) return -1;
+    if (tok_model_known_keys(c, j, "model: Unigram", UNIGRAM_KEYS) != 0) return -1;
     if (fallback && !cJSON_IsBool(fallback))
         return io_fail(c, "model: Unigram: byte_fallback: expected true or false");
     m->byte_fallback = cJSON_IsTrue(fallback);
@@ -257,7 +258,7 @@ static void offer(best_paths *b, size_t end, size_t start, int32_t id, double sc
 static int extend_from(const err_ctx *c, const tok_unigram *m, const char *s, size_t n, size_t at,
                        best_paths *b)
 {
-    size_t mblen = tok_utf8_len((unsigned char)s[at]);
+    size_t mblen = tok_model_char_len((unsigned char)s[at]);
     if (mblen > n - at) mblen = n - at;
     double base = b->score[at];
     int single = 0;
@@ -335,7 +336,7 @@ static int best_path(const err_ctx *c, const tok_unigram *m, const char *s, size
     }
     for (size_t at = 0; at < n;) {
         if (extend_from(c, m, s, n, at, b) != 0) return -1;
-        size_t len = tok_utf8_len((unsigned char)s[at]);
+        size_t len = tok_model_char_len((unsigned char)s[at]);
         at += len < n - at ? len : n - at;
     }
     return 0;

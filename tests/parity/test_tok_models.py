@@ -265,3 +265,42 @@ def test_wordpiece(tmp_path, max_chars):
         model["max_input_chars_per_word"] = max_chars
     _check(tmp_path, model, _words(_pieces(tok.normalizer, tok.pre_tokenizer)),
            f"WordPiece max_input_chars_per_word={model['max_input_chars_per_word']}")
+
+
+# ---- what is refused ----
+
+_BPE = {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+        "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+        "ignore_merges": False, "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": [["a", "b"]]}
+
+
+def _with(base, **changes):
+    model = dict(base, **changes)
+    return {k: v for k, v in model.items() if v != "-"}
+
+
+@pytest.mark.parametrize("model,words,tokenizers_refuses", [
+    (_with(_BPE, type="WordLevel", unk_token="a"), ["type", "WordLevel"], False),
+    (_with(_BPE, dropout=0.1), ["dropout"], False),
+    (_with(_BPE, extra=1), ["unknown key", "extra"], False),
+    (_with(_BPE, merges=[["a", "c"]]), ["merges", "\"c\""], True),
+    (_with(_BPE, merges=["a b c"]), ["merges", "a b c"], True),
+    (_with(_BPE, vocab="-"), ["vocab"], True),
+    ({"type": "Unigram", "unk_id": 5, "vocab": [["a", -1.0]]}, ["unk_id"], True),
+    ({"type": "Unigram", "unk_id": 0, "vocab": [["a", "x"]]}, ["vocab"], True),
+    ({"type": "WordPiece", "unk_token": "a", "continuing_subword_prefix": "##",
+      "vocab": {"a": 0}}, ["max_input_chars_per_word"], True),
+    ({"vocab": {"a": 0}}, ["no \"type\""], True),
+])
+def test_refused(tmp_path, model, words, tokenizers_refuses):
+    """A model outside what vkbert runs exactly is refused, naming the model and the key;
+    where tokenizers refuses it too, so does vkbert."""
+    if tokenizers_refuses:
+        with pytest.raises(Exception):
+            Tokenizer.from_str(json.dumps({"version": "1.0", "model": model}))
+    (tmp_path / "model.json").write_text(json.dumps(model), encoding="utf-8")
+    (tmp_path / "words.json").write_text("[]", encoding="utf-8")
+    run = subprocess.run([DRIVER, str(tmp_path / "model.json"), str(tmp_path / "words.json")],
+                         capture_output=True, text=True)
+    assert run.returncode == 1, run.stdout
+    assert "model" in run.stderr and all(w in run.stderr for w in words), run.stderr
