@@ -122,8 +122,16 @@ static double serde_f64(double x)
     snprintf(buf, sizeof buf, "%.14e", a);
     if (strtod(buf, NULL) == a && abs(atoi(strchr(buf, 'e') + 1)) <= 7) return x;
     uint64_t digits;
-    int exp10;
+    int exp10, count = 0;
     shortest_decimal(a, &digits, &exp10);
+    for (uint64_t d = digits; d; d /= 10)
+        count++;
+    if (exp10 >= 0 && count + exp10 <= 16) {
+        /* a whole number is written "1234.0": its digits, then zeros and one more */
+        for (int i = 0; i <= exp10; i++)
+            digits *= 10;
+        exp10 = -1;
+    }
     double f = (double)digits;
     while (abs(exp10) > 308) {
         if (f == 0 || exp10 > 0) break;
