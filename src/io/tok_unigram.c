@@ -83,17 +83,26 @@ static void trie_insert(tok_unigram *m, const char *s, size_t n, int32_t id)
 
 /* ---- loading ---- */
 
+static int round_trips(double x, int digits, char *buf, size_t size)
+{
+    snprintf(buf, size, "%.*e", digits - 1, x);
+    return strtod(buf, NULL) == x;
+}
+
 /* The shortest decimal form of x > 0 (what tokenizers and Python write): its digits as an
- * integer and the power of ten they are scaled by. */
-static void shortest_decimal(double x, uint64_t *digits, int *exp10)
+ * integer and the power of ten they are scaled by. `within15`: 15 digits are known to be
+ * enough (else 16 or 17 are needed, the usual case, found in two tries). */
+static void shortest_decimal(double x, int within15, uint64_t *digits, int *exp10)
 {
     char buf[40];
     int p = 1;
-    for (; p < 17; p++) {
-        snprintf(buf, sizeof buf, "%.*e", p - 1, x);
-        if (strtod(buf, NULL) == x) break;
+    if (within15) {
+        while (p < 15 && !round_trips(x, p, buf, sizeof buf))
+            p++;
+    } else {
+        p = round_trips(x, 16, buf, sizeof buf) ? 16 : 17;
     }
-    snprintf(buf, sizeof buf, "%.*e", p - 1, x);
+    round_trips(x, p, buf, sizeof buf);
     uint64_t d = 0;
     char *s = buf;
     for (; *s != 'e'; s++)
@@ -119,11 +128,11 @@ static double serde_f64(double x)
     if (x == 0 || !isfinite(x)) return x;
     double a = fabs(x);
     char buf[40];
-    snprintf(buf, sizeof buf, "%.14e", a);
-    if (strtod(buf, NULL) == a && abs(atoi(strchr(buf, 'e') + 1)) <= 7) return x;
+    int within15 = round_trips(a, 15, buf, sizeof buf);
+    if (within15 && abs(atoi(strchr(buf, 'e') + 1)) <= 7) return x;
     uint64_t digits;
     int exp10, count = 0;
-    shortest_decimal(a, &digits, &exp10);
+    shortest_decimal(a, within15, &digits, &exp10);
     for (uint64_t d = digits; d; d /= 10)
         count++;
     if (exp10 >= 0 && count + exp10 <= 16) {
