@@ -108,6 +108,7 @@ def _check(tmp_path, model_json, words, name):
             bad.append((w[:80], want if isinstance(want, dict) else want[:8],
                         g if isinstance(g, dict) else g[:8]))
     assert not bad, f"{name}: {len(bad)} of {len(words)} words differ, first: {bad[:3]}"
+    print(f"{name}: {len(words)} words the same, {errors} of them errors in both")
     return errors
 
 
@@ -221,20 +222,32 @@ def test_bpe_unknowns(tmp_path, byte_fallback, fuse_unk, unk):
     in the vocabulary, not 0x80..0x8F), unk_token fused or not, or dropped without one."""
     model = _model_json(_bpe_trained(150))
     model.update(byte_fallback=byte_fallback, fuse_unk=fuse_unk, unk_token=unk)
+    _add_byte_tokens(model)
+    _check(tmp_path, model, _words(_pieces(None, pre_tokenizers.WhitespaceSplit())),
+           f"BPE byte_fallback={byte_fallback} fuse_unk={fuse_unk} unk={unk}")
+
+
+def _add_byte_tokens(model):
+    """Most bytes' <0xNN> tokens (not 0x80..0x8F, so that unk_token is still reached)."""
     top = max(model["vocab"].values())
     for b in range(256):
         if not 0x80 <= b <= 0x8F:
             top += 1
             model["vocab"][f"<0x{b:02X}>"] = top
-    _check(tmp_path, model, _words(_pieces(None, pre_tokenizers.WhitespaceSplit())),
-           f"BPE byte_fallback={byte_fallback} fuse_unk={fuse_unk} unk={unk}")
 
 
-def test_bpe_continuing_subword_prefix(tmp_path):
-    tok = _bpe_trained(400, prefix="##")
+@pytest.mark.parametrize("byte_fallback", [False, True])
+def test_bpe_continuing_subword_prefix(tmp_path, byte_fallback):
+    """With byte_fallback the prefix's bytes are the unknown character's too, as tokenizers
+    has them (offsets past the word included)."""
+    tok = _bpe_trained(150 if byte_fallback else 400, prefix="##")
     model = _model_json(tok)
     assert model["continuing_subword_prefix"] == "##"
-    _check(tmp_path, model, _words(_pieces(None, tok.pre_tokenizer)), "BPE ##")
+    if byte_fallback:
+        _add_byte_tokens(model)
+        model["byte_fallback"] = True
+    _check(tmp_path, model, _words(_pieces(None, tok.pre_tokenizer)),
+           f"BPE ## byte_fallback={byte_fallback}")
 
 
 def test_bpe_end_of_word_suffix(tmp_path):
@@ -257,12 +270,15 @@ def _wordpiece_trained():
     return tok
 
 
-@pytest.mark.parametrize("max_chars", [None, 7])
-def test_wordpiece(tmp_path, max_chars):
+@pytest.mark.parametrize("max_chars,unk", [(None, None), (7, None), (None, "[NOT THERE]")])
+def test_wordpiece(tmp_path, max_chars, unk):
+    """Also an unk_token missing from the vocabulary: an error where it is needed, in both."""
     tok = _wordpiece_trained()
     model = _model_json(tok)
     if max_chars:
         model["max_input_chars_per_word"] = max_chars
+    if unk:
+        model["unk_token"] = unk
     _check(tmp_path, model, _words(_pieces(tok.normalizer, tok.pre_tokenizer)),
            f"WordPiece max_input_chars_per_word={model['max_input_chars_per_word']}")
 
