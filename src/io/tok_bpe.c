@@ -174,16 +174,16 @@ static int read_dropout(const err_ctx *c, const cJSON *j)
 static int read_options(const err_ctx *c, const cJSON *j, tok_bpe *m)
 {
     const char *what = "model: BPE", *unk, *prefix, *suffix;
-    if (tok_json_known_keys(c, j, what, BPE_KEYS) != 0 || read_dropout(c, j) != 0 ||
-        tok_json_opt_string(c, j, what, "unk_token", &unk) != 0 ||
-        tok_json_opt_string(c, j, what, "continuing_subword_prefix", &prefix) != 0 ||
-        tok_json_opt_string(c, j, what, "end_of_word_suffix", &suffix) != 0 ||
-        tok_json_opt_bool(c, j, what, "fuse_unk", &m->fuse_unk) != 0 ||
-        tok_json_opt_bool(c, j, what, "byte_fallback", &m->byte_fallback) != 0 ||
-        tok_json_opt_bool(c, j, what, "ignore_merges", &m->ignore_merges) != 0)
+    if (tok_model_known_keys(c, j, what, BPE_KEYS) != 0 || read_dropout(c, j) != 0 ||
+        tok_model_opt_string(c, j, what, "unk_token", &unk) != 0 ||
+        tok_model_opt_string(c, j, what, "continuing_subword_prefix", &prefix) != 0 ||
+        tok_model_opt_string(c, j, what, "end_of_word_suffix", &suffix) != 0 ||
+        tok_model_opt_bool(c, j, what, "fuse_unk", &m->fuse_unk) != 0 ||
+        tok_model_opt_bool(c, j, what, "byte_fallback", &m->byte_fallback) != 0 ||
+        tok_model_opt_bool(c, j, what, "ignore_merges", &m->ignore_merges) != 0)
         return -1;
-    if (tok_json_dup(c, unk, &m->unk) != 0 || tok_json_dup(c, prefix, &m->prefix) != 0 ||
-        tok_json_dup(c, suffix, &m->suffix) != 0)
+    if (tok_model_strdup(c, unk, &m->unk) != 0 || tok_model_strdup(c, prefix, &m->prefix) != 0 ||
+        tok_model_strdup(c, suffix, &m->suffix) != 0)
         return -1;
     m->prefix_len = prefix ? strlen(prefix) : 0;
     m->suffix_len = suffix ? strlen(suffix) : 0;
@@ -398,7 +398,7 @@ static int split_word(const err_ctx *c, const tok_bpe *m, const char *s, size_t 
 {
     bpe_unk unk = {0, 0};
     for (size_t i = 0; i < n;) {
-        size_t len = tok_utf8_len((unsigned char)s[i]), k = 0;
+        size_t len = tok_model_char_len((unsigned char)s[i]), k = 0;
         if (len > n - i) len = n - i;
         if (i > 0 && m->prefix) {
             memcpy(piece, m->prefix, m->prefix_len);

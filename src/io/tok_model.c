@@ -22,7 +22,8 @@ struct tok_model {
 
 /* ---- the loaders' JSON ---- */
 
-int tok_json_known_keys(const err_ctx *c, const cJSON *j, const char *what, const char *const *keys)
+int tok_model_known_keys(const err_ctx *c, const cJSON *j, const char *what,
+                         const char *const *keys)
 {
     const cJSON *e;
     cJSON_ArrayForEach(e, j)
@@ -35,8 +36,8 @@ int tok_json_known_keys(const err_ctx *c, const cJSON *j, const char *what, cons
     return 0;
 }
 
-int tok_json_opt_string(const err_ctx *c, const cJSON *j, const char *what, const char *key,
-                        const char **out)
+int tok_model_opt_string(const err_ctx *c, const cJSON *j, const char *what, const char *key,
+                         const char **out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
     *out = NULL;
@@ -46,7 +47,8 @@ int tok_json_opt_string(const err_ctx *c, const cJSON *j, const char *what, cons
     return 0;
 }
 
-int tok_json_opt_bool(const err_ctx *c, const cJSON *j, const char *what, const char *key, int *out)
+int tok_model_opt_bool(const err_ctx *c, const cJSON *j, const char *what, const char *key,
+                       int *out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
     if (!v || cJSON_IsNull(v)) return 0;
@@ -55,8 +57,8 @@ int tok_json_opt_bool(const err_ctx *c, const cJSON *j, const char *what, const 
     return 0;
 }
 
-int tok_json_count(const err_ctx *c, const cJSON *v, const char *what, const char *key, double most,
-                   double *out)
+int tok_model_whole_number(const err_ctx *c, const cJSON *v, const char *what, const char *key,
+                           double most, double *out)
 {
     if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || v->valuedouble > most ||
         floor(v->valuedouble) != v->valuedouble)
@@ -65,7 +67,7 @@ int tok_json_count(const err_ctx *c, const cJSON *v, const char *what, const cha
     return 0;
 }
 
-int tok_json_dup(const err_ctx *c, const char *s, char **out)
+int tok_model_strdup(const err_ctx *c, const char *s, char **out)
 {
     *out = NULL;
     if (!s) return 0;
@@ -76,7 +78,7 @@ int tok_json_dup(const err_ctx *c, const char *s, char **out)
     return 0;
 }
 
-size_t tok_utf8_len(unsigned char b)
+size_t tok_model_char_len(unsigned char b)
 {
     return b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 1;
 }

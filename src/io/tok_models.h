@@ -40,22 +40,22 @@ int tok_vocab_from_object(const err_ctx *c, const cJSON *obj, const char *what, 
 /* ------------------------------------------------------------- the loaders' JSON ---- */
 
 /* Refuses a key of object j outside `keys` (NULL-terminated), naming it after `what`. */
-int tok_json_known_keys(const err_ctx *c, const cJSON *j, const char *what,
-                        const char *const *keys);
+int tok_model_known_keys(const err_ctx *c, const cJSON *j, const char *what,
+                         const char *const *keys);
 /* An optional string (absent or null: *out NULL) and an optional bool (absent or null: *out
  * left as it is). */
-int tok_json_opt_string(const err_ctx *c, const cJSON *j, const char *what, const char *key,
-                        const char **out);
-int tok_json_opt_bool(const err_ctx *c, const cJSON *j, const char *what, const char *key,
-                      int *out);
+int tok_model_opt_string(const err_ctx *c, const cJSON *j, const char *what, const char *key,
+                         const char **out);
+int tok_model_opt_bool(const err_ctx *c, const cJSON *j, const char *what, const char *key,
+                       int *out);
 /* A whole number in [0, most]. */
-int tok_json_count(const err_ctx *c, const cJSON *v, const char *what, const char *key, double most,
-                   double *out);
+int tok_model_whole_number(const err_ctx *c, const cJSON *v, const char *what, const char *key,
+                           double most, double *out);
 /* A copy of s (NULL stays NULL); -1 when out of memory. */
-int tok_json_dup(const err_ctx *c, const char *s, char **out);
+int tok_model_strdup(const err_ctx *c, const char *s, char **out);
 
 /* The length of the UTF-8 character whose first byte is b (1 for a byte that starts none). */
-size_t tok_utf8_len(unsigned char b);
+size_t tok_model_char_len(unsigned char b);
 
 /* "<0xNN>"'s id for each byte (-1 where the vocabulary lacks it): byte fallback's tokens. */
 void tok_vocab_byte_ids(const tok_vocab *v, int32_t ids[256]);

@@ -83,17 +83,26 @@ static void trie_insert(tok_unigram *m, const char *s, size_t n, int32_t id)
 
 /* ---- loading ---- */
 
+static int round_trips(double x, int digits, char *buf, size_t size)
+{
+    snprintf(buf, size, "%.*e", digits - 1, x);
+    return strtod(buf, NULL) == x;
+}
+
 /* The shortest decimal form of x > 0 (what tokenizers and Python write): its digits as an
- * integer and the power of ten they are scaled by. */
-static void shortest_decimal(double x, uint64_t *digits, int *exp10)
+ * integer and the power of ten they are scaled by. `within15`: 15 digits are known to be
+ * enough (else 16 or 17 are needed, the usual case, found in two tries). */
+static void shortest_decimal(double x, int within15, uint64_t *digits, int *exp10)
 {
     char buf[40];
     int p = 1;
-    for (; p < 17; p++) {
-        snprintf(buf, sizeof buf, "%.*e", p - 1, x);
-        if (strtod(buf, NULL) == x) break;
+    if (within15) {
+        while (p < 15 && !round_trips(x, p, buf, sizeof buf))
+            p++;
+    } else {
+        p = round_trips(x, 16, buf, sizeof buf) ? 16 : 17;
     }
-    snprintf(buf, sizeof buf, "%.*e", p - 1, x);
+    round_trips(x, p, buf, sizeof buf);
     uint64_t d = 0;
     char *s = buf;
     for (; *s != 'e'; s++)
@@ -119,11 +128,19 @@ static double serde_f64(double x)
     if (x == 0 || !isfinite(x)) return x;
     double a = fabs(x);
     char buf[40];
-    snprintf(buf, sizeof buf, "%.14e", a);
-    if (strtod(buf, NULL) == a && abs(atoi(strchr(buf, 'e') + 1)) <= 7) return x;
+    int within15 = round_trips(a, 15, buf, sizeof buf);
+    if (within15 && abs(atoi(strchr(buf, 'e') + 1)) <= 7) return x;
     uint64_t digits;
-    int exp10;
-    shortest_decimal(a, &digits, &exp10);
+    int exp10, count = 0;
+    shortest_decimal(a, within15, &digits, &exp10);
+    for (uint64_t d = digits; d; d /= 10)
+        count++;
+    if (exp10 >= 0 && count + exp10 <= 16) {
+        /* a whole number is written "1234.0": its digits, then zeros and one more */
+        for (int i = 0; i <= exp10; i++)
+            digits *= 10;
+        exp10 = -1;
+    }
     double f = (double)digits;
     while (abs(exp10) > 308) {
         if (f == 0 || exp10 > 0) break;
@@ -174,7 +191,8 @@ static int read_unk_id(const err_ctx *c, tok_unigram *m, const cJSON *j)
     m->unk_id = -1;
     if (!v || cJSON_IsNull(v)) return 0;
     double id;
-    if (tok_json_count(c, v, "model: Unigram", "unk_id", INT32_MAX - 1, &id) != 0) return -1;
+    if (tok_model_whole_number(c, v, "model: Unigram", "unk_id", INT32_MAX - 1, &id) != 0)
+        return -1;
     if (m->vocab.count == 0)
         return io_fail(c, "model: Unigram: the vocabulary is empty but unk_id is given");
     if (id >= m->vocab.count)
@@ -187,7 +205,7 @@ static int read_unk_id(const err_ctx *c, tok_unigram *m, const cJSON *j)
 static int unigram_read(const err_ctx *c, const cJSON *j, tok_unigram *m)
 {
     const cJSON *fallback = cJSON_GetObjectItemCaseSensitive(j, "byte_fallback");
-    if (tok_json_known_keys(c, j, "model: Unigram", UNIGRAM_KEYS) != 0) return -1;
+    if (tok_model_known_keys(c, j, "model: Unigram", UNIGRAM_KEYS) != 0) return -1;
     if (fallback && !cJSON_IsBool(fallback))
         return io_fail(c, "model: Unigram: byte_fallback: expected true or false");
     m->byte_fallback = cJSON_IsTrue(fallback);
@@ -257,7 +275,7 @@ static void offer(best_paths *b, size_t end, size_t start, int32_t id, double sc
 static int extend_from(const err_ctx *c, const tok_unigram *m, const char *s, size_t n, size_t at,
                        best_paths *b)
 {
-    size_t mblen = tok_utf8_len((unsigned char)s[at]);
+    size_t mblen = tok_model_char_len((unsigned char)s[at]);
     if (mblen > n - at) mblen = n - at;
     double base = b->score[at];
     int single = 0;
@@ -335,7 +353,7 @@ static int best_path(const err_ctx *c, const tok_unigram *m, const char *s, size
     }
     for (size_t at = 0; at < n;) {
         if (extend_from(c, m, s, n, at, b) != 0) return -1;
-        size_t len = tok_utf8_len((unsigned char)s[at]);
+        size_t len = tok_model_char_len((unsigned char)s[at]);
         at += len < n - at ? len : n - at;
     }
     return 0;

@@ -23,17 +23,17 @@ static int required_string(const err_ctx *c, const cJSON *j, const char *key, ch
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
     if (!cJSON_IsString(v)) return io_fail(c, "model: WordPiece: %s: expected a string", key);
-    return tok_json_dup(c, v->valuestring, out);
+    return tok_model_strdup(c, v->valuestring, out);
 }
 
 static int wordpiece_read(const err_ctx *c, const cJSON *j, tok_wordpiece *m)
 {
     const char *what = "model: WordPiece";
-    if (tok_json_known_keys(c, j, what, WORDPIECE_KEYS) != 0) return -1;
+    if (tok_model_known_keys(c, j, what, WORDPIECE_KEYS) != 0) return -1;
     const cJSON *max = cJSON_GetObjectItemCaseSensitive(j, "max_input_chars_per_word");
     if (!max) return io_fail(c, "%s: max_input_chars_per_word: missing", what);
-    if (tok_json_count(c, max, what, "max_input_chars_per_word", 9007199254740992.0,
-                       &m->max_chars) != 0 ||
+    if (tok_model_whole_number(c, max, what, "max_input_chars_per_word", 9007199254740992.0,
+                               &m->max_chars) != 0 ||
         required_string(c, j, "unk_token", &m->unk) != 0 ||
         required_string(c, j, "continuing_subword_prefix", &m->prefix) != 0 ||
         tok_vocab_from_object(c, cJSON_GetObjectItemCaseSensitive(j, "vocab"),

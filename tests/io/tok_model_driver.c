@@ -43,6 +43,18 @@ static cJSON *run_word(const tok_model *m, const char *s, size_t n)
     return out;
 }
 
+/* A JSON file as large as a tokenizer.json may be (io_json_load stops at config sizes). */
+static cJSON *load_json(const err_ctx *c)
+{
+    char *text;
+    size_t size;
+    if (io_read_file(c, IO_CAP_TOKENIZER, &text, &size) != 0) return NULL;
+    cJSON *j = cJSON_ParseWithLength(text, size);
+    free(text);
+    if (!j) snprintf(c->err, c->size, "%s: not valid JSON", c->path);
+    return j;
+}
+
 static int run_all(const tok_model *m, const cJSON *words, int repeat)
 {
     cJSON *results = cJSON_CreateArray();
@@ -78,7 +90,7 @@ int main(int argc, char **argv)
     int repeat = argc == 5 ? atoi(argv[4]) : 1;
     char err[512] = "";
     err_ctx mc = {argv[1], err, sizeof err}, wc = {argv[2], err, sizeof err};
-    cJSON *model_json = io_json_load(&mc), *words = model_json ? io_json_load(&wc) : NULL;
+    cJSON *model_json = load_json(&mc), *words = model_json ? load_json(&wc) : NULL;
     tok_model *m = NULL;
     if (!words || tok_model_load(&mc, model_json, &m) != 0) {
         fprintf(stderr, "%s\n", err);

@@ -108,6 +108,7 @@ def _check(tmp_path, model_json, words, name):
             bad.append((w[:80], want if isinstance(want, dict) else want[:8],
                         g if isinstance(g, dict) else g[:8]))
     assert not bad, f"{name}: {len(bad)} of {len(words)} words differ, first: {bad[:3]}"
+    print(f"{name}: {len(words)} words the same, {errors} of them errors in both")
     return errors
 
 
@@ -221,20 +222,32 @@ def test_bpe_unknowns(tmp_path, byte_fallback, fuse_unk, unk):
     in the vocabulary, not 0x80..0x8F), unk_token fused or not, or dropped without one."""
     model = _model_json(_bpe_trained(150))
     model.update(byte_fallback=byte_fallback, fuse_unk=fuse_unk, unk_token=unk)
+    _add_byte_tokens(model)
+    _check(tmp_path, model, _words(_pieces(None, pre_tokenizers.WhitespaceSplit())),
+           f"BPE byte_fallback={byte_fallback} fuse_unk={fuse_unk} unk={unk}")
+
+
+def _add_byte_tokens(model):
+    """Most bytes' <0xNN> tokens (not 0x80..0x8F, so that unk_token is still reached)."""
     top = max(model["vocab"].values())
     for b in range(256):
         if not 0x80 <= b <= 0x8F:
             top += 1
             model["vocab"][f"<0x{b:02X}>"] = top
-    _check(tmp_path, model, _words(_pieces(None, pre_tokenizers.WhitespaceSplit())),
-           f"BPE byte_fallback={byte_fallback} fuse_unk={fuse_unk} unk={unk}")
 
 
-def test_bpe_continuing_subword_prefix(tmp_path):
-    tok = _bpe_trained(400, prefix="##")
+@pytest.mark.parametrize("byte_fallback", [False, True])
+def test_bpe_continuing_subword_prefix(tmp_path, byte_fallback):
+    """With byte_fallback the prefix's bytes are the unknown character's too, as tokenizers
+    has them (offsets past the word included)."""
+    tok = _bpe_trained(150 if byte_fallback else 400, prefix="##")
     model = _model_json(tok)
     assert model["continuing_subword_prefix"] == "##"
-    _check(tmp_path, model, _words(_pieces(None, tok.pre_tokenizer)), "BPE ##")
+    if byte_fallback:
+        _add_byte_tokens(model)
+        model["byte_fallback"] = True
+    _check(tmp_path, model, _words(_pieces(None, tok.pre_tokenizer)),
+           f"BPE ## byte_fallback={byte_fallback}")
 
 
 def test_bpe_end_of_word_suffix(tmp_path):
@@ -257,11 +270,53 @@ def _wordpiece_trained():
     return tok
 
 
-@pytest.mark.parametrize("max_chars", [None, 7])
-def test_wordpiece(tmp_path, max_chars):
+@pytest.mark.parametrize("max_chars,unk", [(None, None), (7, None), (None, "[NOT THERE]")])
+def test_wordpiece(tmp_path, max_chars, unk):
+    """Also an unk_token missing from the vocabulary: an error where it is needed, in both."""
     tok = _wordpiece_trained()
     model = _model_json(tok)
     if max_chars:
         model["max_input_chars_per_word"] = max_chars
+    if unk:
+        model["unk_token"] = unk
     _check(tmp_path, model, _words(_pieces(tok.normalizer, tok.pre_tokenizer)),
            f"WordPiece max_input_chars_per_word={model['max_input_chars_per_word']}")
+
+
+# ---- what is refused ----
+
+_BPE = {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+        "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+        "ignore_merges": False, "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": [["a", "b"]]}
+
+
+def _with(base, **changes):
+    model = dict(base, **changes)
+    return {k: v for k, v in model.items() if v != "-"}
+
+
+@pytest.mark.parametrize("model,words,tokenizers_refuses", [
+    (_with(_BPE, type="WordLevel", unk_token="a"), ["type", "WordLevel"], False),
+    (_with(_BPE, dropout=0.1), ["dropout"], False),
+    (_with(_BPE, extra=1), ["unknown key", "extra"], False),
+    (_with(_BPE, merges=[["a", "c"]]), ["merges", "\"c\""], True),
+    (_with(_BPE, merges=["a b c"]), ["merges", "a b c"], True),
+    (_with(_BPE, vocab="-"), ["vocab"], True),
+    ({"type": "Unigram", "unk_id": 5, "vocab": [["a", -1.0]]}, ["unk_id"], True),
+    ({"type": "Unigram", "unk_id": 0, "vocab": [["a", "x"]]}, ["vocab"], True),
+    ({"type": "WordPiece", "unk_token": "a", "continuing_subword_prefix": "##",
+      "vocab": {"a": 0}}, ["max_input_chars_per_word"], True),
+    ({"vocab": {"a": 0}}, ["no \"type\""], True),
+])
+def test_refused(tmp_path, model, words, tokenizers_refuses):
+    """A model outside what vkbert runs exactly is refused, naming the model and the key;
+    where tokenizers refuses it too, so does vkbert."""
+    if tokenizers_refuses:
+        with pytest.raises(Exception):
+            Tokenizer.from_str(json.dumps({"version": "1.0", "model": model}))
+    (tmp_path / "model.json").write_text(json.dumps(model), encoding="utf-8")
+    (tmp_path / "words.json").write_text("[]", encoding="utf-8")
+    run = subprocess.run([DRIVER, str(tmp_path / "model.json"), str(tmp_path / "words.json")],
+                         capture_output=True, text=True)
+    assert run.returncode == 1, run.stdout
+    assert "model" in run.stderr and all(w in run.stderr for w in words), run.stderr
