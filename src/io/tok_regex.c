@@ -284,6 +284,26 @@ int tok_regex_compile(const err_ctx *c, const char *pattern, size_t n, tok_regex
     return compile(c, pattern, n, ONIGURUMA, out);
 }
 
+/* Every ASCII character but letters and digits escaped: PCRE2 reads an escaped one of those as
+ * itself, and no escape is left for the translation to read as a class. */
+int tok_regex_compile_literal(const err_ctx *c, const char *s, size_t n, tok_regex **out)
+{
+    *out = NULL;
+    if (n > (SIZE_MAX - 1) / 2) return io_fail_oom(c, "regex: a literal too long");
+    char *escaped = malloc(2 * n + 1);
+    if (!escaped) return io_fail_oom(c, "regex: out of memory");
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char b = (unsigned char)s[i];
+        int plain = b >= 0x80 || (b >= '0' && b <= '9') || ((b | 0x20) >= 'a' && (b | 0x20) <= 'z');
+        if (!plain) escaped[k++] = '\\';
+        escaped[k++] = s[i];
+    }
+    int rc = compile(c, escaped, k, ONIGURUMA, out);
+    free(escaped);
+    return rc;
+}
+
 int tok_regex_compile_rust(const err_ctx *c, const char *pattern, size_t n, tok_regex **out)
 {
     return compile(c, pattern, n, RUST_REGEX, out);
