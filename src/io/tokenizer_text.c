@@ -26,35 +26,6 @@ size_t tok_utf8_prefix(const char *s, size_t n)
     return i;
 }
 
-static int bytes_reserve(bytes *b, size_t more)
-{
-    if (b->n + more <= b->cap) return 0;
-    size_t cap = b->cap ? b->cap : 64;
-    while (cap < b->n + more)
-        cap *= 2;
-    char *v = realloc(b->v, cap);
-    if (!v) return -1;
-    b->v = v;
-    b->cap = cap;
-    return 0;
-}
-
-int bytes_put(bytes *b, const char *s, size_t n)
-{
-    if (n == 0) return 0;
-    if (bytes_reserve(b, n) != 0) return -1;
-    memcpy(b->v + b->n, s, n);
-    b->n += n;
-    return 0;
-}
-
-int bytes_put_char(bytes *b, int32_t c)
-{
-    if (bytes_reserve(b, 4) != 0) return -1;
-    b->n += (size_t)utf8proc_encode_char(c, (utf8proc_uint8_t *)b->v + b->n);
-    return 0;
-}
-
 /* ---- added tokens ---- */
 
 /* The code point at s[i] (valid UTF-8). */
