@@ -182,11 +182,18 @@ static int has_added(const tokenizer *t, int normalized)
 }
 
 /* A piece of `from` at the added tokens of one set, appended to `to`; without any, the piece
- * moves in whole (unless empty). */
+ * moves in whole (unless empty), as the slice of all of it that tokenizers makes: its original
+ * span now starts where its first byte came from (what Metaspace's prepend_scheme "first"
+ * asks of it). */
 static int split_or_move(const err_ctx *c, const tokenizer *t, int normalized, scratch *w,
                          tok_split *from, tok_splits *to)
 {
-    if (!has_added(t, normalized)) return from->text.n ? move_split(c, to, from) : 0;
+    if (!has_added(t, normalized)) {
+        if (!from->text.n) return 0;
+        size_t end;
+        tok_norm_span(&from->text, 0, from->text.n, &from->text.origin, &end);
+        return move_split(c, to, from);
+    }
     return find_matches(c, t, normalized, from->text.s, from->text.n, &w->matches) ||
                    split_added(c, &from->text, &w->matches, to)
                ? -1
