@@ -4,6 +4,7 @@
  * (Their parity with HuggingFace tokenizers is tested under tests/parity.) */
 #include "support.h"
 #include "test_dir.h"
+#include "tok_folder.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,54 +12,20 @@
 
 #define BAD VKBERT_ERROR_INVALID_ARGUMENT
 
-/* [PAD] [UNK] [CLS] [SEP] [MASK] then words: ids 0 to 9. */
-static const char vocab[] = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nhello\nworld\n##s\nмир\nno\n";
-
 static vkbert_tokenizer *vocab_folder(char *dir)
 {
-    char path[TEST_DIR_SIZE + 16];
     test_dir_make(dir, "api_text");
-    snprintf(path, sizeof path, "%s/vocab.txt", dir);
-    test_write_bytes(path, vocab, strlen(vocab));
+    tok_folder_write_vocab(dir);
     vkbert_tokenizer *t = NULL;
     TEST_OK(vkbert_tokenizer_load(dir, &t));
     return t;
 }
 
-/* BERT's tokenizer.json with a truncation section (6 ids) and a padding one (to 8): the file's
- * rules, which only VKBERT_TOKENIZER_FILE_RULES applies. */
+/* With the file's rules: truncation to 6 ids, padding to 8. */
 static vkbert_tokenizer *json_folder(char *dir)
 {
-    char path[TEST_DIR_SIZE + 16];
     test_dir_make(dir, "api_text_json");
-    snprintf(path, sizeof path, "%s/tokenizer.json", dir);
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f);
-    fputs("{\"version\":\"1.0\",\"truncation\":{\"direction\":\"Right\",\"max_length\":6,"
-          "\"strategy\":\"LongestFirst\",\"stride\":0},\"padding\":{\"strategy\":{\"Fixed\":8},"
-          "\"direction\":\"Right\",\"pad_to_multiple_of\":null,\"pad_id\":0,\"pad_type_id\":0,"
-          "\"pad_token\":\"[PAD]\"},\"added_tokens\":[",
-          f);
-    const char *specials[] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"};
-    for (int i = 0; i < 5; i++)
-        fprintf(f,
-                "%s{\"id\":%d,\"content\":\"%s\",\"single_word\":false,\"lstrip\":false,"
-                "\"rstrip\":false,\"normalized\":false,\"special\":true}",
-                i ? "," : "", i, specials[i]);
-    fputs("],\"normalizer\":{\"type\":\"BertNormalizer\",\"clean_text\":true,"
-          "\"handle_chinese_chars\":true,\"strip_accents\":null,\"lowercase\":true},"
-          "\"pre_tokenizer\":{\"type\":\"BertPreTokenizer\"},\"post_processor\":{\"type\":"
-          "\"BertProcessing\",\"sep\":[\"[SEP]\",3],\"cls\":[\"[CLS]\",2]},\"decoder\":{\"type\":"
-          "\"WordPiece\",\"prefix\":\"##\",\"cleanup\":true},\"model\":{\"type\":\"WordPiece\","
-          "\"unk_token\":\"[UNK]\",\"continuing_subword_prefix\":\"##\","
-          "\"max_input_chars_per_word\":100,\"vocab\":{",
-          f);
-    const char *words[] = {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
-                           "hello", "world", "##s",   "мир",   "no"};
-    for (int i = 0; i < 10; i++)
-        fprintf(f, "%s\"%s\":%d", i ? "," : "", words[i], i);
-    fputs("}}}", f);
-    cr_assert_eq(fclose(f), 0);
+    tok_folder_write_rules_json(dir);
     vkbert_tokenizer *t = NULL;
     TEST_OK(vkbert_tokenizer_load(dir, &t));
     return t;
