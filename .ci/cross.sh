@@ -30,7 +30,7 @@ arm64_deps=$(apt-cache depends --no-recommends --no-suggests mesa-vulkan-drivers
     awk '/^ *Depends: [^<]/ {print $2}')
 # shellcheck disable=SC2086 # one package a word
 apt-get install -y -qq --no-install-recommends $arm64_deps libcjson-dev:arm64 \
-    libutf8proc-dev:arm64 > /dev/null
+    libutf8proc-dev:arm64 libpcre2-dev:arm64 > /dev/null
 
 # Builds the library and the tool with a toolchain file, installs them to a prefix, and builds
 # the examples there as an outside project would (find_package).   $1 name, $2 toolchain
@@ -47,7 +47,7 @@ cross_build() {
 }
 
 # ---- Windows ----
-# cJSON and utf8proc have no MinGW packages: they are built from Debian's source packages, read
+# cJSON, utf8proc and PCRE2 have no MinGW packages: they are built from Debian's source packages, read
 # through a source list of this script's own (the machine's apt configuration is left alone),
 # on the mirror that configuration uses.
 deps_sources() {
@@ -62,7 +62,7 @@ deps_sources() {
     apt-get "${options[@]}" update -qq
     rm -rf "$work/sources"
     mkdir -p "$work/sources"
-    (cd "$work/sources" && apt-get "${options[@]}" source -qq cjson utf8proc > /dev/null 2>&1)
+    (cd "$work/sources" && apt-get "${options[@]}" source -qq cjson utf8proc pcre2 > /dev/null 2>&1)
 }
 
 # Runs a Windows program under Wine, printing its output; fails unless it exits with $1.
@@ -81,7 +81,8 @@ windows() {
     deps_sources
     cross_build win64 toolchain-mingw-w64-x86_64.cmake \
         -DVKBERT_CJSON_SOURCE="$(echo "$work"/sources/cjson-*/)" \
-        -DVKBERT_UTF8PROC_SOURCE="$(echo "$work"/sources/utf8proc-*/)"
+        -DVKBERT_UTF8PROC_SOURCE="$(echo "$work"/sources/utf8proc-*/)" \
+        -DVKBERT_PCRE2_SOURCE="$(echo "$work"/sources/pcre2-*/)"
     local bin="$work/win64/prefix/bin"
     cp "$work/win64/examples/attention.exe" "$bin/" # beside the DLL, where Windows looks
     export WINEPREFIX="$work/wine" WINEDEBUG=-all

@@ -23,6 +23,13 @@ static int grow(void **v, size_t size, size_t *cap, size_t need)
     return 0;
 }
 
+/* The length of the UTF-8 character at s (n > 0 bytes left); a stray byte is one. */
+static size_t char_len(const unsigned char *s, size_t n)
+{
+    size_t len = s[0] < 0xC0 ? 1 : s[0] < 0xE0 ? 2 : s[0] < 0xF0 ? 3 : 4;
+    return len <= n ? len : 1;
+}
+
 int tok_norm_init(const err_ctx *c, tok_norm *t, const char *s, size_t n, size_t base)
 {
     memset(t, 0, sizeof *t);
@@ -36,9 +43,14 @@ int tok_norm_init(const err_ctx *c, tok_norm *t, const char *s, size_t n, size_t
     t->s[n] = 0;
     t->n = t->cap = n;
     t->origin = base;
-    for (size_t i = 0; i < n; i++) {
-        t->align[2 * i] = base + i;
-        t->align[2 * i + 1] = base + i + 1;
+    /* every byte of a character comes from the whole character, as tokenizers' From<String> */
+    for (size_t i = 0; i < n;) {
+        size_t len = char_len((const unsigned char *)s + i, n - i);
+        for (size_t k = i; k < i + len; k++) {
+            t->align[2 * k] = base + i;
+            t->align[2 * k + 1] = base + i + len;
+        }
+        i += len;
     }
     return 0;
 }
@@ -62,12 +74,12 @@ int tok_norm_slice(const err_ctx *c, const tok_norm *t, size_t a, size_t b, tok_
 
 void tok_norm_span(const tok_norm *t, size_t a, size_t b, size_t *start, size_t *end)
 {
-    if (t->n == 0) {
-        *start = *end = t->origin;
-    } else if (a >= b) {
-        /* an empty range sits at the end of the byte before it, or at the start of the text */
-        *start = *end = a == 0 ? t->align[0] : a >= t->n ? t->align[2 * t->n - 1]
-                                                         : t->align[2 * a];
+    if (a >= b) {
+        /* convert_offsets gives an empty range back as it is, now read as original offsets
+         * (relative to the slice's start: t->origin) */
+        *start = *end = t->origin + a;
+    } else if (b > t->n) {
+        *start = *end = t->origin; /* outside the text: convert_offsets has nothing */
     } else {
         *start = t->align[2 * a];
         *end = t->align[2 * (b - 1) + 1];

@@ -43,10 +43,11 @@ typedef struct tok_norm {
     char *s;      /* n bytes of UTF-8, then a NUL */
     size_t n, cap;
     size_t *align; /* 2 * n: byte i came from original [align[2i], align[2i + 1]) */
-    size_t origin; /* the original span's start when n == 0 (where an empty text sits) */
+    size_t origin; /* the original span's start (tokenizers' original_shift), kept as it is */
 } tok_norm;
 
-/* s[0..n) with each byte its own origin: byte i from [base + i, base + i + 1). */
+/* s[0..n) unchanged: each byte comes from its whole character, as tokenizers aligns a new
+ * string (the character at byte i of length k: [base + i, base + i + k)); origin = base. */
 int tok_norm_init(const err_ctx *c, tok_norm *t, const char *s, size_t n, size_t base);
 void tok_norm_free(tok_norm *t);
 
@@ -68,7 +69,7 @@ int tok_norm_transform(const err_ctx *c, tok_norm *t, size_t a, size_t b,
 int tok_norm_slice(const err_ctx *c, const tok_norm *t, size_t a, size_t b, tok_norm *out);
 
 /* The original span of t's bytes [a, b): tokenizers' convert_offsets from the normalized to the
- * original range (an empty range gives the span where it sits). */
+ * original range; an empty range [a, a) gives [origin + a, origin + a), as tokenizers does. */
 void tok_norm_span(const tok_norm *t, size_t a, size_t b, size_t *start, size_t *end);
 
 /* ------------------------------------------------------------ splits and their tokens ---- */
@@ -131,8 +132,9 @@ typedef struct tok_regex tok_regex;
 
 int tok_regex_compile(const err_ctx *c, const char *pattern, size_t n, tok_regex **out);
 void tok_regex_free(tok_regex *r);
-/* Every non-empty match in s[0..n), left to right, appended to *out (grown with realloc,
- * *count and *cap updated). */
+/* Every match in s[0..n), left to right, appended to *out (grown with realloc, *count and *cap
+ * updated), as Oniguruma's find_iter gives them: empty matches too (they cut a text as the
+ * others do), but for one right at the previous match's end. */
 int tok_regex_all(const err_ctx *c, const tok_regex *r, const char *s, size_t n, tok_span **out,
                   size_t *count, size_t *cap);
 

@@ -93,35 +93,11 @@ int32_t tok_lower(int32_t c)
     return i < n && c <= r->hi && (c - r->lo) % r->step == 0 ? c + r->delta : c;
 }
 
-static int32_t combining_class(int32_t c)
+int32_t tok_combining_class(int32_t c)
 {
     if (c < 0x300) return 0;
     size_t n = COUNT(tok_ccc), i = last_at_or_before(tok_ccc, n, sizeof(tok_class), c);
     return i < n && c <= tok_ccc[i].hi ? tok_ccc[i].ccc : 0;
-}
-
-/* NFD: utf8proc's decomposition of each code point, then the canonical order by tokenizers'
- * combining classes, where a mark its tables predate stays in place (class 0). */
-int tok_nfd(const int32_t *in, size_t n, ints *out)
-{
-    out->n = 0;
-    for (size_t i = 0; i < n; i++) {
-        utf8proc_int32_t d[8]; /* a canonical decomposition has 4 code points at most */
-        int boundary = 0;
-        utf8proc_ssize_t k = utf8proc_decompose_char(in[i], d, 8, UTF8PROC_DECOMPOSE, &boundary);
-        if (k < 0 || k > 8 || ints_reserve(out, (size_t)k) != 0) return -1;
-        for (utf8proc_ssize_t j = 0; j < k; j++) {
-            /* insertion sort: a mark moves back past the marks of a higher class */
-            size_t at = out->n++;
-            int32_t cc = combining_class(d[j]);
-            while (cc && at > 0 && combining_class(out->v[at - 1]) > cc) {
-                out->v[at] = out->v[at - 1];
-                at--;
-            }
-            out->v[at] = d[j];
-        }
-    }
-    return 0;
 }
 
 /* The regex crate's \w, which single_word tokens test: Alphabetic, marks, Nd, Pc and

@@ -1,133 +1,116 @@
-/* What the tokenizer's files share: the tokenizer itself (tokenizer.c: the vocabulary and the
- * calls on it), the character classes (tokenizer_chars.c), the text path (tokenizer_text.c)
- * and the folder loader (tokenizer_json.c). Not for use outside src/io. */
+/* What the tokenizer's files share: the tokenizer itself (tokenizer.c: the added vocabulary
+ * and the calls on a loaded tokenizer), the encode path (tokenizer_text.c) and the folder
+ * loader (tokenizer_json.c). The components it runs are tok_pipeline.h's. Not for use outside
+ * src/io. */
 #ifndef VKBERT_IO_TOKENIZER_INTERNAL_H
 #define VKBERT_IO_TOKENIZER_INTERNAL_H
 
 #include "io_error.h"
+#include "tok_pipeline.h"
 #include "tokenizer.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* ---- growable arrays ---- */
-
-typedef struct ints {
-    int32_t *v;
-    size_t n, cap;
-} ints;
-
+/* A growable byte string (the decoders build their strings in one). */
 typedef struct bytes {
     char *v;
     size_t n, cap;
 } bytes;
 
-int ints_reserve(ints *a, size_t more);
-int ints_push(ints *a, int32_t x);
 int bytes_put(bytes *b, const char *s, size_t n);
 int bytes_put_char(bytes *b, int32_t c);
 
-/* A string kept whole when it appears in text (HuggingFace's AddedToken). */
+/* A string kept whole when it appears in text (tokenizers' AddedToken). */
 typedef struct tok_added {
     char *content;
     size_t content_len;
-    char *match; /* what is searched for: the content, or its normalized form */
+    char *match; /* what is searched for: the content, or the normalizer's output of it */
     size_t match_len;
     int32_t id;
     int normalized, lstrip, rstrip, single_word, special;
 } tok_added;
 
-/* One piece of a post-processing template: an input sequence or a special token's ids. */
-typedef struct tok_piece {
-    int seq;             /* 0 for A, 1 for B, -1 for a special token */
-    int32_t type_id;     /* for every id the piece puts out */
-    size_t first, count; /* a special token's ids in tokenizer.tpl_ids */
-} tok_piece;
+/* tokenizers' TruncationParams (utils/truncation.rs). */
+typedef enum { TOK_LONGEST_FIRST, TOK_ONLY_FIRST, TOK_ONLY_SECOND } tok_strategy;
 
-typedef struct tok_template {
-    tok_piece *pieces;
-    size_t n;
-    int added; /* how many special-token ids it puts out */
-} tok_template;
+typedef struct tok_truncation {
+    size_t max_length, stride;
+    tok_strategy strategy;
+    int left;
+} tok_truncation;
+
+/* tokenizers' PaddingParams (utils/padding.rs); `fixed` 0 is BatchLongest. */
+typedef struct tok_padding {
+    size_t fixed, multiple;
+    int32_t pad_id, pad_type_id;
+    int left;
+} tok_padding;
 
 /* The special tokens tok_describe names, in this order. */
 enum { TOK_UNK, TOK_SEP, TOK_PAD, TOK_CLS, TOK_MASK, TOK_SPECIALS };
 
-struct tokenizer {
-    /* the model's vocabulary: tokens[id] (NULL where no token has the id) */
-    char *text; /* the tokens' storage */
-    char **tokens;
-    size_t *lens;  /* a token may contain no NUL but the table compares lengths */
-    int32_t count; /* one past the largest id */
-    int32_t entries;
-    int32_t *slots; /* open addressing, linear probing: an id, or -1 for empty */
-    size_t slot_mask;
-    const char *source; /* "tokenizer.json" or "vocab.txt" */
+enum { TOK_DESC_SIZE = 256 };
 
-    /* BertNormalizer; `normalize` 0 when there is none */
-    int normalize, clean, chinese, strip, lower;
-    int pre_split; /* BertPreTokenizer, or the whole text as one word */
-    /* WordPiece */
-    char *prefix;
-    size_t prefix_len;
-    size_t max_word_chars;
-    int32_t unk;
+struct tokenizer {
+    const char *source; /* "tokenizer.json" or "vocab.txt" */
+    tok_model *model;   /* never NULL once loaded */
+    tok_normalizer *normalizer;
+    tok_pretokenizer *pre_tokenizer;
+    tok_post *post;
+    tok_decoder *decoder;
 
     tok_added *added;
     size_t n_added;
-    int32_t *tpl_ids;
-    size_t n_tpl_ids;
-    tok_template single, pair;
+    unsigned char first_bytes[2][32]; /* bit b: some added token's match starts with byte b */
+
+    int has_truncation, has_padding; /* the tokenizer.json's own sections */
+    tok_truncation truncation;
+    tok_padding padding;
+
+    /* what tok_describe reports of a BertNormalizer and a WordPiece model */
+    int bert_normalizer, lowercase, strip_accents, chinese_chars, clean_text;
+    char *subword_prefix;
+    size_t max_word_chars;
 
     int model_max_length; /* 0 for none */
     char *special[TOK_SPECIALS];
+    char desc[5][TOK_DESC_SIZE]; /* model, normalizer, pre-tokenizer, post-processor, decoder */
 };
 
 /* ---- tokenizer.c ---- */
 
-/* An empty tokenizer with BertTokenizer's defaults, or NULL when out of memory. */
+/* An empty tokenizer with BertTokenizer's special tokens, or NULL when out of memory. */
 tokenizer *tok_new(void);
 int tok_set_string(char **field, const char *s, size_t n);
-/* Sizes the vocabulary for ids below `count` (holes NULL) and its hash table for `entries`. */
-int tok_vocab_alloc(const err_ctx *c, tokenizer *t, int32_t count, size_t entries);
-/* Enters tokens[id]; a string entered twice keeps the later id. */
-void tok_vocab_insert(tokenizer *t, int32_t id);
-/* vocab.txt's text (owned by t from here): one token per line, the id the line number. */
-int tok_vocab_lines(const err_ctx *c, tokenizer *t, char *text, size_t size);
-/* The id of s[0..n) in the model's vocabulary, after the continuing-subword prefix when
- * `inner`; -1 when absent. */
-int32_t tok_lookup(const tokenizer *t, int inner, const char *s, size_t n);
-/* Keeps each special token (t->special) that has an id whole in text, as transformers adds
- * them to the fast tokenizer; with `require`, all but [MASK] must have one. */
-int tok_add_specials(const err_ctx *c, tokenizer *t, int require);
-/* vocab.txt's special tokens, required, then BERT's templates and the added tokens' match
- * texts: the last step of loading vocab.txt. */
-int tok_vocab_specials(const err_ctx *c, tokenizer *t);
-/* BERT's two templates over the ids of [CLS] and [SEP]. */
-int tok_bert_template(tokenizer *t, int32_t cls, int32_t sep);
-/* Appends an added token; its match text is set by tok_prepare_added. */
-int tok_add(tokenizer *t, const tok_added *a);
+/* tokenizers' AddedVocabulary::add_tokens for one token: its id the vocabulary's when the
+ * content has one, else the next past the vocabulary; a content given again takes the later
+ * flags; an empty content is ignored. The match text is set by tok_prepare_added. */
+int tok_add(const err_ctx *c, tokenizer *t, const tok_added *a);
 const tok_added *tok_find_added(const tokenizer *t, const char *s, size_t n);
-
-/* ---- tokenizer_chars.c: HuggingFace tokenizers' character classes ---- */
-
-int tok_is_cjk(int32_t c);     /* handle_chinese_chars' ideographs */
-int tok_is_ws(int32_t c);      /* White_Space */
-int tok_is_control(int32_t c); /* what clean_text drops */
-int tok_is_punct(int32_t c);   /* a word of its own in BertPreTokenizer */
-int tok_is_mark(int32_t c);    /* what strip_accents drops after NFD */
-int32_t tok_lower(int32_t c);  /* one code point's lowercase, but U+0130's second */
-/* NFD of in[0..n) into out, its marks in tokenizers' canonical order. */
-int tok_nfd(const int32_t *in, size_t n, ints *out);
-int tok_is_word_char(int32_t c);
+/* Keeps each special token (t->special) that has an id whole in text, as transformers adds
+ * them; with `require`, all but [MASK] must have one. */
+int tok_add_specials(const err_ctx *c, tokenizer *t, int require);
+/* Each added token's match text (normalized ones through the normalizer), once the
+ * normalizer is known; fills the descriptions too. The last step of every load. */
+int tok_prepare_added(const err_ctx *c, tokenizer *t);
 
 /* ---- tokenizer_text.c ---- */
 
 /* How many bytes of s[0..n) are valid UTF-8 before the first that is not (n: all). */
 size_t tok_utf8_prefix(const char *s, size_t n);
-/* The normalizer's output for s[0..n) (valid UTF-8), appended to out. */
-int tok_normalize(const tokenizer *t, const char *s, size_t n, bytes *out);
-/* Fills each added token's match text once the normalizer is known. */
-int tok_prepare_added(const err_ctx *c, tokenizer *t);
+
+/* ---- tokenizer_chars.c: the character classes added tokens are matched with ---- */
+
+int tok_is_ws(int32_t c);        /* White_Space (Rust regex's \s) */
+int tok_is_word_char(int32_t c); /* Rust regex's \w */
+int tok_is_cjk(int32_t c);       /* handle_chinese_chars' ideographs */
+int tok_is_control(int32_t c);   /* what clean_text drops */
+int tok_is_punct(int32_t c);     /* a word of its own in BertPreTokenizer */
+int tok_is_mark(int32_t c);      /* what strip_accents drops after NFD */
+int32_t tok_lower(int32_t c);    /* one code point's lowercase, but U+0130's second */
+
+/* The combining class tokenizers' NFD orders marks by (0 for one newer than its tables). */
+int32_t tok_combining_class(int32_t c);
 
 #endif

@@ -1,20 +1,25 @@
-/* A model folder's tokenizer files, read as transformers' AutoTokenizer reads them for BERT:
+/* A model folder's tokenizer files, read as transformers' AutoTokenizer reads them:
  *
- * - tokenizer.json (tokenizers' serialization): model WordPiece (vocab, unk_token,
- *   continuing_subword_prefix, max_input_chars_per_word), normalizer BertNormalizer,
- *   pre_tokenizer BertPreTokenizer, post_processor TemplateProcessing or BertProcessing, each
- *   also null or a Sequence of one; added_tokens. Its truncation and padding are ignored:
- *   transformers sets both on every call, and tok_encode's max_len is that call's.
- * - else vocab.txt, set up as transformers' converter does (BertTokenizerFast): BertNormalizer
- *   from do_lower_case (default true), strip_accents (null: follow lowercase) and
- *   tokenize_chinese_chars (default true) of tokenizer_config.json, BERT's templates.
+ * - tokenizer.json (tokenizers' tokenizers/src/tokenizer/serialization.rs): version "1.0";
+ *   model, normalizer, pre_tokenizer, post_processor and decoder through the components'
+ *   loaders (null: none); added_tokens, each added as AddedVocabulary::add_tokens adds it;
+ *   truncation and padding (utils/truncation.rs, utils/padding.rs), applied when tok_encode
+ *   is asked for the file's rules.
+ * - else vocab.txt, made into the pipeline transformers' BertTokenizer builds (BertNormalizer
+ *   from do_lower_case, strip_accents and tokenize_chinese_chars of tokenizer_config.json,
+ *   BertPreTokenizer, WordPiece, BERT's template, the WordPiece decoder), here as the same
+ *   components' JSON.
+ * - a folder with only SentencePiece's model file is refused with the way to make its
+ *   tokenizer.json.
  *
  * Either way tokenizer_config.json gives model_max_length and the special tokens, which
  * special_tokens_map.json overrides, as from_pretrained does. A special token in the
  * vocabulary is kept whole in text (transformers adds it with normalized false when given as a
- * string). BertTokenizerFast replaces a tokenizer.json's BertNormalizer settings by its own
- * arguments, so with tokenizer_class BertTokenizer(Fast) those three keys (and their defaults)
- * win over tokenizer.json too. */
+ * string). BertTokenizer replaces a tokenizer.json's BertNormalizer settings by its own
+ * arguments, so with tokenizer_class BertTokenizer(Fast) those three keys (and their
+ * defaults) win over tokenizer.json too. */
+#define _POSIX_C_SOURCE 200809L
+
 #include "tokenizer_internal.h"
 
 #include "json_file.h"
@@ -26,11 +31,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* model_max_length above this means "none": transformers writes VERY_LARGE_INTEGER (1e30). */
 #define MAX_SANE_LENGTH (1 << 20)
 
 typedef struct folder {
+    const char *dir;
     char json_path[4096], vocab_path[4096], config_path[4096], map_path[4096];
     char model_path[4096]; /* config.json */
     cJSON *config, *map;   /* NULL when the file is absent */
@@ -39,12 +46,21 @@ typedef struct folder {
 
 static const char *const special_keys[TOK_SPECIALS] = {"unk_token", "sep_token", "pad_token",
                                                        "cls_token", "mask_token"};
+/* The names a special token takes when the folder names none: BERT's, else SentencePiece's
+ * and RoBERTa's (XLM-R's <s>, </s>, <pad>). */
+static const char *const fallback_specials[TOK_SPECIALS] = {"<unk>", "</s>", "<pad>", "<s>",
+                                                            "<mask>"};
 
 /* ---- JSON helpers ---- */
 
 static const cJSON *member(const cJSON *o, const char *key)
 {
     return cJSON_GetObjectItemCaseSensitive(o, key);
+}
+
+static int absent(const cJSON *v)
+{
+    return !v || cJSON_IsNull(v);
 }
 
 /* A boolean member: `def` when absent. */
@@ -74,6 +90,12 @@ static const char *type_of(const cJSON *o)
 {
     const cJSON *v = member(o, "type");
     return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int is_type(const cJSON *o, const char *type)
+{
+    const char *t = type_of(o);
+    return t && strcmp(t, type) == 0;
 }
 
 static int read_json(const char *path, int optional, cJSON **root, char *err, size_t err_size)
@@ -130,10 +152,11 @@ static int parse_added(const err_ctx *c, const cJSON *v, const char *what, int s
 }
 
 /* tokenizer.json's added_tokens: [{"id", "content", "single_word", "lstrip", "rstrip",
- * "normalized", "special"}, ...]. A content given twice keeps its first entry. */
+ * "normalized", "special"}, ...]. The ids are the vocabulary's, as tokenizers gives them (the
+ * file's "id" only checked to be one). */
 static int json_added_tokens(const err_ctx *c, tokenizer *t, const cJSON *list)
 {
-    if (!list || cJSON_IsNull(list)) return 0;
+    if (absent(list)) return 0;
     if (!cJSON_IsArray(list)) return io_fail(c, "added_tokens: expected an array");
     const cJSON *v;
     int i = 0;
@@ -143,12 +166,10 @@ static int json_added_tokens(const err_ctx *c, tokenizer *t, const cJSON *list)
         double id = 0;
         tok_added a;
         snprintf(what, sizeof what, "added_tokens[%d]", i++);
-        if (parse_added(c, v, what, 0, &a) != 0) return -1;
         if (!cJSON_IsObject(v)) return io_fail(c, "%s: expected an object", what);
+        if (parse_added(c, v, what, 0, &a) != 0) return -1;
         if (get_int(c, member(v, "id"), what, 0, INT32_MAX - 1, &id) != 0) return -1;
-        a.id = (int32_t)id;
-        if (!tok_find_added(t, a.content, a.content_len) && tok_add(t, &a) != 0)
-            return io_fail_oom(c, "out of memory");
+        if (tok_add(c, t, &a) != 0) return -1;
     }
     return 0;
 }
@@ -176,11 +197,12 @@ static int config_special(tokenizer *t, const cJSON *v, const char *path, const 
     if (parse_added(&c, v, key, 1, &a) != 0) return -1;
     if (name && tok_set_string(name, a.content, a.content_len) != 0)
         return io_fail_oom(&c, "out of memory");
-    a.id = tok_id(t, a.content);
-    if (a.id < 0 || tok_find_added(t, a.content, a.content_len)) return 0;
-    return tok_add(t, &a) != 0 ? io_fail_oom(&c, "out of memory") : 0;
+    if (tok_id(t, a.content) < 0 || tok_find_added(t, a.content, a.content_len)) return 0;
+    return tok_add(&c, t, &a);
 }
 
+/* The folder's special tokens; a role it leaves unnamed whose BERT name has no id takes the
+ * SentencePiece name when that has one. */
 static int config_specials(tokenizer *t, const folder *f, char *err, size_t err_size)
 {
     const char *path;
@@ -188,6 +210,10 @@ static int config_specials(tokenizer *t, const folder *f, char *err, size_t err_
         const cJSON *v = config_get(f, special_keys[i], &path);
         if (v && config_special(t, v, path, special_keys[i], &t->special[i], err, err_size))
             return -1;
+        if (!v && t->special[i] && tok_id(t, t->special[i]) < 0 &&
+            tok_id(t, fallback_specials[i]) >= 0 &&
+            tok_set_string(&t->special[i], fallback_specials[i], strlen(fallback_specials[i])))
+            return io_fail_oom(&(err_ctx){path, err, err_size}, "out of memory");
     }
     const cJSON *list = config_get(f, "additional_special_tokens", &path), *v;
     err_ctx c = {path, err, err_size};
@@ -200,258 +226,258 @@ static int config_specials(tokenizer *t, const folder *f, char *err, size_t err_
     return 0;
 }
 
-/* ---- tokenizer.json's pieces ---- */
+/* ---- the components ---- */
 
-static int json_vocab(const err_ctx *c, tokenizer *t, const cJSON *vocab)
+/* BertNormalizer's settings, for tok_describe (bert.rs: strip_accents unset follows lowercase). */
+static void note_normalizer(tokenizer *t, const cJSON *n)
 {
-    if (!cJSON_IsObject(vocab)) return io_fail(c, "model.vocab: expected an object");
-    size_t entries = 0, bytes_needed = 0;
-    double top = -1, id = 0;
-    const cJSON *v;
-    cJSON_ArrayForEach(v, vocab)
-    {
-        if (get_int(c, v, "model.vocab", 0, INT32_MAX / 2, &id) != 0) return -1;
-        top = id > top ? id : top;
-        entries++;
-        bytes_needed += strlen(v->string) + 1;
+    if (is_type(n, "Sequence")) {
+        const cJSON *list = member(n, "normalizers");
+        if (cJSON_GetArraySize(list) == 1) n = cJSON_GetArrayItem(list, 0);
     }
-    /* ids far beyond the token count would only size a table of holes */
-    if (top + 1 > 2.0 * (double)entries + 1024)
-        return io_fail(c, "model.vocab: ids up to %.0f for %zu tokens", top, entries);
-    if (tok_vocab_alloc(c, t, (int32_t)(top + 1), entries) != 0) return -1;
-    char *p = t->text = malloc(bytes_needed ? bytes_needed : 1);
-    if (!p) return io_fail_oom(c, "out of memory for the vocabulary");
-    cJSON_ArrayForEach(v, vocab)
-    {
-        int32_t i = (int32_t)v->valuedouble;
-        if (t->tokens[i]) return io_fail(c, "model.vocab: id %d given twice", (int)i);
-        t->lens[i] = strlen(v->string);
-        t->tokens[i] = memcpy(p, v->string, t->lens[i] + 1);
-        p += t->lens[i] + 1;
-        tok_vocab_insert(t, i);
-    }
-    return 0;
-}
-
-static int json_model(const err_ctx *c, tokenizer *t, const cJSON *m)
-{
-    const char *type = type_of(m);
-    if (!cJSON_IsObject(m)) return io_fail(c, "model: expected an object");
-    if (!type || strcmp(type, "WordPiece") != 0)
-        return io_fail(c, "model type \"%s\" is not supported (WordPiece only)",
-                       type ? type : "(none)");
-    const cJSON *unk = member(m, "unk_token"), *prefix = member(m, "continuing_subword_prefix"),
-                *max = member(m, "max_input_chars_per_word");
-    if (json_vocab(c, t, member(m, "vocab")) != 0) return -1;
-    if (unk && !cJSON_IsString(unk)) return io_fail(c, "model.unk_token: expected a string");
-    if (prefix && !cJSON_IsString(prefix))
-        return io_fail(c, "model.continuing_subword_prefix: expected a string");
-    double chars = 100;
-    if (max && get_int(c, max, "model.max_input_chars_per_word", 0, 1e15, &chars) != 0) return -1;
-    t->max_word_chars = (size_t)chars;
-    const char *unk_name = unk ? unk->valuestring : "[UNK]";
-    t->unk = tok_lookup(t, 0, unk_name, strlen(unk_name));
-    if (t->unk < 0) return io_fail(c, "model.unk_token \"%s\" is not in model.vocab", unk_name);
-    if (tok_set_string(&t->special[TOK_UNK], unk_name, strlen(unk_name)) ||
-        (prefix && tok_set_string(&t->prefix, prefix->valuestring, strlen(prefix->valuestring))))
-        return io_fail_oom(c, "out of memory");
-    t->prefix_len = strlen(t->prefix);
-    return 0;
-}
-
-/* A "Sequence" of `key`: its only element, NULL when empty (as null), or an error. */
-static int sequence_of_one(const err_ctx *c, const cJSON *o, const char *what, const char *key,
-                           const cJSON **only)
-{
-    const cJSON *list = member(o, key);
-    int n = cJSON_IsArray(list) ? cJSON_GetArraySize(list) : -1;
-    if (n < 0) return io_fail(c, "%s.%s: expected an array", what, key);
-    if (n > 1) return io_fail(c, "%s: a Sequence of %d is not supported (one at most)", what, n);
-    *only = n ? cJSON_GetArrayItem(list, 0) : NULL;
-    return 0;
-}
-
-static int json_normalizer(const err_ctx *c, tokenizer *t, const cJSON *n)
-{
-    const char *type = type_of(n);
-    t->normalize = n && !cJSON_IsNull(n);
-    if (!t->normalize) return 0;
-    if (type && strcmp(type, "Sequence") == 0) {
-        const cJSON *only = NULL;
-        if (sequence_of_one(c, n, "normalizer", "normalizers", &only) != 0) return -1;
-        return json_normalizer(c, t, only);
-    }
-    if (!type || strcmp(type, "BertNormalizer") != 0)
-        return io_fail(c, "normalizer type \"%s\" is not supported (BertNormalizer only)",
-                       type ? type : "(none)");
+    t->bert_normalizer = is_type(n, "BertNormalizer");
+    if (!t->bert_normalizer) return;
     const cJSON *strip = member(n, "strip_accents");
-    if (get_bool(c, n, "normalizer.", "clean_text", 1, &t->clean) ||
-        get_bool(c, n, "normalizer.", "handle_chinese_chars", 1, &t->chinese) ||
-        get_bool(c, n, "normalizer.", "lowercase", 1, &t->lower))
+    t->clean_text = !cJSON_IsFalse(member(n, "clean_text"));
+    t->chinese_chars = !cJSON_IsFalse(member(n, "handle_chinese_chars"));
+    t->lowercase = !cJSON_IsFalse(member(n, "lowercase"));
+    t->strip_accents = absent(strip) ? t->lowercase : cJSON_IsTrue(strip);
+}
+
+/* WordPiece's prefix and word limit, and the model's unknown token, for tok_describe. */
+static int note_model(const err_ctx *c, tokenizer *t, const cJSON *m)
+{
+    const cJSON *prefix = member(m, "continuing_subword_prefix"), *unk = member(m, "unk_token");
+    const cJSON *max = member(m, "max_input_chars_per_word");
+    if (cJSON_IsString(prefix) &&
+        tok_set_string(&t->subword_prefix, prefix->valuestring, strlen(prefix->valuestring)))
+        return io_fail_oom(c, "out of memory");
+    t->max_word_chars = cJSON_IsNumber(max) && max->valuedouble >= 0 &&
+                                max->valuedouble < 1e15
+                            ? (size_t)max->valuedouble
+                        : is_type(m, "WordPiece") ? 100
+                                                  : 0;
+    if (is_type(m, "Unigram")) { /* unk_id: an index into [[piece, score], ...] */
+        const cJSON *id = member(m, "unk_id");
+        const cJSON *piece = cJSON_IsNumber(id) && id->valuedouble >= 0 && id->valuedouble < 1e9
+                                 ? cJSON_GetArrayItem(member(m, "vocab"), (int)id->valuedouble)
+                                 : NULL;
+        unk = cJSON_GetArrayItem(piece, 0);
+    }
+    if (cJSON_IsString(unk) &&
+        tok_set_string(&t->special[TOK_UNK], unk->valuestring, strlen(unk->valuestring)))
+        return io_fail_oom(c, "out of memory");
+    return 0;
+}
+
+/* The five components of a tokenizer.json (or of the JSON made for vocab.txt). */
+static int load_components(const err_ctx *c, tokenizer *t, const cJSON *root)
+{
+    const cJSON *m = member(root, "model"), *n = member(root, "normalizer"),
+                *p = member(root, "pre_tokenizer"), *pp = member(root, "post_processor"),
+                *d = member(root, "decoder");
+    if (absent(m)) return io_fail(c, "model: missing");
+    if (tok_model_load(c, m, &t->model) != 0 || note_model(c, t, m) != 0) return -1;
+    if (!absent(n) && tok_normalizer_load(c, n, &t->normalizer) != 0) return -1;
+    note_normalizer(t, n);
+    if (!absent(p) && tok_pretokenizer_load(c, p, &t->pre_tokenizer) != 0) return -1;
+    if (!absent(pp) && tok_post_load(c, pp, &t->post) != 0) return -1;
+    return !absent(d) && tok_decoder_load(c, d, &t->decoder) != 0 ? -1 : 0;
+}
+
+/* ---- truncation and padding ---- */
+
+static int get_direction(const err_ctx *c, const cJSON *o, const char *what, int *left)
+{
+    const cJSON *v = member(o, "direction");
+    *left = 0;
+    if (absent(v)) return 0;
+    if (cJSON_IsString(v) && strcmp(v->valuestring, "Right") == 0) return 0;
+    if (cJSON_IsString(v) && strcmp(v->valuestring, "Left") == 0) return *left = 1, 0;
+    return io_fail(c, "%s.direction: expected \"Left\" or \"Right\"", what);
+}
+
+static int json_truncation(const err_ctx *c, tokenizer *t, const cJSON *o)
+{
+    if (absent(o)) return 0;
+    if (!cJSON_IsObject(o)) return io_fail(c, "truncation: expected an object or null");
+    static const char *const names[] = {"LongestFirst", "OnlyFirst", "OnlySecond"};
+    tok_truncation *r = &t->truncation;
+    const cJSON *s = member(o, "strategy");
+    double max = 0, stride = 0;
+    if (get_int(c, member(o, "max_length"), "truncation.max_length", 0, INT32_MAX, &max) ||
+        get_int(c, member(o, "stride"), "truncation.stride", 0, INT32_MAX, &stride) ||
+        get_direction(c, o, "truncation", &r->left))
         return -1;
-    /* bert.rs: strip_accents.unwrap_or(lowercase) */
-    if (!strip || cJSON_IsNull(strip)) return t->strip = t->lower, 0;
-    return get_bool(c, n, "normalizer.", "strip_accents", 0, &t->strip);
-}
-
-static int json_pre_tokenizer(const err_ctx *c, tokenizer *t, const cJSON *p)
-{
-    const char *type = type_of(p);
-    t->pre_split = p && !cJSON_IsNull(p);
-    if (!t->pre_split) return 0;
-    if (type && strcmp(type, "Sequence") == 0) {
-        const cJSON *only = NULL;
-        if (sequence_of_one(c, p, "pre_tokenizer", "pretokenizers", &only) != 0) return -1;
-        return json_pre_tokenizer(c, t, only);
-    }
-    if (!type || strcmp(type, "BertPreTokenizer") != 0)
-        return io_fail(c, "pre_tokenizer type \"%s\" is not supported (BertPreTokenizer only)",
-                       type ? type : "(none)");
+    int k = 0;
+    while (k < 3 && !(cJSON_IsString(s) && strcmp(s->valuestring, names[k]) == 0))
+        k++;
+    if (k == 3)
+        return io_fail(c, "truncation.strategy: \"%s\" is not LongestFirst, OnlyFirst or "
+                          "OnlySecond",
+                       cJSON_IsString(s) ? s->valuestring : "(none)");
+    r->max_length = (size_t)max, r->stride = (size_t)stride, r->strategy = (tok_strategy)k;
+    t->has_truncation = 1;
     return 0;
 }
 
-/* One template piece: {"Sequence": {"id": "A", "type_id": 0}} or {"SpecialToken": {"id":
- * "[CLS]", "type_id": 0}}, whose ids come from special_tokens. */
-static int json_piece(const err_ctx *c, tokenizer *t, const cJSON *v, const cJSON *specials,
-                      const char *what, tok_piece *p)
+static int json_padding(const err_ctx *c, tokenizer *t, const cJSON *o)
 {
-    const cJSON *seq = member(v, "Sequence"), *sp = member(v, "SpecialToken"), *o = seq ? seq : sp;
-    const cJSON *id = member(o, "id"), *ids;
-    double type_id = 0, x = 0;
-    if (!o || !cJSON_IsString(id) || get_int(c, member(o, "type_id"), what, 0, INT32_MAX, &type_id))
-        return io_fail(c, "%s: expected a Sequence or a SpecialToken with an id and a type_id",
-                       what);
-    p->type_id = (int32_t)type_id;
-    if (seq) {
-        p->seq = strcmp(id->valuestring, "A") == 0 ? 0 : strcmp(id->valuestring, "B") == 0 ? 1 : -1;
-        if (p->seq < 0)
-            return io_fail(c, "%s: sequence \"%s\" is neither A nor B", what, id->valuestring);
-        return 0;
+    if (absent(o)) return 0;
+    if (!cJSON_IsObject(o)) return io_fail(c, "padding: expected an object or null");
+    tok_padding *p = &t->padding;
+    const cJSON *s = member(o, "strategy"), *fixed = member(s, "Fixed"),
+                *multiple = member(o, "pad_to_multiple_of");
+    double x = 0;
+    if (cJSON_IsObject(s) && fixed) {
+        if (get_int(c, fixed, "padding.strategy.Fixed", 0, INT32_MAX, &x) != 0) return -1;
+        p->fixed = (size_t)x;
+    } else if (!(cJSON_IsString(s) && strcmp(s->valuestring, "BatchLongest") == 0)) {
+        return io_fail(c, "padding.strategy: expected \"BatchLongest\" or {\"Fixed\": n}");
     }
-    ids = member(member(specials, id->valuestring), "ids");
-    if (!cJSON_IsArray(ids))
-        return io_fail(c, "%s: special token \"%s\" has no ids in special_tokens", what,
-                       id->valuestring);
-    p->seq = -1;
-    p->first = t->n_tpl_ids;
-    p->count = (size_t)cJSON_GetArraySize(ids);
-    int32_t *grown = realloc(t->tpl_ids, (t->n_tpl_ids + p->count + 1) * sizeof *grown);
-    if (!grown) return io_fail_oom(c, "out of memory");
-    t->tpl_ids = grown;
-    cJSON_ArrayForEach(v, ids)
-    {
-        if (get_int(c, v, what, 0, INT32_MAX - 1, &x) != 0) return -1;
-        t->tpl_ids[t->n_tpl_ids++] = (int32_t)x;
+    if (!absent(multiple)) {
+        if (get_int(c, multiple, "padding.pad_to_multiple_of", 0, INT32_MAX, &x) != 0) return -1;
+        p->multiple = (size_t)x;
     }
+    if (get_int(c, member(o, "pad_id"), "padding.pad_id", 0, INT32_MAX, &x) != 0) return -1;
+    p->pad_id = (int32_t)x;
+    if (get_int(c, member(o, "pad_type_id"), "padding.pad_type_id", 0, INT32_MAX, &x) != 0)
+        return -1;
+    p->pad_type_id = (int32_t)x;
+    if (get_direction(c, o, "padding", &p->left) != 0) return -1;
+    t->has_padding = 1;
     return 0;
 }
 
-static int json_template(const err_ctx *c, tokenizer *t, const cJSON *pp, const char *key,
-                         tok_template *tp)
-{
-    char what[64];
-    const cJSON *list = member(pp, key), *v;
-    if (!cJSON_IsArray(list)) return io_fail(c, "post_processor.%s: expected an array", key);
-    tp->pieces = calloc((size_t)cJSON_GetArraySize(list) + 1, sizeof *tp->pieces);
-    if (!tp->pieces) return io_fail_oom(c, "out of memory");
-    cJSON_ArrayForEach(v, list)
-    {
-        tok_piece *p = &tp->pieces[tp->n];
-        snprintf(what, sizeof what, "post_processor.%s[%zu]", key, tp->n++);
-        if (json_piece(c, t, v, member(pp, "special_tokens"), what, p) != 0) return -1;
-        if (p->seq == 1 && strcmp(key, "single") == 0)
-            return io_fail(c, "%s: the single template cannot use sequence B", what);
-        tp->added += (int)p->count;
-    }
-    return 0;
-}
+/* ---- the three ways in ---- */
 
-/* BertProcessing: {"sep": ["[SEP]", 102], "cls": ["[CLS]", 101]}. */
-static int json_bert_processing(const err_ctx *c, tokenizer *t, const cJSON *pp)
-{
-    double ids[2];
-    const char *keys[2] = {"cls", "sep"};
-    for (int i = 0; i < 2; i++) {
-        const cJSON *v = member(pp, keys[i]);
-        if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 2 ||
-            !cJSON_IsString(cJSON_GetArrayItem(v, 0)))
-            return io_fail(c, "post_processor.%s: expected [token, id]", keys[i]);
-        if (get_int(c, cJSON_GetArrayItem(v, 1), "post_processor id", 0, INT32_MAX - 1, &ids[i]))
-            return -1;
-    }
-    return tok_bert_template(t, (int32_t)ids[0], (int32_t)ids[1]) ? io_fail_oom(c, "out of memory")
-                                                                  : 0;
-}
-
-static int json_post_processor(const err_ctx *c, tokenizer *t, const cJSON *pp)
-{
-    const char *type = type_of(pp);
-    if (!pp || cJSON_IsNull(pp)) {
-        /* tokenizer/mod.rs without a post-processor: the texts as they are, B with type 1 */
-        const tok_piece p[] = {{0, 0, 0, 0}, {1, 1, 0, 0}};
-        t->single.pieces = malloc(sizeof p);
-        t->pair.pieces = malloc(sizeof p);
-        if (!t->single.pieces || !t->pair.pieces) return io_fail_oom(c, "out of memory");
-        memcpy(t->single.pieces, p, sizeof p);
-        memcpy(t->pair.pieces, p, sizeof p);
-        t->single.n = 1;
-        t->pair.n = 2;
-        return 0;
-    }
-    if (type && strcmp(type, "Sequence") == 0) {
-        const cJSON *only = NULL;
-        if (sequence_of_one(c, pp, "post_processor", "processors", &only) != 0) return -1;
-        return json_post_processor(c, t, only);
-    }
-    if (type && strcmp(type, "BertProcessing") == 0) return json_bert_processing(c, t, pp);
-    if (!type || strcmp(type, "TemplateProcessing") != 0)
-        return io_fail(c,
-                       "post_processor type \"%s\" is not supported (TemplateProcessing or "
-                       "BertProcessing only)",
-                       type ? type : "(none)");
-    if (json_template(c, t, pp, "single", &t->single) != 0) return -1;
-    return json_template(c, t, pp, "pair", &t->pair);
-}
-
-/* ---- the two ways in ---- */
-
-/* BertTokenizerFast.__init__ rebuilds a BertNormalizer whose lowercase, strip_accents or
- * handle_chinese_chars differ from its own do_lower_case, strip_accents and
+/* BertTokenizer rebuilds its BertNormalizer from its do_lower_case, strip_accents and
  * tokenize_chinese_chars arguments (defaults true, None, true). AutoTokenizer makes one when
  * tokenizer_config.json names BertTokenizer(Fast), or names no class and config.json's
- * model_type is "bert" (its TOKENIZER_MAPPING). */
-static int config_normalizer(const folder *f, tokenizer *t, int always, char *err, size_t size)
+ * model_type is "bert" (its TOKENIZER_MAPPING). `n` is the normalizer's JSON, changed in place
+ * when it is a BertNormalizer (or a Sequence of that one). */
+static int config_normalizer(const folder *f, cJSON *n, int always, char *err, size_t size)
 {
     const cJSON *cls = f->config ? member(f->config, "tokenizer_class") : NULL;
     int bert = cJSON_IsString(cls) ? strcmp(cls->valuestring, "BertTokenizer") == 0 ||
                                          strcmp(cls->valuestring, "BertTokenizerFast") == 0
                                    : f->bert_model;
-    if (!t->normalize || (!always && !bert)) return 0;
+    if (is_type(n, "Sequence") && cJSON_GetArraySize(member(n, "normalizers")) == 1)
+        n = cJSON_GetArrayItem(member(n, "normalizers"), 0);
+    if (!is_type(n, "BertNormalizer") || (!always && !bert)) return 0;
     err_ctx c = {f->config_path, err, size};
     const cJSON *o = f->config, *strip = o ? member(o, "strip_accents") : NULL;
-    if (get_bool(&c, o, "", "do_lower_case", 1, &t->lower) ||
-        get_bool(&c, o, "", "tokenize_chinese_chars", 1, &t->chinese))
+    int lower = 1, chinese = 1, strip_accents = 0;
+    if (get_bool(&c, o, "", "do_lower_case", 1, &lower) ||
+        get_bool(&c, o, "", "tokenize_chinese_chars", 1, &chinese) ||
+        (!absent(strip) && get_bool(&c, o, "", "strip_accents", 0, &strip_accents)))
         return -1;
-    if (!strip || cJSON_IsNull(strip)) return t->strip = t->lower, 0;
-    return get_bool(&c, o, "", "strip_accents", 0, &t->strip);
+    cJSON *values[3] = {cJSON_CreateBool(lower), cJSON_CreateBool(chinese),
+                        absent(strip) ? cJSON_CreateNull() : cJSON_CreateBool(strip_accents)};
+    const char *keys[3] = {"lowercase", "handle_chinese_chars", "strip_accents"};
+    int failed = 0;
+    for (int i = 0; i < 3; i++) {
+        cJSON_DeleteItemFromObjectCaseSensitive(n, keys[i]);
+        failed |= !values[i] || !cJSON_AddItemToObject(n, keys[i], values[i]);
+        if (failed && values[i]) cJSON_Delete(values[i]), values[i] = NULL;
+    }
+    return failed ? io_fail_oom(&c, "out of memory") : 0;
 }
 
-static int load_json(const folder *f, const cJSON *root, tokenizer *t, char *err, size_t size)
+/* The folder's special tokens kept whole, then the added tokens' match texts. */
+static int finish(const err_ctx *c, const folder *f, tokenizer *t, int require, char *err,
+                  size_t size)
+{
+    if (config_specials(t, f, err, size) != 0 || tok_add_specials(c, t, require) != 0) return -1;
+    return tok_prepare_added(c, t);
+}
+
+static int load_json(const folder *f, cJSON *root, tokenizer *t, char *err, size_t size)
 {
     err_ctx c = {f->json_path, err, size};
+    const cJSON *version = member(root, "version");
     t->source = "tokenizer.json";
-    if (json_model(&c, t, member(root, "model")) ||
-        json_normalizer(&c, t, member(root, "normalizer")) ||
-        json_pre_tokenizer(&c, t, member(root, "pre_tokenizer")) ||
-        json_post_processor(&c, t, member(root, "post_processor")) ||
-        json_added_tokens(&c, t, member(root, "added_tokens")) ||
-        config_specials(t, f, err, size) || config_normalizer(f, t, 0, err, size) ||
-        tok_add_specials(&c, t, 0))
+    if (version && !(cJSON_IsString(version) && strcmp(version->valuestring, "1.0") == 0))
+        return io_fail(&c, "version: expected \"1.0\"");
+    cJSON *n = cJSON_GetObjectItemCaseSensitive(root, "normalizer");
+    if (config_normalizer(f, n, 0, err, size) || load_components(&c, t, root) ||
+        json_truncation(&c, t, member(root, "truncation")) ||
+        json_padding(&c, t, member(root, "padding")) ||
+        json_added_tokens(&c, t, member(root, "added_tokens")))
         return -1;
-    if (tok_pad_id(t) < 0)
-        return io_fail(&c, "the padding token %s has no id",
-                       t->special[TOK_PAD] ? t->special[TOK_PAD] : "(unset)");
-    return tok_prepare_added(&c, t);
+    return finish(&c, f, t, 0, err, size);
+}
+
+/* vocab.txt's lines as WordPiece's vocab: one token per line, the id the line number; the line
+ * ending (\n or \r\n) is not part of it, and empty lines are tokens too, as in transformers'
+ * load_vocab. */
+static int vocab_lines(const err_ctx *c, char *text, size_t size, cJSON *vocab)
+{
+    size_t start = 0;
+    int id = 0;
+    for (size_t i = 0; i <= size; i++) {
+        int line_end = i < size ? text[i] == '\n' : i > start; /* or a last line without \n */
+        if (!line_end) continue;
+        size_t end = i > start && text[i - 1] == '\r' ? i - 1 : i;
+        /* transformers reads the file as UTF-8 and fails; such a token would never match */
+        if (tok_utf8_prefix(text + start, end - start) != end - start)
+            return io_fail(c, "line %d is not valid UTF-8", id + 1);
+        if (id == INT32_MAX / 2) return io_fail(c, "too many tokens (%d lines)", id);
+        text[end] = '\0';
+        cJSON *number = cJSON_CreateNumber(id++);
+        if (!number || !cJSON_AddItemToObject(vocab, text + start, number)) {
+            cJSON_Delete(number);
+            return io_fail_oom(c, "out of memory for the vocabulary");
+        }
+        start = i + 1;
+    }
+    return 0;
+}
+
+static cJSON *add_object(cJSON *o, const char *key, const char *type)
+{
+    cJSON *v = cJSON_AddObjectToObject(o, key);
+    return v && cJSON_AddStringToObject(v, "type", type) ? v : NULL;
+}
+
+/* BertTokenizer's pipeline over vocab.txt, as tokenizer.json's sections. */
+static int vocab_json(const err_ctx *c, char *text, size_t size, cJSON *root)
+{
+    cJSON *m = add_object(root, "model", "WordPiece"), *vocab = cJSON_CreateObject();
+    if (!m || !vocab || !cJSON_AddItemToObject(m, "vocab", vocab)) {
+        cJSON_Delete(vocab);
+        return io_fail_oom(c, "out of memory");
+    }
+    if (vocab_lines(c, text, size, vocab) != 0) return -1;
+    cJSON *n = add_object(root, "normalizer", "BertNormalizer");
+    cJSON *d = add_object(root, "decoder", "WordPiece");
+    int ok = m && n && d && add_object(root, "pre_tokenizer", "BertPreTokenizer") &&
+             cJSON_AddStringToObject(m, "continuing_subword_prefix", "##") &&
+             cJSON_AddNumberToObject(m, "max_input_chars_per_word", 100) &&
+             cJSON_AddTrueToObject(n, "clean_text") && cJSON_AddStringToObject(d, "prefix", "##") &&
+             cJSON_AddTrueToObject(d, "cleanup");
+    return ok ? 0 : io_fail_oom(c, "out of memory");
+}
+
+/* BERT's template over the ids of its [CLS] and [SEP] (transformers' BertTokenizer uses a
+ * TemplateProcessing with the same output). */
+static int bert_post(const err_ctx *c, tokenizer *t)
+{
+    cJSON *pp = cJSON_CreateObject();
+    int ok = pp && cJSON_AddStringToObject(pp, "type", "BertProcessing");
+    const char *keys[2] = {"cls", "sep"};
+    const int which[2] = {TOK_CLS, TOK_SEP};
+    for (int i = 0; ok && i < 2; i++) {
+        cJSON *pair = cJSON_AddArrayToObject(pp, keys[i]);
+        cJSON *name = cJSON_CreateString(t->special[which[i]]);
+        cJSON *id = cJSON_CreateNumber(tok_id(t, t->special[which[i]]));
+        ok = pair && name && id;
+        if (ok) cJSON_AddItemToArray(pair, name), cJSON_AddItemToArray(pair, id);
+        else cJSON_Delete(name), cJSON_Delete(id);
+    }
+    int rc = ok ? tok_post_load(c, pp, &t->post) : io_fail_oom(c, "out of memory");
+    cJSON_Delete(pp);
+    return rc;
 }
 
 static int load_vocab(const folder *f, tokenizer *t, char *err, size_t size)
@@ -459,10 +485,30 @@ static int load_vocab(const folder *f, tokenizer *t, char *err, size_t size)
     err_ctx c = {f->vocab_path, err, size};
     char *text;
     size_t n;
-    if (config_normalizer(f, t, 1, err, size) != 0 || io_read_file(&c, IO_CAP_VOCAB, &text, &n))
+    cJSON *root = cJSON_CreateObject();
+    if (!root) return io_fail_oom(&c, "out of memory");
+    int rc = io_read_file(&c, IO_CAP_VOCAB, &text, &n);
+    if (rc == 0) {
+        rc = vocab_json(&c, text, n, root);
+        free(text);
+    }
+    if (rc == 0) {
+        cJSON *norm = cJSON_GetObjectItemCaseSensitive(root, "normalizer");
+        const char *path;
+        const cJSON *unk = config_get(f, "unk_token", &path), *content = member(unk, "content");
+        cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
+        const char *unk_name = cJSON_IsString(unk)       ? unk->valuestring
+                               : cJSON_IsString(content) ? content->valuestring
+                                                         : "[UNK]";
+        rc = config_normalizer(f, norm, 1, err, size);
+        if (rc == 0 && !cJSON_AddStringToObject(model, "unk_token", unk_name))
+            rc = io_fail_oom(&c, "out of memory");
+    }
+    if (rc == 0) rc = load_components(&c, t, root);
+    cJSON_Delete(root);
+    if (rc != 0 || config_specials(t, f, err, size) != 0 || tok_add_specials(&c, t, 1) != 0)
         return -1;
-    if (tok_vocab_lines(&c, t, text, n) != 0 || config_specials(t, f, err, size) != 0) return -1;
-    return tok_vocab_specials(&c, t);
+    return bert_post(&c, t) || tok_prepare_added(&c, t) ? -1 : 0;
 }
 
 static int model_max_length(const folder *f, tokenizer *t, char *err, size_t size)
@@ -470,7 +516,7 @@ static int model_max_length(const folder *f, tokenizer *t, char *err, size_t siz
     err_ctx c = {f->config_path, err, size};
     const cJSON *v = f->config ? member(f->config, "model_max_length") : NULL;
     double n = 0;
-    if (!v || cJSON_IsNull(v)) return 0;
+    if (absent(v)) return 0;
     if (cJSON_IsNumber(v) && v->valuedouble > MAX_SANE_LENGTH) return 0;
     if (get_int(&c, v, "model_max_length", 1, MAX_SANE_LENGTH, &n) != 0) return -1;
     t->model_max_length = (int)n;
@@ -490,6 +536,19 @@ static int is_bert_model(const char *path)
     return bert;
 }
 
+/* SentencePiece's model file, which this reader does not parse: its name, or NULL. */
+static const char *sentencepiece_file(const char *dir)
+{
+    static const char *const names[] = {"sentencepiece.bpe.model", "spiece.model"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[4200];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        if (stat(path, &st) == 0) return names[i];
+    }
+    return NULL;
+}
+
 static int load_folder(folder *f, tokenizer *t, char *err, size_t size)
 {
     cJSON *root = NULL;
@@ -498,6 +557,15 @@ static int load_folder(folder *f, tokenizer *t, char *err, size_t size)
         read_json(f->map_path, 1, &f->map, err, size) ||
         read_json(f->json_path, 1, &root, err, size))
         return -1;
+    const char *spm = root ? NULL : sentencepiece_file(f->dir);
+    if (spm) {
+        err_ctx c = {f->json_path, err, size};
+        return io_fail(&c,
+                       "missing; the folder has SentencePiece's %s, which is read only as "
+                       "tokenizer.json: make it with transformers, python -c \"from transformers "
+                       "import AutoTokenizer as A; A.from_pretrained('%s').save_pretrained('%s')\"",
+                       spm, f->dir, f->dir);
+    }
     int rc = root ? load_json(f, root, t, err, size) : load_vocab(f, t, err, size);
     cJSON_Delete(root);
     return rc || model_max_length(f, t, err, size) ? -1 : 0;
@@ -509,7 +577,7 @@ int tok_load_dir(const char *dir, tokenizer **out, char *err, size_t err_size)
     if (!out) return io_fail(&c, "no output given");
     *out = NULL;
     if (!dir) return io_fail(&c, "no folder given");
-    folder f = {0};
+    folder f = {.dir = dir};
     snprintf(f.json_path, sizeof f.json_path, "%s/tokenizer.json", dir);
     snprintf(f.vocab_path, sizeof f.vocab_path, "%s/vocab.txt", dir);
     snprintf(f.config_path, sizeof f.config_path, "%s/tokenizer_config.json", dir);
@@ -525,4 +593,46 @@ int tok_load_dir(const char *dir, tokenizer **out, char *err, size_t err_size)
     }
     *out = t;
     return 0;
+}
+
+int tok_load(const char *vocab_path, int do_lower_case, tokenizer **out, char *err, size_t err_size)
+{
+    err_ctx c = {vocab_path, err, err_size};
+    if (!out) return io_fail(&c, "no output given");
+    *out = NULL;
+    if (!vocab_path) return io_fail(&c, "no path given");
+    folder f = {.dir = "."};
+    snprintf(f.vocab_path, sizeof f.vocab_path, "%s", vocab_path);
+    snprintf(f.config_path, sizeof f.config_path, "%s", vocab_path);
+    f.config = cJSON_CreateObject();
+    tokenizer *t = tok_new();
+    int rc = t && f.config && cJSON_AddBoolToObject(f.config, "do_lower_case", do_lower_case != 0)
+                 ? load_vocab(&f, t, err, err_size)
+                 : io_fail_oom(&c, "out of memory");
+    cJSON_Delete(f.config);
+    if (rc != 0) {
+        tok_free(t);
+        return -1;
+    }
+    *out = t;
+    return 0;
+}
+
+int tok_load_config(const char *tokenizer_config_json_path, int *do_lower_case)
+{
+    err_ctx c = {tokenizer_config_json_path, NULL, 0}; /* no message: the result says it all */
+    char *text;
+    size_t size;
+    if (!tokenizer_config_json_path || !do_lower_case) return -1;
+    if (io_read_file(&c, IO_CAP_TOKENIZER, &text, &size) != 0) return errno == ENOENT ? 0 : -1;
+    cJSON *root = cJSON_ParseWithLength(text, size);
+    free(text);
+    int rc = -1;
+    if (cJSON_IsObject(root)) {
+        const cJSON *v = member(root, "do_lower_case");
+        rc = v ? (cJSON_IsBool(v) ? 1 : -1) : 0;
+        if (rc == 1) *do_lower_case = cJSON_IsTrue(v) ? 1 : 0;
+    }
+    cJSON_Delete(root);
+    return rc;
 }

@@ -1,90 +1,17 @@
-/* The tokenizer's text path, in the order of HuggingFace tokenizers' encode
- * (tokenizer/mod.rs): added tokens out of the raw text (added_vocabulary.rs), the normalizer
- * (normalizers/bert.rs), normalized added tokens, the pre-tokenizer (pre_tokenizers/bert.rs),
- * WordPiece (models/wordpiece/mod.rs), truncation (utils/truncation.rs), then the template
- * (processors/template.rs). The character classes are tokenizer_chars.c's; NFD comes from
- * libutf8proc.
- *
- * Where HuggingFace's two implementations differ, this follows the fast one: no NFC before
- * splitting, and its list of CJK blocks (U+2B820..U+2B91F is not among them). */
+/* The tokenizer's encode path, in the order of tokenizers' Tokenizer::encode_char_offsets
+ * (tokenizers/src/tokenizer/mod.rs: encode_single_sequence, do_tokenize, post_process): added
+ * tokens out of the raw text, normalizer, added tokens out of each normalized piece
+ * (tokenizer/added_vocabulary.rs: extract_and_normalize, find_matches), pre-tokenizer, model,
+ * the pieces' tokens as one encoding with offsets in the original text, turned into characters
+ * (tokenizer/pre_tokenizer.rs: into_encoding, BytesToCharOffsetConverter), truncation
+ * (utils/truncation.rs, with the early stop of PreTokenizedString::tokenize_with_limit),
+ * post-processor, padding (utils/padding.rs, tokenizer/encoding.rs: pad). */
 #include "tokenizer_internal.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <utf8proc.h>
-
-/* ---- characters ---- */
-
-/* The code point at s[i] (valid UTF-8), its length in *len. */
-static int32_t char_at(const char *s, size_t n, size_t i, size_t *len)
-{
-    utf8proc_int32_t c = 0;
-    utf8proc_ssize_t k =
-        utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(n - i), &c);
-    *len = k > 0 ? (size_t)k : 1;
-    return c;
-}
-
-/* The start of the code point before s[i]. */
-static size_t char_before(const char *s, size_t i)
-{
-    do
-        i--;
-    while (i > 0 && ((unsigned char)s[i] & 0xC0) == 0x80);
-    return i;
-}
-
-/* ---- the normalizer ---- */
-
-/* clean_text and handle_chinese_chars on one code point, appended to `stage`. */
-static int clean_char(const tokenizer *t, ints *stage, int32_t c)
-{
-    if (t->clean) {
-        if (c == 0xFFFD || tok_is_control(c)) return 0;
-        if (tok_is_ws(c)) c = ' ';
-    }
-    if (t->chinese && tok_is_cjk(c))
-        return ints_push(stage, ' ') || ints_push(stage, c) || ints_push(stage, ' ') ? -1 : 0;
-    return ints_push(stage, c);
-}
-
-/* Rust's char::to_lowercase takes the full mapping, where U+0130 alone has two code points. */
-static int put_lower(bytes *b, int32_t c)
-{
-    if (c == 0x130) return bytes_put_char(b, 'i') || bytes_put_char(b, 0x307) ? -1 : 0;
-    return bytes_put_char(b, tok_lower(c));
-}
-
-/* BertNormalizer::normalize, in its order: clean, CJK, NFD and drop Mn, lowercase. `stage`
- * and `nfd` hold the code points between the steps. */
-static int normalize(const tokenizer *t, const char *s, size_t n, ints *stage, ints *nfd,
-                     bytes *out)
-{
-    if (!t->normalize) return bytes_put(out, s, n);
-    stage->n = 0;
-    for (size_t i = 0, len; i < n; i += len)
-        if (clean_char(t, stage, char_at(s, n, i, &len)) != 0) return -1;
-    if (t->strip && tok_nfd(stage->v, stage->n, nfd) != 0) return -1;
-    const ints *cps = t->strip ? nfd : stage;
-    for (size_t i = 0; i < cps->n; i++) {
-        int32_t c = cps->v[i];
-        if (t->strip && tok_is_mark(c)) continue;
-        if ((t->lower ? put_lower(out, c) : bytes_put_char(out, c)) != 0) return -1;
-    }
-    return 0;
-}
-
-int tok_normalize(const tokenizer *t, const char *s, size_t n, bytes *out)
-{
-    ints stage = {0}, nfd = {0};
-    int rc = normalize(t, s, n, &stage, &nfd, out);
-    free(stage.v);
-    free(nfd.v);
-    return rc;
-}
-
-/* ---- added tokens ---- */
 
 size_t tok_utf8_prefix(const char *s, size_t n)
 {
@@ -99,32 +26,63 @@ size_t tok_utf8_prefix(const char *s, size_t n)
     return i;
 }
 
-/* refresh_added_tokens: a normalized token is searched for as the normalizer's output of its
- * content, in the normalized text; the others as they are, in the raw text. */
-int tok_prepare_added(const err_ctx *c, tokenizer *t)
+static int bytes_reserve(bytes *b, size_t more)
 {
-    for (size_t i = 0; i < t->n_added; i++) {
-        tok_added *a = &t->added[i];
-        if (tok_utf8_prefix(a->content, a->content_len) != a->content_len)
-            return io_fail(c, "added token %d is not valid UTF-8", (int)a->id);
-        bytes m = {0};
-        int rc = a->normalized ? tok_normalize(t, a->content, a->content_len, &m)
-                               : bytes_put(&m, a->content, a->content_len);
-        if (rc == 0) rc = tok_set_string(&a->match, m.v ? m.v : "", m.n);
-        free(m.v);
-        if (rc != 0) return io_fail_oom(c, "out of memory");
-        a->match_len = m.n;
-    }
+    if (b->n + more <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < b->n + more)
+        cap *= 2;
+    char *v = realloc(b->v, cap);
+    if (!v) return -1;
+    b->v = v;
+    b->cap = cap;
     return 0;
+}
+
+int bytes_put(bytes *b, const char *s, size_t n)
+{
+    if (n == 0) return 0;
+    if (bytes_reserve(b, n) != 0) return -1;
+    memcpy(b->v + b->n, s, n);
+    b->n += n;
+    return 0;
+}
+
+int bytes_put_char(bytes *b, int32_t c)
+{
+    if (bytes_reserve(b, 4) != 0) return -1;
+    b->n += (size_t)utf8proc_encode_char(c, (utf8proc_uint8_t *)b->v + b->n);
+    return 0;
+}
+
+/* ---- added tokens ---- */
+
+/* The code point at s[i] (valid UTF-8). */
+static int32_t char_at(const char *s, size_t n, size_t i, size_t *len)
+{
+    utf8proc_int32_t c = 0;
+    utf8proc_ssize_t k =
+        utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(n - i), &c);
+    *len = k > 0 ? (size_t)k : 1;
+    return c;
+}
+
+static size_t char_before(const char *s, size_t i)
+{
+    do
+        i--;
+    while (i > 0 && ((unsigned char)s[i] & 0xC0) == 0x80);
+    return i;
 }
 
 /* The longest token of the set (normalized or not) that s[0..n) starts with. */
 static const tok_added *longest_at(const tokenizer *t, int normalized, const char *s, size_t n)
 {
+    unsigned char b = (unsigned char)s[0];
+    if (!(t->first_bytes[normalized][b >> 3] & (1u << (b & 7)))) return NULL;
     const tok_added *best = NULL;
     for (size_t i = 0; i < t->n_added; i++) {
         const tok_added *a = &t->added[i];
-        /* an empty pattern would match everywhere; HuggingFace skips empty contents */
         if (a->normalized != normalized || a->match_len == 0 || a->match_len > n) continue;
         if ((!best || a->match_len > best->match_len) && memcmp(a->match, s, a->match_len) == 0)
             best = a;
@@ -132,7 +90,7 @@ static const tok_added *longest_at(const tokenizer *t, int normalized, const cha
     return best;
 }
 
-/* single_word: neither neighbour is a word character. */
+/* single_word: no word character (\w) right before or right after. */
 static int single_word_ok(const char *s, size_t n, size_t start, size_t end)
 {
     size_t len;
@@ -140,10 +98,11 @@ static int single_word_ok(const char *s, size_t n, size_t start, size_t end)
     return end == n || !tok_is_word_char(char_at(s, n, end, &len));
 }
 
-static size_t spaces_before(const char *s, size_t n, size_t i, size_t floor)
+/* Where the whitespace (\s) that ends s[0..i) starts. */
+static size_t spaces_before(const char *s, size_t n, size_t i)
 {
     size_t len;
-    while (i > floor && tok_is_ws(char_at(s, n, char_before(s, i), &len)))
+    while (i > 0 && tok_is_ws(char_at(s, n, char_before(s, i), &len)))
         i = char_before(s, i);
     return i;
 }
@@ -156,209 +115,397 @@ static size_t spaces_after(const char *s, size_t n, size_t i)
     return i;
 }
 
-/* find_matches' next split: the leftmost-longest token of the set in s[from..n), or NULL. A
- * single_word token with a word character beside it is passed over, and the search goes on
- * after it; lstrip and rstrip take in the spaces beside it (lstrip none before `from`). The
- * search then goes on after the spaces rstrip took, where Aho-Corasick's would go on before
- * them: the two differ only for a token that begins with a space. */
-static const tok_added *next_added(const tokenizer *t, int normalized, const char *s, size_t n,
-                                   size_t from, size_t *start, size_t *end)
+/* find_matches: s cut into pieces, an added token's id with each match and -1 with the text
+ * between. The search is leftmost-longest and goes on after each match (also after one that
+ * single_word turned down, and before the spaces rstrip took, as the Aho-Corasick's does). */
+static int find_matches(const err_ctx *c, const tokenizer *t, int normalized, const char *s,
+                        size_t n, tok_toks *out)
 {
-    for (size_t i = from; i < n; i++) {
+    out->n = 0;
+    size_t start_offset = 0;
+    for (size_t i = 0; i < n;) {
         const tok_added *a = longest_at(t, normalized, s + i, n - i);
-        if (!a) continue;
-        size_t e = i + a->match_len;
-        if (a->single_word && !single_word_ok(s, n, i, e)) {
-            i = e - 1;
+        if (!a) {
+            i++;
             continue;
         }
-        *start = a->lstrip ? spaces_before(s, n, i, from) : i;
-        *end = a->rstrip ? spaces_after(s, n, e) : e;
-        return a;
-    }
-    return NULL;
-}
-
-/* ---- pre-tokenizer and WordPiece ---- */
-
-typedef struct encoder {
-    const tokenizer *t;
-    ints *ids;  /* where the ids go */
-    ints stage; /* the normalizer's code points after cleaning and CJK spacing */
-    ints nfd;   /* and after NFD */
-    bytes norm; /* the normalizer's output for one piece of text */
-    bytes word; /* UTF-8 of one word */
-    size_t word_chars;
-    ints off; /* the word's code point offsets */
-} encoder;
-
-/* The id of the longest vocabulary piece at code point `start` (after the first, with the
- * prefix), and in *end where it stops; -1 when none matches. */
-static int32_t longest_match(const encoder *e, size_t start, size_t n, size_t *end)
-{
-    const int32_t *off = e->off.v;
-    const char *s = e->word.v + off[start];
-    for (*end = n; *end > start; --*end) {
-        int32_t id = tok_lookup(e->t, start > 0, s, (size_t)(off[*end] - off[start]));
-        if (id >= 0) return id;
-    }
-    return -1;
-}
-
-/* Greedy longest-match-first over the word's code points: a word is [UNK] as a whole when
- * some position has no match, or when it is longer than max_input_chars_per_word. */
-static int wordpiece(encoder *e)
-{
-    const tokenizer *t = e->t;
-    if (e->word_chars > t->max_word_chars) return ints_push(e->ids, t->unk);
-    e->off.n = 0;
-    if (ints_reserve(&e->off, e->word_chars + 1) != 0) return -1;
-    for (size_t i = 0; i < e->word.n; i++)
-        if (((unsigned char)e->word.v[i] & 0xC0) != 0x80) e->off.v[e->off.n++] = (int32_t)i;
-    size_t n = e->off.n, first = e->ids->n;
-    e->off.v[n] = (int32_t)e->word.n;
-    for (size_t start = 0, end; start < n; start = end) {
-        int32_t id = longest_match(e, start, n, &end);
-        if (id < 0) {
-            e->ids->n = first;
-            return ints_push(e->ids, t->unk);
+        size_t start = i, stop = i + a->match_len;
+        i = stop;
+        if (a->single_word && !single_word_ok(s, n, start, stop)) continue;
+        if (a->lstrip) {
+            size_t from = spaces_before(s, n, start);
+            start = from > start_offset ? from : start_offset;
         }
-        if (ints_push(e->ids, id) != 0) return -1;
+        if (a->rstrip) stop = spaces_after(s, n, stop);
+        if (start_offset < start && tok_toks_push(c, out, -1, start_offset, start) != 0) return -1;
+        if (tok_toks_push(c, out, a->id, start, stop) != 0) return -1;
+        start_offset = stop;
+    }
+    if (start_offset != n || n == 0) return tok_toks_push(c, out, -1, start_offset, n);
+    return 0;
+}
+
+/* What one call reuses between its texts. */
+typedef struct scratch {
+    tok_splits splits[2];
+    tok_toks matches;
+    size_t *counts; /* the tokens of each split, in order */
+    size_t counts_cap;
+    size_t *chars[2]; /* the character each byte of each text is part of */
+    size_t chars_cap[2];
+} scratch;
+
+static void scratch_free(scratch *w)
+{
+    tok_splits_free(&w->splits[0]);
+    tok_splits_free(&w->splits[1]);
+    free(w->matches.v);
+    free(w->counts);
+    free(w->chars[0]);
+    free(w->chars[1]);
+}
+
+static int reserve(const err_ctx *c, size_t **v, size_t *cap, size_t need)
+{
+    if (need <= *cap) return 0;
+    size_t *p = realloc(*v, need * sizeof *p);
+    if (!p) return io_fail_oom(c, "out of memory for %zu entries", need);
+    *v = p;
+    *cap = need;
+    return 0;
+}
+
+/* Appends a split to `to`: the normalized text moved in, its tokens and state with it. */
+static int move_split(const err_ctx *c, tok_splits *to, tok_split *from)
+{
+    if (tok_splits_push(c, to, &from->text) != 0) return -1;
+    tok_split *d = &to->v[to->n - 1];
+    d->toks = from->toks;
+    d->done = from->done;
+    memset(&from->toks, 0, sizeof from->toks);
+    return 0;
+}
+
+/* split_with_indices: the pieces of `text` at the matches, each added token a split that is
+ * done; empty pieces dropped, as PreTokenizedString::split drops them. */
+static int split_added(const err_ctx *c, const tok_norm *text, const tok_toks *matches,
+                       tok_splits *to)
+{
+    for (size_t i = 0; i < matches->n; i++) {
+        const tok_tok *m = &matches->v[i];
+        if (m->end == m->start) continue;
+        tok_norm piece;
+        if (tok_norm_slice(c, text, m->start, m->end, &piece) != 0) return -1;
+        size_t len = piece.n;
+        if (tok_splits_push(c, to, &piece) != 0) return tok_norm_free(&piece), -1;
+        if (m->id < 0) continue;
+        tok_split *d = &to->v[to->n - 1];
+        d->done = 1;
+        if (tok_toks_push(c, &d->toks, m->id, 0, len) != 0) return -1;
     }
     return 0;
 }
 
-static int flush_word(encoder *e)
+static int has_added(const tokenizer *t, int normalized)
 {
-    int rc = e->word.n ? wordpiece(e) : 0;
-    e->word.n = 0;
-    e->word_chars = 0;
+    for (size_t i = 0; i < sizeof t->first_bytes[0]; i++)
+        if (t->first_bytes[normalized][i]) return 1;
+    return 0;
+}
+
+/* A piece of `from` at the added tokens of one set, appended to `to`; without any, the piece
+ * moves in whole (unless empty). */
+static int split_or_move(const err_ctx *c, const tokenizer *t, int normalized, scratch *w,
+                         tok_split *from, tok_splits *to)
+{
+    if (!has_added(t, normalized)) return from->text.n ? move_split(c, to, from) : 0;
+    return find_matches(c, t, normalized, from->text.s, from->text.n, &w->matches) ||
+                   split_added(c, &from->text, &w->matches, to)
+               ? -1
+               : 0;
+}
+
+/* extract_and_normalize: splits[0] becomes the text's pieces, added tokens done. */
+static int extract_and_normalize(const err_ctx *c, const tokenizer *t, const char *s, size_t n,
+                                 scratch *w)
+{
+    tok_splits *raw = &w->splits[1], *out = &w->splits[0];
+    tok_split all = {0};
+    if (tok_norm_init(c, &all.text, s, n, 0) != 0) return -1;
+    int rc = split_or_move(c, t, 0, w, &all, raw);
+    tok_norm_free(&all.text);
+    for (size_t i = 0; rc == 0 && i < raw->n; i++) {
+        tok_split *sp = &raw->v[i];
+        if (sp->done) {
+            rc = move_split(c, out, sp);
+            continue;
+        }
+        if (t->normalizer) rc = tok_normalizer_run(c, t->normalizer, &sp->text);
+        if (rc == 0) rc = split_or_move(c, t, 1, w, sp, out);
+    }
+    tok_splits_free(raw);
     return rc;
 }
 
-static int word_add(encoder *e, const char *s, size_t len)
-{
-    e->word_chars++;
-    return bytes_put(&e->word, s, len);
-}
+/* ---- one text's encoding ---- */
 
-/* BertPreTokenizer: whitespace ends a word and is dropped; each punctuation character is a
- * word of its own. Without it the whole piece is one word. */
-static int add_words(encoder *e, const char *s, size_t n)
+/* One sequence as do_tokenize gives it: every token (`full` of them), and how many the
+ * early stop of tokenize_with_limit would have tokenized (`limited`). */
+typedef struct sequence {
+    tok_enc enc;
+    size_t full, limited;
+    size_t bytes; /* the text's length */
+} sequence;
+
+/* tokenize_with_limit's count: whole splits from the kept end until max_tokens are reached. */
+static size_t limited_count(const size_t *counts, size_t n, size_t max_tokens, int left)
 {
-    for (size_t i = 0, len; i < n; i += len) {
-        int32_t c = char_at(s, n, i, &len);
-        int rc;
-        if (!e->t->pre_split)
-            rc = word_add(e, s + i, len);
-        else if (tok_is_ws(c))
-            rc = flush_word(e);
-        else if (tok_is_punct(c))
-            rc = flush_word(e) || word_add(e, s + i, len) || flush_word(e);
-        else
-            rc = word_add(e, s + i, len);
-        if (rc != 0) return -1;
+    size_t total = 0;
+    for (size_t k = 0; k < n; k++) {
+        total += counts[left ? n - 1 - k : k];
+        if (total >= max_tokens) break;
     }
-    return flush_word(e);
+    return total;
 }
 
-/* A piece of raw text between added tokens: normalized, then split on normalized ones. */
-static int add_piece(encoder *e, const char *s, size_t n)
+/* The character each byte of s[0..n) is part of, in w->chars[seq]. */
+static int char_map(const err_ctx *c, const char *s, size_t n, int seq, scratch *w)
 {
-    e->norm.n = 0;
-    if (normalize(e->t, s, n, &e->stage, &e->nfd, &e->norm) != 0) return -1;
-    const char *m = e->norm.v;
-    size_t mn = e->norm.n, pos = 0, start, end;
-    for (const tok_added *a; pos < mn; pos = end) {
-        a = next_added(e->t, 1, m, mn, pos, &start, &end);
-        if (add_words(e, m + pos, (a ? start : mn) - pos) != 0) return -1;
-        if (!a) break;
-        if (ints_push(e->ids, a->id) != 0) return -1;
+    if (reserve(c, &w->chars[seq], &w->chars_cap[seq], n ? n : 1) != 0) return -1;
+    size_t index = 0, *chars = w->chars[seq];
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && ((unsigned char)s[i] & 0xC0) != 0x80) index++;
+        chars[i] = index;
     }
     return 0;
 }
 
-static int add_text(encoder *e, const char *s, size_t n)
+/* BytesToCharOffsetConverter::convert: a byte offset inside a character is that character's
+ * index, an end at the text's end one past the last character. tokenizers converts before the
+ * post-processor trims offsets, this after, so a start the trimming moved to the text's end is
+ * that end in characters too (where tokenizers would leave a start already there in bytes: a
+ * token no model makes). */
+static void to_chars(const size_t *chars, size_t n, size_t *start, size_t *end)
 {
-    size_t pos = 0, start, end;
-    for (const tok_added *a; pos < n; pos = end) {
-        a = next_added(e->t, 0, s, n, pos, &start, &end);
-        size_t stop = a ? start : n;
-        if (stop > pos && add_piece(e, s + pos, stop - pos) != 0) return -1;
-        if (!a) break;
-        if (ints_push(e->ids, a->id) != 0) return -1;
-    }
-    return 0;
+    if (n == 0 || *start > n) return;
+    size_t s = *start < n ? chars[*start] : chars[n - 1] + 1;
+    *end = *end < n ? chars[*end] : chars[n - 1] + 1;
+    *start = s;
 }
 
-/* Appends the ids of `text` to ids; `what` names the input in messages. */
-static int tokenize(const tokenizer *t, const char *text, const char *what, ints *ids, char *err,
-                    size_t err_size)
+/* The model over every split not done, then into_encoding. */
+static int tokenize_splits(const err_ctx *c, const tokenizer *t, int32_t seq, scratch *w,
+                           tok_enc *e)
 {
-    err_ctx c = {what, err, err_size};
-    size_t n = strlen(text);
-    size_t valid = tok_utf8_prefix(text, n);
-    if (valid != n) return io_fail(&c, "invalid UTF-8 at byte %zu", valid);
-    encoder e = {.t = t, .ids = ids};
-    int rc = add_text(&e, text, n);
-    free(e.stage.v);
-    free(e.nfd.v);
-    free(e.norm.v);
-    free(e.word.v);
-    free(e.off.v);
-    return rc == 0 ? 0 : io_fail_oom(&c, "out of memory");
-}
-
-/* ---- truncation and the template ---- */
-
-/* truncation.rs, LongestFirst with a pair: with n1 the shorter, it keeps its length and the
- * longer gets the rest when that leaves the longer no shorter; else both get half of the
- * room, the longer (the second on a tie) the odd one. */
-static void truncate_pair(size_t *n1, size_t *n2, size_t room)
-{
-    if (*n1 + *n2 <= room) return;
-    int swap = *n1 > *n2;
-    size_t lo = swap ? *n2 : *n1, hi;
-    hi = lo > room ? lo : (lo > room - lo ? lo : room - lo);
-    if (lo + hi > room) {
-        lo = room / 2;
-        hi = lo + room % 2;
-    }
-    size_t a = swap ? hi : lo, b = swap ? lo : hi;
-    *n1 = a < *n1 ? a : *n1;
-    *n2 = b < *n2 ? b : *n2;
-}
-
-static int assemble(const tokenizer *t, const tok_template *tp, const ints *seqs, tok_ids *out)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < tp->n; i++)
-        n += tp->pieces[i].seq < 0 ? tp->pieces[i].count : seqs[tp->pieces[i].seq].n;
-    size_t alloc = n ? n : 1;
-    out->ids = malloc(alloc * sizeof *out->ids);
-    out->type_ids = malloc(alloc * sizeof *out->type_ids);
-    out->mask = malloc(alloc * sizeof *out->mask);
-    if (!out->ids || !out->type_ids || !out->mask) return -1;
-    for (size_t i = 0; i < tp->n; i++) {
-        const tok_piece *p = &tp->pieces[i];
-        const int32_t *src = p->seq < 0 ? t->tpl_ids + p->first : seqs[p->seq].v;
-        size_t len = p->seq < 0 ? p->count : seqs[p->seq].n;
-        for (size_t j = 0; j < len; j++) {
-            out->ids[out->count] = src[j];
-            out->type_ids[out->count] = p->type_id;
-            out->mask[out->count++] = 1;
+    tok_splits *s = &w->splits[0];
+    if (reserve(c, &w->counts, &w->counts_cap, s->n ? s->n : 1) != 0) return -1;
+    for (size_t i = 0; i < s->n; i++) {
+        tok_split *sp = &s->v[i];
+        if (!sp->done && tok_model_run(c, t->model, sp->text.s, sp->text.n, &sp->toks) != 0)
+            return -1;
+        w->counts[i] = sp->toks.n;
+        for (size_t k = 0; k < sp->toks.n; k++) {
+            size_t start, end;
+            tok_norm_span(&sp->text, sp->toks.v[k].start, sp->toks.v[k].end, &start, &end);
+            if (tok_enc_push(c, e, sp->toks.v[k].id, seq, 0, start, end, seq) != 0) return -1;
         }
     }
     return 0;
 }
 
-/* Keeps the last n of each sequence that was cut, instead of the first: truncation.rs's
- * Encoding::truncate with TruncationDirection::Left. */
-static void keep_ends(ints *seqs, const size_t *full)
+/* encode_single_sequence with char offsets; `limit` the truncation's max_length (0: none). */
+static int encode_one(const tokenizer *t, const char *text, int32_t seq, size_t limit, int left,
+                      scratch *w, sequence *out, char *err, size_t err_size)
 {
-    for (int k = 0; k < 2; k++)
-        if (seqs[k].n < full[k])
-            memmove(seqs[k].v, seqs[k].v + (full[k] - seqs[k].n), seqs[k].n * sizeof *seqs[k].v);
+    err_ctx c = {seq ? "text pair" : "text", err, err_size};
+    size_t n = strlen(text), valid = tok_utf8_prefix(text, n);
+    if (valid != n) return io_fail(&c, "invalid UTF-8 at byte %zu", valid);
+    tok_splits_free(&w->splits[0]);
+    if (extract_and_normalize(&c, t, text, n, w) != 0) return -1;
+    if (t->pre_tokenizer && tok_pretokenizer_run(&c, t->pre_tokenizer, &w->splits[0]) != 0)
+        return -1;
+    if (tokenize_splits(&c, t, seq, w, &out->enc) != 0) return -1;
+    out->full = out->enc.n;
+    out->limited = limit ? limited_count(w->counts, w->splits[0].n, limit, left) : out->full;
+    out->bytes = n;
+    return char_map(&c, text, n, seq, w);
+}
+
+/* ---- truncation ---- */
+
+/* truncate_encodings' kept lengths k[0], k[1] of encodings n[0], n[1] (pair: a second one). */
+static int truncated_lengths(const err_ctx *c, const tok_truncation *r, size_t max,
+                             const size_t n[2], int pair, size_t k[2])
+{
+    k[0] = n[0], k[1] = n[1];
+    if (max == 0) return k[0] = k[1] = 0, 0;
+    size_t total = n[0] + n[1];
+    if (total <= max) return 0;
+    size_t remove = total - max;
+    if (r->strategy == TOK_LONGEST_FIRST && pair) {
+        int swap = n[0] > n[1];
+        size_t lo = swap ? n[1] : n[0], hi;
+        hi = lo > max ? lo : (lo > max - lo ? lo : max - lo);
+        if (lo + hi > max) lo = max / 2, hi = lo + max % 2;
+        k[0] = swap ? hi : lo, k[1] = swap ? lo : hi;
+    } else if (r->strategy == TOK_LONGEST_FIRST) {
+        k[0] = max;
+    } else {
+        int which = r->strategy == TOK_ONLY_SECOND;
+        if (which && !pair)
+            return io_fail(c, "truncation: only_second, but there is no second text");
+        if (n[which] <= remove)
+            return io_fail(c, "truncation: %s text is too short to leave %zu tokens",
+                           which ? "the second" : "the first", max);
+        k[which] = n[which] - remove;
+    }
+    for (int i = 0; i < 2; i++)
+        if (k[i] > 0 && k[i] < n[i] && r->stride >= k[i])
+            return io_fail(c, "truncation: stride %zu is not below the %zu tokens kept", r->stride,
+                           k[i]);
+    return 0;
+}
+
+/* A view of k of e's tokens: the first, or the last when `left`. */
+static tok_enc kept(const tok_enc *e, size_t k, int left)
+{
+    if (k == 0) return (tok_enc){0};
+    size_t from = left ? e->n - k : 0;
+    tok_enc v = {e->ids + from, e->type_ids + from, e->special + from, e->starts + from,
+                 e->ends + from, e->seq + from, k, k};
+    return v;
+}
+
+/* ---- post-processor and padding ---- */
+
+static const char *view_token(const void *ctx, int32_t id, size_t *len)
+{
+    const tokenizer *t = ctx;
+    const char *s = tok_token(t, id);
+    *len = s ? strlen(s) : 0;
+    return s;
+}
+
+/* Without a post-processor: the encodings one after the other (default_process). */
+static int concatenate(const err_ctx *c, const tok_enc *a, const tok_enc *b, tok_enc *out)
+{
+    for (int k = 0; k < 2; k++) {
+        const tok_enc *e = k ? b : a;
+        for (size_t i = 0; e && i < e->n; i++)
+            if (tok_enc_push(c, out, e->ids[i], e->type_ids[i], e->special[i], e->starts[i],
+                             e->ends[i], e->seq[i]) != 0)
+                return -1;
+    }
+    return 0;
+}
+
+/* pad_encodings for one encoding: to the fixed length (BatchLongest: its own), rounded up to
+ * the multiple; the padding's mask 0 is left to the caller (seq -2). */
+static int pad(const err_ctx *c, const tok_padding *p, tok_enc *e)
+{
+    size_t target = p->fixed ? p->fixed : e->n;
+    if (p->multiple > 0 && target % p->multiple) target += p->multiple - target % p->multiple;
+    size_t more = target > e->n ? target - e->n : 0, old = e->n;
+    for (size_t i = 0; i < more; i++)
+        if (tok_enc_push(c, e, p->pad_id, p->pad_type_id, 1, 0, 0, -2) != 0) return -1;
+    if (!p->left || !more) return 0;
+    /* Left: the padding first */
+    for (size_t i = old; i-- > 0;) {
+        size_t to = i + more;
+        e->ids[to] = e->ids[i], e->type_ids[to] = e->type_ids[i], e->special[to] = e->special[i];
+        e->starts[to] = e->starts[i], e->ends[to] = e->ends[i], e->seq[to] = e->seq[i];
+    }
+    for (size_t i = 0; i < more; i++) {
+        e->ids[i] = p->pad_id, e->type_ids[i] = p->pad_type_id, e->special[i] = 1;
+        e->starts[i] = e->ends[i] = 0, e->seq[i] = -2;
+    }
+    return 0;
+}
+
+/* The final encoding's offsets in characters of the text each token came from (added
+ * tokens and padding keep (0, 0)). */
+static void final_chars(const scratch *w, const sequence *seqs, tok_enc *e)
+{
+    for (size_t i = 0; i < e->n; i++)
+        if (e->seq[i] == 0 || e->seq[i] == 1)
+            to_chars(w->chars[e->seq[i]], seqs[e->seq[i]].bytes, &e->starts[i], &e->ends[i]);
+}
+
+static int to_ids(const err_ctx *c, const tok_enc *e, tok_ids *out)
+{
+    if (e->n > INT_MAX / 2) return io_fail(c, "%zu tokens are too many", e->n);
+    size_t n = e->n ? e->n : 1;
+    out->ids = malloc(n * sizeof *out->ids);
+    out->type_ids = malloc(n * sizeof *out->type_ids);
+    out->mask = malloc(n * sizeof *out->mask);
+    out->special = malloc(n * sizeof *out->special);
+    out->offsets = malloc(2 * n * sizeof *out->offsets);
+    if (!out->ids || !out->type_ids || !out->mask || !out->special || !out->offsets)
+        return io_fail_oom(c, "out of memory for %zu tokens", e->n);
+    for (size_t i = 0; i < e->n; i++) {
+        out->ids[i] = e->ids[i];
+        out->type_ids[i] = e->type_ids[i];
+        out->mask[i] = e->seq[i] != -2;
+        out->special[i] = e->special[i] != 0;
+        out->offsets[2 * i] = (int32_t)(e->starts[i] < INT32_MAX ? e->starts[i] : INT32_MAX);
+        out->offsets[2 * i + 1] = (int32_t)(e->ends[i] < INT32_MAX ? e->ends[i] : INT32_MAX);
+    }
+    out->count = (int)e->n;
+    return 0;
+}
+
+/* ---- encode ---- */
+
+typedef struct rules {
+    const tok_truncation *truncation; /* NULL: none */
+    const tok_padding *padding;
+    tok_truncation caller;
+} rules;
+
+static int pick_rules(const err_ctx *c, const tokenizer *t, int pair, int max_len, int left,
+                      rules *r)
+{
+    size_t added = t->post ? tok_post_added(t->post, pair) : 0;
+    memset(r, 0, sizeof *r);
+    if (max_len == TOK_FILE_RULES) {
+        r->truncation = t->has_truncation ? &t->truncation : NULL;
+        r->padding = t->has_padding ? &t->padding : NULL;
+        if (r->truncation && r->truncation->max_length < added)
+            return io_fail(c, "truncation: max_length %zu leaves no room for the %zu special "
+                           "tokens of %s", r->truncation->max_length, added,
+                           pair ? "a pair" : "one text");
+        return 0;
+    }
+    if (max_len < 0 || (size_t)max_len < added)
+        return io_fail(c, "max_len %d leaves no room for the %zu special tokens of %s", max_len,
+                       added, pair ? "a pair" : "one text");
+    if (max_len == INT_MAX) return 0;
+    r->caller = (tok_truncation){(size_t)max_len, 0, TOK_LONGEST_FIRST, left != 0};
+    r->truncation = &r->caller;
+    return 0;
+}
+
+/* post_process: truncation, the post-processor, padding; `seqs` encoded already. */
+static int post_process(const err_ctx *c, const tokenizer *t, const rules *r, sequence *seqs,
+                        int pair, const char *const texts[2], tok_enc *out)
+{
+    tok_enc a = seqs[0].enc, b = seqs[1].enc;
+    const tok_truncation *tr = r->truncation;
+    if (tr) {
+        size_t added = t->post ? tok_post_added(t->post, pair) : 0, k[2];
+        size_t n[2] = {seqs[0].limited, pair ? seqs[1].limited : 0};
+        if (truncated_lengths(c, tr, tr->max_length - added, n, pair, k) != 0) return -1;
+        a = kept(&seqs[0].enc, k[0], tr->left);
+        b = kept(&seqs[1].enc, pair ? k[1] : 0, tr->left);
+    }
+    int rc;
+    if (t->post) {
+        tok_vocab_view v = {view_token, t};
+        rc = tok_post_run(c, t->post, &v, &a, pair ? &b : NULL, texts, 1, out);
+    } else {
+        rc = concatenate(c, &a, pair ? &b : NULL, out);
+    }
+    return rc == 0 && r->padding ? pad(c, r->padding, out) : rc;
 }
 
 int tok_encode(const tokenizer *t, const char *text, const char *text_pair, int max_len,
@@ -375,30 +522,35 @@ int tok_encode_cut(const tokenizer *t, const char *text, const char *text_pair, 
     memset(out, 0, sizeof *out);
     if (!t || !text) return io_fail(&c, "no tokenizer or text given");
     int pair = text_pair != NULL;
-    const tok_template *tp = pair ? &t->pair : &t->single;
-    if (max_len < tp->added)
-        return io_fail(&c, "max_len %d leaves no room for the %d special tokens of %s", max_len,
-                       tp->added, pair ? "a pair" : "one text");
-    ints seqs[2] = {{0}, {0}};
-    int rc = tokenize(t, text, "text", &seqs[0], err, err_size);
-    if (rc == 0 && pair) rc = tokenize(t, text_pair, "text pair", &seqs[1], err, err_size);
-    if (rc == 0) {
-        size_t room = (size_t)(max_len - tp->added), full[2] = {seqs[0].n, seqs[1].n};
-        if (pair)
-            truncate_pair(&seqs[0].n, &seqs[1].n, room);
-        else if (seqs[0].n > room)
-            seqs[0].n = room;
-        if (left) keep_ends(seqs, full);
-        rc = assemble(t, tp, seqs, out);
-        if (rc != 0) {
-            tok_ids_free(out);
-            io_fail_oom(&c, "out of memory");
-        } else {
-            out->full_count = (int)(full[0] + full[1]) + tp->added;
-        }
+    rules r;
+    if (pick_rules(&c, t, pair, max_len, left, &r) != 0) return -1;
+    const tok_truncation *tr = r.truncation;
+    scratch w = {0};
+    sequence seqs[2];
+    memset(seqs, 0, sizeof seqs);
+    tok_enc final = {0};
+    const char *const texts[2] = {text, text_pair};
+    int rc = 0;
+    for (int i = 0; rc == 0 && i <= pair; i++) {
+        /* do_tokenize stops early where truncation will cut, but not in a first text that
+         * only_second leaves whole */
+        size_t limit = tr && !(tr->strategy == TOK_ONLY_SECOND && i == 0) ? tr->max_length : 0;
+        rc = encode_one(t, texts[i], i, limit, tr && tr->left, &w, &seqs[i], err, err_size);
     }
-    free(seqs[0].v);
-    free(seqs[1].v);
+    if (rc == 0) rc = post_process(&c, t, &r, seqs, pair, texts, &final);
+    if (rc == 0) final_chars(&w, seqs, &final);
+    if (rc == 0) rc = to_ids(&c, &final, out);
+    if (rc == 0) {
+        size_t added = t->post ? tok_post_added(t->post, pair) : 0;
+        size_t full = seqs[0].full + seqs[1].full + added;
+        out->full_count = full < INT_MAX ? (int)full : INT_MAX;
+    } else {
+        tok_ids_free(out);
+    }
+    tok_enc_free(&seqs[0].enc);
+    tok_enc_free(&seqs[1].enc);
+    tok_enc_free(&final);
+    scratch_free(&w);
     return rc;
 }
 
@@ -408,5 +560,7 @@ void tok_ids_free(tok_ids *ids)
     free(ids->ids);
     free(ids->type_ids);
     free(ids->mask);
+    free(ids->special);
+    free(ids->offsets);
     memset(ids, 0, sizeof *ids);
 }

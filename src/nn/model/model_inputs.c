@@ -170,6 +170,8 @@ static void fill_batch(const vkbert_model *m, const vkbert_encoding *in, const i
                        int seq, int32_t *ids, int32_t *types, int32_t *mask, int32_t *offsets,
                        int *prompts)
 {
+    /* a tokenizer without a padding token pads with 0: the mask hides what pads */
+    int32_t pad = tok_pad_id(m->tokenizer.tok) >= 0 ? tok_pad_id(m->tokenizer.tok) : 0;
     offsets[0] = 0;
     for (int b = 0; b < n; b++) {
         const vkbert_encoding *t = input_at(in, order, b);
@@ -177,7 +179,7 @@ static void fill_batch(const vkbert_model *m, const vkbert_encoding *in, const i
         offsets[b + 1] = offsets[b] + width;
         for (int s = 0; s < width; s++) {
             size_t at = (size_t)offsets[b] + s;
-            ids[at] = s < t->count ? t->ids[s] : tok_pad_id(m->tokenizer.tok);
+            ids[at] = s < t->count ? t->ids[s] : pad;
             types[at] = s < t->count && t->type_ids ? t->type_ids[s] : 0;
             if (mask) mask[at] = s < t->count;
         }
