@@ -375,11 +375,12 @@ VKBERT_API vkbert_status vkbert_model_time_split(const vkbert_model *model, vkbe
 /* ----------------------------------------------------------------------------- tokenizers ---- */
 
 /* The tokenizer of a model folder, as HuggingFace's fast tokenizer (AutoTokenizer) reads it:
- * tokenizer.json when present (WordPiece with BertNormalizer, BertPreTokenizer and a
- * TemplateProcessing or BertProcessing post-processor; any other type is refused by name), else
- * vocab.txt with tokenizer_config.json and special_tokens_map.json. Special tokens typed in a
- * text ("[MASK]") are matched whole first, as HuggingFace does. Needs no context: a failure's
- * message is in vkbert_last_error(NULL). A tokenizer may be used by many threads at once. */
+ * tokenizer.json when present (the WordPiece, BPE or Unigram model with the normalizers,
+ * pre-tokenizers, post-processors and decoders of HuggingFace tokenizers; a type or option
+ * outside those vkbert runs is refused by name), else vocab.txt with tokenizer_config.json and
+ * special_tokens_map.json. Special tokens typed in a text ("[MASK]") are matched whole first,
+ * as HuggingFace does. Needs no context: a failure's message is in vkbert_last_error(NULL). A
+ * tokenizer may be used by many threads at once. */
 typedef struct vkbert_tokenizer vkbert_tokenizer;
 
 VKBERT_API vkbert_status vkbert_tokenizer_load(const char *model_dir, vkbert_tokenizer **out);
@@ -393,8 +394,8 @@ VKBERT_API int vkbert_tokenizer_max_length(const vkbert_tokenizer *tokenizer);
 
 /* One input as token ids: [CLS] text [SEP] (pair [SEP]) with the folder's template. The
  * tokenizers and vkbert_model_encode fill it in (set struct_size, VKBERT_ENCODING_INIT, first),
- * their ids and type_ids allocated: free them with vkbert_encoding_free. A caller may also make
- * one by hand, over arrays of its own, for vkbert_model_embed_inputs and _score_inputs. */
+ * its arrays allocated: free them with vkbert_encoding_free. A caller may also make one by
+ * hand, over arrays of its own, for vkbert_model_embed_inputs and _score_inputs. */
 typedef struct vkbert_encoding {
     uint32_t struct_size; /* VKBERT_ENCODING_INIT */
     int32_t *ids;         /* [count], with the special tokens ([CLS] ... [SEP]) */
@@ -468,10 +469,11 @@ typedef struct vkbert_encode_options {
 #define VKBERT_ENCODE_OPTIONS_INIT VKBERT_STRUCT_INIT_(vkbert_encode_options)
 
 /* Tokenizes `text` (and `pair`, for a cross-encoder's (query, document), when not NULL) into
- * *out, whose ids and type_ids are allocated: free them with vkbert_encoding_free. The
- * prompt (the folder's default one unless options say otherwise; none by default for a
- * classifier, as vkbert_model_classify) is prepended to a text without a pair. Thread-safe:
- * needs no lock and no device. `options` may be NULL. */
+ * *out, whose arrays are allocated: free them with vkbert_encoding_free. The prompt (the
+ * folder's default one unless options say otherwise; none by default for a classifier, as
+ * vkbert_model_classify) is prepended to a text without a pair, and the offsets count the
+ * characters of that whole (the prompt's first). Thread-safe: needs no lock and no device.
+ * `options` may be NULL. */
 VKBERT_API vkbert_status vkbert_model_encode(const vkbert_model *model, const char *text,
                                              const char *pair, const vkbert_encode_options *options,
                                              vkbert_encoding *out);
