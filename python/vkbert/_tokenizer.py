@@ -63,9 +63,6 @@ class Encoding:
 
     def __init__(self, e):
         n = e.count
-        if n and not (e.special_tokens_mask and e.offsets and e.attention_mask):
-            raise _lib.Error(1, "the tokenizer gave no special-tokens mask, offsets or "
-                                "attention mask")
         self.ids = _take(e.ids, n)
         self.type_ids = _take(e.type_ids, n)
         self.special_tokens_mask = _take(e.special_tokens_mask, n)
