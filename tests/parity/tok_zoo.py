@@ -46,26 +46,36 @@ def _template(tok, single, pair, names):
 # ---- SentencePiece Unigram, converted by transformers ----
 
 @functools.lru_cache(maxsize=None)
-def sentencepiece(root, rule, byte_fallback=False):
+def sentencepiece_folder(root, rule, byte_fallback=False, **options):
     """A Unigram model trained by sentencepiece with normalization rule `rule`, then converted
-    as XLM-R's: DIR/sentencepiece.bpe.model through XLMRobertaTokenizer.save_pretrained."""
+    as XLM-R's: DIR/sentencepiece.bpe.model through XLMRobertaTokenizer.save_pretrained (options:
+    the tokenizer's, e.g. model_max_length). Returns the folder it saved."""
     import sentencepiece as spm
     import transformers
     name = f"spm-{rule}-{int(byte_fallback)}"
     model_dir, out = os.path.join(root, name), os.path.join(root, name + "-converted")
-    os.makedirs(model_dir, exist_ok=True)
-    text_file = os.path.join(root, name + ".txt")
-    with open(text_file, "w", encoding="utf-8") as f:
-        f.writelines(" ".join(t.split()) + "\n" for t in corpus())
-    spm.SentencePieceTrainer.train(
-        input=text_file, model_prefix=os.path.join(model_dir, "sentencepiece.bpe"),
-        model_type="unigram", vocab_size=8000, hard_vocab_limit=False, character_coverage=0.98,
-        normalization_rule_name=rule, byte_fallback=byte_fallback, num_threads=1, minloglevel=2)
-    transformers.XLMRobertaTokenizer.from_pretrained(model_dir).save_pretrained(out)
-    tok = Tokenizer.from_file(os.path.join(out, "tokenizer.json"))
-    kind = json.loads(tok.to_str())["normalizer"]["type"]
+    if not os.path.exists(model_dir):
+        os.makedirs(model_dir)
+        text_file = os.path.join(root, name + ".txt")
+        with open(text_file, "w", encoding="utf-8") as f:
+            f.writelines(" ".join(t.split()) + "\n" for t in corpus())
+        spm.SentencePieceTrainer.train(
+            input=text_file, model_prefix=os.path.join(model_dir, "sentencepiece.bpe"),
+            model_type="unigram", vocab_size=8000, hard_vocab_limit=False,
+            character_coverage=0.98, normalization_rule_name=rule, byte_fallback=byte_fallback,
+            num_threads=1, minloglevel=2)
+    out += "".join(f"-{k}{v}" for k, v in sorted(options.items()))
+    transformers.XLMRobertaTokenizer.from_pretrained(model_dir, **options).save_pretrained(out)
+    with open(os.path.join(out, "tokenizer.json"), encoding="utf-8") as f:
+        kind = json.load(f)["normalizer"]["type"]
     assert kind == "Precompiled", f"the converter wrote a {kind} normalizer, not Precompiled"
-    return tok
+    return out
+
+
+def sentencepiece(root, rule, byte_fallback=False):
+    """sentencepiece_folder's tokenizer.json."""
+    return Tokenizer.from_file(os.path.join(sentencepiece_folder(root, rule, byte_fallback),
+                                            "tokenizer.json"))
 
 
 def xlmr_hub(root):
