@@ -31,7 +31,8 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "parity"))
 
 import tok_zoo  # noqa: E402
-from tok_texts import ACCENTED, BERT_SPECIALS, SENTENCEPIECE_SPECIALS, WORDS, make_texts  # noqa: E402
+from tok_texts import (ACCENTED, BERT_SPECIALS, SENTENCEPIECE_SPECIALS, WORDS,  # noqa: E402
+                       make_texts)
 from tokenizers import Tokenizer  # noqa: E402
 
 FAMILIES = {  # the table's name -> (tok_zoo family, or None for the real WordPiece; specials)

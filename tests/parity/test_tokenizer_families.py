@@ -16,14 +16,16 @@ are printed at the end of the run.
         .venv/bin/python -m pytest -q tests/parity/test_tokenizer_families.py
 """
 
+import json
 import os
 import random
+import subprocess
 import zlib
 
 import pytest
 
 tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is not installed")
-pytest.importorskip("sentencepiece", reason="sentencepiece is not installed (tests/requirements.txt)")
+pytest.importorskip("sentencepiece", reason="sentencepiece is not installed (tests/python-env.sh)")
 pytest.importorskip("transformers", reason="transformers is not installed")
 vkbert = pytest.importorskip("vkbert", reason="the vkbert package is not importable (python/)")
 if not hasattr(vkbert, "Tokenizer"):
@@ -175,3 +177,38 @@ def test_decode(family, skip):
     got = ours.decode_batch(ids, skip_special_tokens=skip)
     compare(ref, name, "decode " + ("skip" if skip else "keep"), [(t,) for t in texts],
             list(want), list(got))
+
+
+# ---- the CLI: `vkbert tokenize --file-rules` and `vkbert decode` on a sample ----
+
+CLI_FIELDS = {"ids": "input_ids", "type_ids": "token_type_ids",
+              "special_tokens_mask": "special_tokens_mask", "attention_mask": "attention_mask",
+              "offsets": "offsets"}
+
+
+def _cli(cli, *args):
+    done = subprocess.run([cli, *args], capture_output=True, text=True)
+    assert done.returncode == 0, f"vkbert {args[0]}: exit {done.returncode}: {done.stderr[:500]}"
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("family", NAMES, indirect=True)
+def test_cli_sample(cli, family):
+    """150 texts (short enough for one command line) in one `vkbert tokenize`, and 20 id lists
+    through `vkbert decode`, keeping special tokens and not."""
+    name, folder, specials = family
+    ref = tokenizers.Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
+    texts = [t for t in _texts(name, specials, 400) if len(t) < 300][:150]
+    rows = _cli(cli, "tokenize", "--model", folder, "--file-rules", "--", *texts)
+    got = [{f: [tuple(x) for x in rows[k][i]] if f == "offsets" else rows[k][i]
+            for f, k in CLI_FIELDS.items()} for i in range(len(rows["input_ids"]))]
+    compare(ref, name, "cli tokenize", [(t,) for t in texts],
+            [_fields(e) for e in ref.encode_batch(texts)], got)
+    sample = [e.ids for e in ref.encode_batch(texts[:20]) if e.ids]
+    for keep in (False, True):
+        flag = ["--keep-special-tokens"] if keep else []
+        got = [_cli(cli, "decode", "--model", folder, *flag, "--", *map(str, ids))
+               for ids in sample]
+        compare(ref, name, "cli decode " + ("keep" if keep else "skip"),
+                [(ids,) for ids in sample],
+                ref.decode_batch(sample, skip_special_tokens=not keep), got)

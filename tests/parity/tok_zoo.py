@@ -95,8 +95,8 @@ def unigram_byte_fallback(root):
     def edit(j):
         j["model"]["byte_fallback"] = True
     tok = _edited(sentencepiece(root, "nmt_nfkc", True), edit)
-    tok.decoder = decoders.Sequence([decoders.ByteFallback(),
-                                     decoders.Metaspace(replacement="▁", prepend_scheme="always")])
+    metaspace = decoders.Metaspace(replacement="▁", prepend_scheme="always")
+    tok.decoder = decoders.Sequence([decoders.ByteFallback(), metaspace])
     return tok
 
 
