@@ -1,14 +1,16 @@
 /* The tokenizer's own speed, one thread, through the public API: a model folder's tokenizer
  * encodes every text of a file (texts separated by NUL bytes, UTF-8) with no truncation, once
  * to warm up, then `repeats` timed passes. Prints JSON: the texts, their bytes, the tokens of
- * one pass and each pass's seconds. benchmarks/tokenizer_speed.py runs it beside HF tokenizers.
- *   tokenize_speed DIR TEXTS_FILE [repeats=5] */
+ * one pass, each pass's wall seconds and its CPU seconds (clock(): the process, one thread).
+ * benchmarks/tokenizer_speed.py runs it beside HF tokenizers. tokenize_speed DIR TEXTS_FILE
+ * [repeats=5] */
 #include "platform/platform.h"
 #include "vkbert.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct text_set {
     char *data;   /* the file, with a NUL after its last byte */
@@ -59,22 +61,45 @@ static int encode_all(const vkbert_tokenizer *t, const text_set *set, long *toke
     return 0;
 }
 
+static void print_list(const char *name, const double *values, int count)
+{
+    printf(", \"%s\": [", name);
+    for (int i = 0; i < count; i++)
+        printf("%s%.6f", i ? ", " : "", values[i]);
+    putchar(']');
+}
+
+/* The warm-up, then `repeats` timed passes: wall[] and cpu[] get their seconds. */
+static int time_passes(const vkbert_tokenizer *t, const text_set *set, int repeats, double *wall,
+                       double *cpu, long *tokens)
+{
+    if (encode_all(t, set, tokens)) return -1;
+    for (int r = 0; r < repeats; r++) {
+        double start = plat_now_ms();
+        clock_t cpu_start = clock();
+        if (encode_all(t, set, tokens)) return -1;
+        cpu[r] = (double)(clock() - cpu_start) / CLOCKS_PER_SEC;
+        wall[r] = (plat_now_ms() - start) / 1000.0;
+    }
+    return 0;
+}
+
 static int run(const char *dir, const text_set *set, int repeats)
 {
     vkbert_tokenizer *t = NULL;
     if (vkbert_tokenizer_load(dir, &t) != VKBERT_OK)
         return fprintf(stderr, "tokenize_speed: %s\n", vkbert_last_error(NULL)), 1;
+    double *wall = malloc(2 * (size_t)repeats * sizeof *wall);
     long tokens = 0;
-    int code = encode_all(t, set, &tokens); /* the warm-up */
-    if (!code)
-        printf("{\"texts\": %zu, \"bytes\": %zu, \"tokens\": %ld, \"seconds\": [", set->count,
-               set->bytes, tokens);
-    for (int r = 0; r < repeats && !code; r++) {
-        double start = plat_now_ms();
-        code = encode_all(t, set, &tokens);
-        printf("%s%.6f", r ? ", " : "", (plat_now_ms() - start) / 1000.0);
+    int code = wall ? time_passes(t, set, repeats, wall, wall + repeats, &tokens) : -1;
+    if (!wall) fputs("tokenize_speed: out of memory\n", stderr);
+    if (!code) {
+        printf("{\"texts\": %zu, \"bytes\": %zu, \"tokens\": %ld", set->count, set->bytes, tokens);
+        print_list("seconds", wall, repeats);
+        print_list("cpu_seconds", wall + repeats, repeats);
+        puts("}");
     }
-    if (!code) puts("]}");
+    free(wall);
     vkbert_tokenizer_destroy(t);
     return code ? 1 : 0;
 }

@@ -11,7 +11,9 @@ fallback (Llama's), the files made as tests/parity/tok_zoo.py makes them. The sa
   vkbert_tokenizer_encode with no truncation: no Python, no printing in the timed passes.
 
 Each side: a warm-up pass, then REPEATS timed passes; MB/s (UTF-8 bytes of the texts) and
-texts/s as median (min..max). Both sides produce ids, type ids, masks and offsets.
+texts/s as median (min..max), on the CPU time of the process (one thread works on each side;
+the CPU time stays honest on a machine shared with other work, where the wall time does not),
+and the median on the wall time. Both sides produce ids, type ids, masks and offsets.
 
     .venv/bin/python benchmarks/tokenizer_speed.py build [--repeats 7] [--texts 3000]
 """
@@ -57,17 +59,27 @@ def wordpiece_folder(root):
     return folder, None
 
 
+def _threads():
+    """The process's threads now (Linux), or None."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return None
+
+
 def time_tokenizers(folder, texts, repeats):
-    """Seconds of each pass, and the CPU time over the wall time of the passes."""
+    """Wall and CPU seconds of each pass, and the process's threads before the first call and
+    after the passes (RAYON_NUM_THREADS=1: one worker of rayon's beside Python's own)."""
     tok = Tokenizer.from_file(os.path.join(folder, "tokenizer.json"))
+    before = _threads()
     tok.encode_batch(texts)
-    seconds, cpu = [], 0.0
+    wall, cpu = [], []
     for _ in range(repeats):
         c, start = time.process_time(), time.perf_counter()
         tok.encode_batch(texts)
-        seconds.append(time.perf_counter() - start)
-        cpu += time.process_time() - c
-    return seconds, cpu / sum(seconds)
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - c)
+    return wall, cpu, (before, _threads())
 
 
 def time_vkbert(program, folder, texts, repeats):
@@ -78,18 +90,20 @@ def time_vkbert(program, folder, texts, repeats):
                               text=True)
     if done.returncode != 0:
         raise SystemExit(f"tokenize_speed on {folder}: {done.stderr.strip()}")
-    return json.loads(done.stdout)["seconds"]
+    result = json.loads(done.stdout)
+    return result["seconds"], result["cpu_seconds"]
 
 
 def spread(values):
     return statistics.median(values), min(values), max(values)
 
 
-def row(name, who, seconds, size, count):
-    mb = spread([size / s / 1e6 for s in seconds])
-    per = spread([count / s for s in seconds])
+def row(name, who, wall, cpu, size, count):
+    mb = spread([size / s / 1e6 for s in cpu])
+    per = spread([count / s for s in cpu])
     return (f"| {name} | {who} | {mb[0]:.2f} ({mb[1]:.2f}..{mb[2]:.2f}) "
-            f"| {per[0]:,.0f} ({per[1]:,.0f}..{per[2]:,.0f}) |")
+            f"| {per[0]:,.0f} ({per[1]:,.0f}..{per[2]:,.0f}) "
+            f"| {statistics.median([size / s / 1e6 for s in wall]):.2f} |")
 
 
 def main():
@@ -99,8 +113,9 @@ def main():
     p.add_argument("--texts", type=int, default=3000, help="generated texts of the set")
     a = p.parse_args()
     program = os.path.join(a.build, "tokenize_speed")
-    print("| family | tokenizer | MB/s median (min..max) | texts/s median (min..max) |")
-    print("|---|---|---|---|")
+    print("| family | tokenizer | MB/s, CPU time: median (min..max) | texts/s, CPU time | "
+          "MB/s, wall: median |")
+    print("|---|---|---|---|---|")
     notes = []
     with tempfile.TemporaryDirectory() as root:
         for name, (family, specials) in FAMILIES.items():
@@ -112,11 +127,12 @@ def main():
             texts = make_texts(5, WORDS + ACCENTED, a.texts, specials=specials)
             size = sum(len(t.encode("utf-8")) for t in texts)
             ours = time_vkbert(program, folder, texts, a.repeats)
-            theirs, cpu = time_tokenizers(folder, texts, a.repeats)
-            print(row(name, "vkbert", ours, size, len(texts)))
-            print(row(name, "tokenizers", theirs, size, len(texts)))
-            notes.append(f"{name}: {len(texts)} texts, {size / 1e6:.2f} MB; tokenizers' CPU "
-                         f"time / wall time {cpu:.2f}")
+            wall, cpu, threads = time_tokenizers(folder, texts, a.repeats)
+            print(row(name, "vkbert", *ours, size, len(texts)))
+            print(row(name, "tokenizers", wall, cpu, size, len(texts)))
+            notes.append(f"{name}: {len(texts)} texts, {size / 1e6:.2f} MB; tokenizers: threads "
+                         f"before / after {threads[0]} / {threads[1]}, CPU / wall time "
+                         f"{sum(cpu) / sum(wall):.2f}")
     print()
     print("\n".join(notes))
 
