@@ -19,6 +19,7 @@ are printed at the end of the run.
 import json
 import os
 import random
+import shutil
 import subprocess
 import zlib
 
@@ -32,15 +33,17 @@ if not hasattr(vkbert, "Tokenizer"):
     pytest.skip("this vkbert package has no Tokenizer", allow_module_level=True)
 
 import tok_zoo  # noqa: E402
-from tok_texts import ACCENTED, BERT_SPECIALS, WORDS, make_texts, text, word  # noqa: E402
+from tok_texts import (ACCENTED, BERT_SPECIALS, SENTENCEPIECE_SPECIALS, WORDS,  # noqa: E402
+                       make_texts, text, word)
 
 FIELDS = ("ids", "type_ids", "special_tokens_mask", "attention_mask", "offsets")
 TEXTS = 3000  # generated texts per family, besides tok_texts' FIXED and its two long ones
-PAIR_FIRSTS = 60  # with each of the five second texts: 300 pairs
+PAIR_FIRSTS = 60  # generated first texts; with FIXED and the long ones, each with 5 seconds
 # family -> {what: [compared, equal]}, printed by conftest.py's terminal summary
 TOK_PARITY_COUNTS = {}
 
-REAL = {"mpnet-real": "all-mpnet-base-v2", "minilm-real": "all-MiniLM-L6-v2"}
+# the real files: (conftest's fixture of the checkpoint, the specials its file has)
+REAL = {"mpnet-real": ("mpnet", SENTENCEPIECE_SPECIALS), "minilm-real": ("minilm", BERT_SPECIALS)}
 NAMES = list(tok_zoo.FAMILIES) + list(REAL)
 
 
@@ -52,8 +55,7 @@ def root(tmp_path_factory):
 def _real_folder(name, root, request):
     """The real checkpoint's tokenizer.json in a folder of its own (conftest's fixtures unpack
     the checkpoints, once a session)."""
-    import shutil
-    source = request.getfixturevalue("mpnet" if name == "mpnet-real" else "minilm")
+    source = request.getfixturevalue(REAL[name][0])
     folder = os.path.join(root, name)
     os.makedirs(folder, exist_ok=True)
     shutil.copy(os.path.join(source, "tokenizer.json"), folder)
@@ -72,7 +74,7 @@ def family(request, root):
             _FOLDERS[name] = _real_folder(name, root, request)
         else:
             _FOLDERS[name] = tok_zoo.build(name, root)
-    specials = tok_zoo.FAMILIES[name][1] if name in tok_zoo.FAMILIES else BERT_SPECIALS
+    specials = (REAL.get(name) or tok_zoo.FAMILIES[name])[1]
     return name, _FOLDERS[name], specials
 
 
