@@ -213,6 +213,37 @@ def split_behaviors(root):
         pre_tokenizers.Split(Regex(r"[aeiou]+"), behavior="contiguous", invert=True)]))
 
 
+def metaspace_first(root):
+    """Unigram with Metaspace prepending to the first piece only, splitting nothing, after
+    NFKD, Strip and runs of spaces made one."""
+    tok = _copy(sentencepiece(root, "nmt_nfkc"))
+    tok.normalizer = normalizers.Sequence([
+        normalizers.NFKD(), normalizers.Strip(left=True, right=True),
+        normalizers.Replace(Regex(" {2,}"), " ")])
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first",
+                                                 split=False)
+    tok.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="first", split=False)
+    return tok
+
+
+def bytelevel_post(root):
+    """Byte-level BPE whose post-processor is a Sequence of ByteLevel (trimming offsets) and
+    a template, as GPT-style encoders' files have."""
+    tok = _copy(split_regex(root))
+    tok.post_processor = processors.Sequence([
+        processors.ByteLevel(trim_offsets=True),
+        _template(tok, "<s> $A </s>", "<s> $A </s> $B:1 </s>:1", ["<s>", "</s>"])])
+    return tok
+
+
+def unicode_scripts(root):
+    """WordPiece over UnicodeScripts and CharDelimiterSplit pieces, NFKD and lowercase."""
+    return wordpiece(normalizers.Sequence([normalizers.NFKD(), normalizers.Lowercase()]),
+                     pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(),
+                                              pre_tokenizers.CharDelimiterSplit("-"),
+                                              pre_tokenizers.UnicodeScripts()]))
+
+
 # ---- added tokens, truncation and padding ----
 
 def with_added_tokens(tok):
@@ -252,6 +283,9 @@ FAMILIES = {
     "split-regex-bytelevel": (split_regex, SENTENCEPIECE_SPECIALS),
     "digits-punctuation": (digits_punctuation, BERT_SPECIALS),
     "split-behaviors": (split_behaviors, BERT_SPECIALS),
+    "metaspace-first": (metaspace_first, SENTENCEPIECE_SPECIALS),
+    "bytelevel-post": (bytelevel_post, SENTENCEPIECE_SPECIALS),
+    "unicode-scripts": (unicode_scripts, BERT_SPECIALS),
     "added-unigram": (lambda r: with_added_tokens(xlmr_hub(r)), SENTENCEPIECE_SPECIALS),
     "added-bpe": (lambda r: with_added_tokens(roberta(True, True)), SENTENCEPIECE_SPECIALS),
     "file-rules-bpe": (lambda r: with_file_rules(roberta(True, False), "<pad>", "right"),
