@@ -28,7 +28,8 @@ import pytest
 tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is not installed")
 pytest.importorskip("sentencepiece", reason="sentencepiece is not installed (tests/python-env.sh)")
 pytest.importorskip("transformers", reason="transformers is not installed")
-vkbert = pytest.importorskip("vkbert", reason="the vkbert package is not importable (python/)")
+vkbert = pytest.importorskip("vkbert", reason="the vkbert package is not importable (python/)",
+                             exc_type=ImportError)  # its library not found, too
 if not hasattr(vkbert, "Tokenizer"):
     pytest.skip("this vkbert package has no Tokenizer", allow_module_level=True)
 
@@ -226,3 +227,13 @@ def test_cli_sample(cli, family):
         compare(ref, name, "cli decode " + ("keep" if keep else "skip"),
                 [(ids,) for ids in sample],
                 ref.decode_batch(sample, skip_special_tokens=not keep), got)
+
+
+@pytest.mark.parametrize("name", list(tok_zoo.REFUSED))
+def test_out_of_scope_component_is_refused_by_name(root, name):
+    """A component vkbert does not read is refused, naming its type: never tokenized otherwise."""
+    folder = tok_zoo.build(name, root)
+    kind = tok_zoo.REFUSED[name][1]
+    with pytest.raises(vkbert.Error) as refused:
+        vkbert.Tokenizer(folder)
+    assert kind in str(refused.value), str(refused.value)

@@ -236,12 +236,24 @@ def bytelevel_post(root):
     return tok
 
 
-def unicode_scripts(root):
-    """WordPiece over UnicodeScripts and CharDelimiterSplit pieces, NFKD and lowercase."""
-    return wordpiece(normalizers.Sequence([normalizers.NFKD(), normalizers.Lowercase()]),
-                     pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(),
-                                              pre_tokenizers.CharDelimiterSplit("-"),
-                                              pre_tokenizers.UnicodeScripts()]))
+def out_of_scope(component, value):
+    """A trained WordPiece file with one component that vkbert does not read (tok_pipeline.h
+    lists what it reads): vkbert must refuse it by the component's type name."""
+    def build(root):
+        tok = wordpiece(normalizers.Lowercase(), pre_tokenizers.Whitespace())
+        setattr(tok, component, value)
+        return tok
+    return build
+
+
+# name -> (builder(root), the type name vkbert's refusal must hold)
+REFUSED = {
+    "char-delimiter": (out_of_scope("pre_tokenizer", pre_tokenizers.CharDelimiterSplit("-")),
+                       "CharDelimiterSplit"),
+    "unicode-scripts": (out_of_scope("pre_tokenizer", pre_tokenizers.UnicodeScripts()),
+                        "UnicodeScripts"),
+    "ctc-decoder": (out_of_scope("decoder", decoders.CTC()), "CTC"),
+}
 
 
 # ---- added tokens, truncation and padding ----
@@ -285,7 +297,6 @@ FAMILIES = {
     "split-behaviors": (split_behaviors, BERT_SPECIALS),
     "metaspace-first": (metaspace_first, SENTENCEPIECE_SPECIALS),
     "bytelevel-post": (bytelevel_post, SENTENCEPIECE_SPECIALS),
-    "unicode-scripts": (unicode_scripts, BERT_SPECIALS),
     "added-unigram": (lambda r: with_added_tokens(xlmr_hub(r)), SENTENCEPIECE_SPECIALS),
     "added-bpe": (lambda r: with_added_tokens(roberta(True, True)), SENTENCEPIECE_SPECIALS),
     "file-rules-bpe": (lambda r: with_file_rules(roberta(True, False), "<pad>", "right"),
@@ -296,8 +307,8 @@ FAMILIES = {
 
 
 def build(name, root):
-    """The folder root/name holding the family's tokenizer.json alone."""
+    """The folder root/name holding the family's (or REFUSED's) tokenizer.json alone."""
     folder = os.path.join(root, name)
     os.makedirs(folder, exist_ok=True)
-    FAMILIES[name][0](root).save(os.path.join(folder, "tokenizer.json"))
+    (FAMILIES.get(name) or REFUSED[name])[0](root).save(os.path.join(folder, "tokenizer.json"))
     return folder
