@@ -174,16 +174,16 @@ static int read_dropout(const err_ctx *c, const cJSON *j)
 static int read_options(const err_ctx *c, const cJSON *j, tok_bpe *m)
 {
     const char *what = "model: BPE", *unk, *prefix, *suffix;
-    if (tok_model_known_keys(c, j, what, BPE_KEYS) != 0 || read_dropout(c, j) != 0 ||
-        tok_model_opt_string(c, j, what, "unk_token", &unk) != 0 ||
-        tok_model_opt_string(c, j, what, "continuing_subword_prefix", &prefix) != 0 ||
-        tok_model_opt_string(c, j, what, "end_of_word_suffix", &suffix) != 0 ||
-        tok_model_opt_bool(c, j, what, "fuse_unk", &m->fuse_unk) != 0 ||
-        tok_model_opt_bool(c, j, what, "byte_fallback", &m->byte_fallback) != 0 ||
-        tok_model_opt_bool(c, j, what, "ignore_merges", &m->ignore_merges) != 0)
+    if (tok_fields_known(c, j, what, BPE_KEYS) != 0 || read_dropout(c, j) != 0 ||
+        tok_field_opt_string(c, j, what, "unk_token", &unk) != 0 ||
+        tok_field_opt_string(c, j, what, "continuing_subword_prefix", &prefix) != 0 ||
+        tok_field_opt_string(c, j, what, "end_of_word_suffix", &suffix) != 0 ||
+        tok_field_opt_bool(c, j, what, "fuse_unk", &m->fuse_unk) != 0 ||
+        tok_field_opt_bool(c, j, what, "byte_fallback", &m->byte_fallback) != 0 ||
+        tok_field_opt_bool(c, j, what, "ignore_merges", &m->ignore_merges) != 0)
         return -1;
-    if (tok_model_strdup(c, unk, &m->unk) != 0 || tok_model_strdup(c, prefix, &m->prefix) != 0 ||
-        tok_model_strdup(c, suffix, &m->suffix) != 0)
+    if (tok_strdup(c, unk, &m->unk) != 0 || tok_strdup(c, prefix, &m->prefix) != 0 ||
+        tok_strdup(c, suffix, &m->suffix) != 0)
         return -1;
     m->prefix_len = prefix ? strlen(prefix) : 0;
     m->suffix_len = suffix ? strlen(suffix) : 0;

@@ -11,16 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int copy_string(const err_ctx *c, const cJSON *j, const char *what, const char *key,
-                       char **out, size_t *len)
-{
-    const char *s = NULL;
-    if (tok_field_string(c, j, what, key, &s, len) != 0) return -1;
-    if (!(*out = malloc(*len + 1))) return io_fail_oom(c, "%s: out of memory", what);
-    memcpy(*out, s, *len + 1);
-    return 0;
-}
-
 static int load_metaspace(const err_ctx *c, const cJSON *j, tok_decoder *d)
 {
     static const char *const known[] = {
@@ -64,7 +54,7 @@ static int load_wordpiece(const err_ctx *c, const cJSON *j, tok_decoder *d)
     static const char *const known[] = {"type", "prefix", "cleanup", NULL};
     const char *what = "decoder: WordPiece";
     if (tok_fields_known(c, j, what, known) != 0 ||
-        copy_string(c, j, what, "prefix", &d->prefix, &d->prefix_len) != 0)
+        tok_field_copy(c, j, what, "prefix", &d->prefix, &d->prefix_len) != 0)
         return -1;
     return tok_field_bool(c, j, what, "cleanup", -1, &d->cleanup);
 }
@@ -89,13 +79,13 @@ static int load_replace(const err_ctx *c, const cJSON *j, tok_decoder *d)
     const char *what = "decoder: Replace";
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(j, "pattern");
     if (tok_fields_known(c, j, what, known) != 0 ||
-        copy_string(c, j, what, "content", &d->content_str, &d->content_len) != 0)
+        tok_field_copy(c, j, what, "content", &d->content_str, &d->content_len) != 0)
         return -1;
     const cJSON *body = cJSON_IsObject(p) && p->child && !p->child->next ? p->child : NULL;
     int regex = body && strcmp(body->string, "Regex") == 0;
     if (!body || (!regex && strcmp(body->string, "String") != 0) || !cJSON_IsString(body))
         return io_fail(c, "%s: pattern: expected {\"String\": ...} or {\"Regex\": ...}", what);
-    if (!regex) return copy_string(c, p, what, "String", &d->pattern, &d->pattern_len);
+    if (!regex) return tok_field_copy(c, p, what, "String", &d->pattern, &d->pattern_len);
     const char *s = body->valuestring;
     if (tok_regex_compile(c, s, strlen(s), &d->regex) != 0) return -1;
     return 0;
@@ -105,7 +95,7 @@ static int load_bpe(const err_ctx *c, const cJSON *j, tok_decoder *d)
 {
     static const char *const known[] = {"type", "suffix", NULL};
     if (tok_fields_known(c, j, "decoder: BPEDecoder", known) != 0) return -1;
-    return copy_string(c, j, "decoder: BPEDecoder", "suffix", &d->suffix, &d->suffix_len);
+    return tok_field_copy(c, j, "decoder: BPEDecoder", "suffix", &d->suffix, &d->suffix_len);
 }
 
 /* ByteFallback and Fuse: no options. */
@@ -152,13 +142,12 @@ static const dec_type types[] = {
 int tok_decoder_load(const err_ctx *c, const cJSON *j, tok_decoder **out)
 {
     *out = NULL;
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "type");
-    if (!cJSON_IsObject(j) || !cJSON_IsString(t))
-        return io_fail(c, "decoder: expected an object with a \"type\"");
+    const char *type = NULL;
+    if (tok_field_type(c, j, "decoder", &type) != 0) return -1;
     size_t i = 0, count = sizeof types / sizeof types[0];
-    while (i < count && strcmp(types[i].name, t->valuestring) != 0)
+    while (i < count && strcmp(types[i].name, type) != 0)
         i++;
-    if (i == count) return io_fail(c, "decoder: type \"%s\" is not supported", t->valuestring);
+    if (i == count) return io_fail(c, "decoder: type \"%s\" is not supported", type);
     tok_decoder *d = calloc(1, sizeof *d);
     if (!d) return io_fail_oom(c, "decoder: out of memory");
     d->kind = types[i].kind;

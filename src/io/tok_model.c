@@ -1,10 +1,9 @@
 /* The model of a tokenizer.json (tok_pipeline.h's tok_model_*): its "type" picks WordPiece,
  * BPE or Unigram, as tokenizers' tokenizers/src/models/mod.rs (ModelWrapper's Deserialize)
  * does; without a "type", the keys say which, in the order that file tries them (BPE, WordPiece,
- * WordLevel, Unigram). Also the JSON readers the models' loaders share. */
+ * WordLevel, Unigram). */
 #include "tok_models.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,63 +19,7 @@ struct tok_model {
     } u;
 };
 
-/* ---- the loaders' JSON ---- */
-
-int tok_model_known_keys(const err_ctx *c, const cJSON *j, const char *what,
-                         const char *const *keys)
-{
-    const cJSON *e;
-    cJSON_ArrayForEach(e, j)
-    {
-        size_t k = 0;
-        while (keys[k] && strcmp(keys[k], e->string) != 0)
-            k++;
-        if (!keys[k]) return io_fail(c, "%s: unknown key \"%s\"", what, e->string);
-    }
-    return 0;
-}
-
-int tok_model_opt_string(const err_ctx *c, const cJSON *j, const char *what, const char *key,
-                         const char **out)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
-    *out = NULL;
-    if (!v || cJSON_IsNull(v)) return 0;
-    if (!cJSON_IsString(v)) return io_fail(c, "%s: %s: expected a string", what, key);
-    *out = v->valuestring;
-    return 0;
-}
-
-int tok_model_opt_bool(const err_ctx *c, const cJSON *j, const char *what, const char *key,
-                       int *out)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
-    if (!v || cJSON_IsNull(v)) return 0;
-    if (!cJSON_IsBool(v)) return io_fail(c, "%s: %s: expected true or false", what, key);
-    *out = cJSON_IsTrue(v);
-    return 0;
-}
-
-int tok_model_whole_number(const err_ctx *c, const cJSON *v, const char *what, const char *key,
-                           double most, double *out)
-{
-    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || v->valuedouble > most ||
-        floor(v->valuedouble) != v->valuedouble)
-        return io_fail(c, "%s: %s: expected a whole number from 0 to %.0f", what, key, most);
-    *out = v->valuedouble;
-    return 0;
-}
-
-int tok_model_strdup(const err_ctx *c, const char *s, char **out)
-{
-    *out = NULL;
-    if (!s) return 0;
-    size_t n = strlen(s);
-    *out = malloc(n + 1);
-    if (!*out) return io_fail_oom(c, "out of memory for a string of %zu bytes", n);
-    memcpy(*out, s, n + 1);
-    return 0;
-}
+/* ---- UTF-8 ---- */
 
 size_t tok_model_char_len(unsigned char b)
 {

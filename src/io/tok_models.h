@@ -1,10 +1,11 @@
 /* What the tokenizer's models share (tok_model.c, tok_vocab.c, tok_wordpiece.c, tok_bpe.c,
- * tok_unigram.c): the string <-> id table, the JSON readers their loaders use, and each model's
+ * tok_unigram.c): the string <-> id table and each model's
  * calls, which tok_model.c dispatches to by the model's "type" (tok_pipeline.h's tok_model_*).
  * Not for use outside src/io. */
 #ifndef VKBERT_IO_TOK_MODELS_H
 #define VKBERT_IO_TOK_MODELS_H
 
+#include "tok_fields.h"
 #include "tok_pipeline.h"
 
 #include <stddef.h>
@@ -36,23 +37,6 @@ const char *tok_vocab_token(const tok_vocab *v, int32_t id, size_t *len);
 /* A JSON object {"token": id, ...} (WordPiece's and BPE's "vocab"); `what` names it in
  * messages ("model: BPE: vocab"). A token or an id given twice is refused. */
 int tok_vocab_from_object(const err_ctx *c, const cJSON *obj, const char *what, tok_vocab *v);
-
-/* ------------------------------------------------------------- the loaders' JSON ---- */
-
-/* Refuses a key of object j outside `keys` (NULL-terminated), naming it after `what`. */
-int tok_model_known_keys(const err_ctx *c, const cJSON *j, const char *what,
-                         const char *const *keys);
-/* An optional string (absent or null: *out NULL) and an optional bool (absent or null: *out
- * left as it is). */
-int tok_model_opt_string(const err_ctx *c, const cJSON *j, const char *what, const char *key,
-                         const char **out);
-int tok_model_opt_bool(const err_ctx *c, const cJSON *j, const char *what, const char *key,
-                       int *out);
-/* A whole number in [0, most]. */
-int tok_model_whole_number(const err_ctx *c, const cJSON *v, const char *what, const char *key,
-                           double most, double *out);
-/* A copy of s (NULL stays NULL); -1 when out of memory. */
-int tok_model_strdup(const err_ctx *c, const char *s, char **out);
 
 /* The length of the UTF-8 character whose first byte is b (1 for a byte that starts none). */
 size_t tok_model_char_len(unsigned char b);

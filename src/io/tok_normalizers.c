@@ -4,6 +4,7 @@
  * in tok_charsmap.c) and the NormalizedString methods they call (tok_norm.c). The loader
  * refuses a type or a key it does not know, by name. */
 #include "tok_norm_ops.h"
+#include "tok_fields.h"
 #include "tokenizer_internal.h"
 
 #include <stdio.h>
@@ -27,25 +28,26 @@ typedef enum norm_kind {
     N_SEQUENCE,
 } norm_kind;
 
-/* The type names, in norm_kind's order, and the keys each takes besides "type". */
+/* The type names, in norm_kind's order, and the keys each takes. */
 static const struct {
     const char *name;
-    const char *keys[5];
+    const char *keys[6];
 } KINDS[] = {
-    {"NFC", {NULL}},
-    {"NFD", {NULL}},
-    {"NFKC", {NULL}},
-    {"NFKD", {NULL}},
-    {"Nmt", {NULL}},
-    {"Lowercase", {NULL}},
-    {"Strip", {"strip_left", "strip_right", NULL}},
-    {"StripAccents", {NULL}},
-    {"Replace", {"pattern", "content", NULL}},
-    {"Prepend", {"prepend", NULL}},
-    {"BertNormalizer", {"clean_text", "handle_chinese_chars", "strip_accents", "lowercase", NULL}},
-    {"ByteLevel", {NULL}},
-    {"Precompiled", {"precompiled_charsmap", NULL}},
-    {"Sequence", {"normalizers", NULL}},
+    {"NFC", {"type", NULL}},
+    {"NFD", {"type", NULL}},
+    {"NFKC", {"type", NULL}},
+    {"NFKD", {"type", NULL}},
+    {"Nmt", {"type", NULL}},
+    {"Lowercase", {"type", NULL}},
+    {"Strip", {"type", "strip_left", "strip_right", NULL}},
+    {"StripAccents", {"type", NULL}},
+    {"Replace", {"type", "pattern", "content", NULL}},
+    {"Prepend", {"type", "prepend", NULL}},
+    {"BertNormalizer",
+     {"type", "clean_text", "handle_chinese_chars", "strip_accents", "lowercase", NULL}},
+    {"ByteLevel", {"type", NULL}},
+    {"Precompiled", {"type", "precompiled_charsmap", NULL}},
+    {"Sequence", {"type", "normalizers", NULL}},
 };
 
 #define COUNT(a) (sizeof(a) / sizeof *(a))
@@ -79,25 +81,6 @@ void tok_normalizer_free(tok_normalizer *n)
 
 /* ------------------------------------------------------------------------------ loading ---- */
 
-static int read_bool(const err_ctx *c, const cJSON *j, const char *type, const char *key, int *out)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
-    if (!cJSON_IsBool(v)) return io_fail(c, "normalizer: %s: %s: not a boolean", type, key);
-    *out = cJSON_IsTrue(v);
-    return 0;
-}
-
-static int copy_string(const err_ctx *c, const cJSON *v, const char *type, const char *key,
-                       char **out, size_t *len)
-{
-    if (!cJSON_IsString(v)) return io_fail(c, "normalizer: %s: %s: not a string", type, key);
-    *len = strlen(v->valuestring);
-    *out = malloc(*len + 1);
-    if (!*out) return io_fail_oom(c, "normalizer: %s: out of memory", type);
-    memcpy(*out, v->valuestring, *len + 1);
-    return 0;
-}
-
 static int load_replace(const err_ctx *c, const cJSON *j, tok_normalizer *n)
 {
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(j, "pattern");
@@ -106,32 +89,32 @@ static int load_replace(const err_ctx *c, const cJSON *j, tok_normalizer *n)
     if (!cJSON_IsObject(p) || cJSON_GetArraySize(p) != 1 || (!s && !r))
         return io_fail(c, "normalizer: Replace: pattern: not {\"String\": ...} or "
                           "{\"Regex\": ...}");
-    if (copy_string(c, cJSON_GetObjectItemCaseSensitive(j, "content"), "Replace", "content",
-                    &n->text, &n->text_len) != 0)
+    if (tok_field_copy(c, j, "normalizer: Replace", "content", &n->text, &n->text_len) != 0)
         return -1;
     if (s) {
-        if (copy_string(c, s, "Replace", "pattern", &n->literal, &n->literal_len) != 0) return -1;
+        if (tok_field_copy(c, p, "normalizer: Replace: pattern", "String", &n->literal,
+                           &n->literal_len) != 0)
+            return -1;
         /* tokenizers matches the empty pattern between characters; not supported */
         if (n->literal_len == 0) return io_fail(c, "normalizer: Replace: pattern: empty");
         return 0;
     }
-    if (!cJSON_IsString(r)) return io_fail(c, "normalizer: Replace: pattern: Regex: not a string");
-    return tok_regex_compile(c, r->valuestring, strlen(r->valuestring), &n->regex);
+    const char *regex = NULL;
+    size_t len = 0;
+    if (tok_field_string(c, p, "normalizer: Replace: pattern", "Regex", &regex, &len) != 0)
+        return -1;
+    return tok_regex_compile(c, regex, len, &n->regex);
 }
 
 static int load_bert(const err_ctx *c, const cJSON *j, tok_normalizer *n)
 {
-    const char *t = "BertNormalizer";
-    if (read_bool(c, j, t, "clean_text", &n->clean) != 0 ||
-        read_bool(c, j, t, "handle_chinese_chars", &n->chinese) != 0 ||
-        read_bool(c, j, t, "lowercase", &n->lower) != 0)
+    const char *what = "normalizer: BertNormalizer";
+    if (tok_field_bool(c, j, what, "clean_text", -1, &n->clean) != 0 ||
+        tok_field_bool(c, j, what, "handle_chinese_chars", -1, &n->chinese) != 0 ||
+        tok_field_bool(c, j, what, "lowercase", -1, &n->lower) != 0)
         return -1;
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "strip_accents");
-    if (!s || cJSON_IsNull(s)) { /* None: strip when lowercasing */
-        n->strip_accents = n->lower;
-        return 0;
-    }
-    return read_bool(c, j, t, "strip_accents", &n->strip_accents);
+    n->strip_accents = n->lower; /* None: strip when lowercasing */
+    return tok_field_opt_bool(c, j, what, "strip_accents", &n->strip_accents);
 }
 
 static int load_sequence(const err_ctx *c, const cJSON *j, tok_normalizer *n)
@@ -150,43 +133,27 @@ static int load_sequence(const err_ctx *c, const cJSON *j, tok_normalizer *n)
     return 0;
 }
 
-/* The type's keys are all known ones: an option this reader does not know is refused. */
-static int check_keys(const err_ctx *c, const cJSON *j, norm_kind kind)
-{
-    const cJSON *item;
-    cJSON_ArrayForEach(item, j)
-    {
-        int known = strcmp(item->string, "type") == 0;
-        for (size_t k = 0; !known && KINDS[kind].keys[k]; k++)
-            known = strcmp(item->string, KINDS[kind].keys[k]) == 0;
-        if (!known)
-            return io_fail(c, "normalizer: %s: unsupported key \"%s\"", KINDS[kind].name,
-                           item->string);
-    }
-    return 0;
-}
-
 static int load_options(const err_ctx *c, const cJSON *j, tok_normalizer *n)
 {
-    const cJSON *v;
+    const char *text = NULL;
+    size_t len = 0;
     switch (n->kind) {
     case N_STRIP:
-        return read_bool(c, j, "Strip", "strip_left", &n->left) != 0 ||
-                       read_bool(c, j, "Strip", "strip_right", &n->right) != 0
+        return tok_field_bool(c, j, "normalizer: Strip", "strip_left", -1, &n->left) != 0 ||
+                       tok_field_bool(c, j, "normalizer: Strip", "strip_right", -1, &n->right) != 0
                    ? -1
                    : 0;
     case N_REPLACE:
         return load_replace(c, j, n);
     case N_PREPEND:
-        return copy_string(c, cJSON_GetObjectItemCaseSensitive(j, "prepend"), "Prepend", "prepend",
-                           &n->text, &n->text_len);
+        return tok_field_copy(c, j, "normalizer: Prepend", "prepend", &n->text, &n->text_len);
     case N_BERT:
         return load_bert(c, j, n);
     case N_PRECOMPILED:
-        v = cJSON_GetObjectItemCaseSensitive(j, "precompiled_charsmap");
-        if (!cJSON_IsString(v))
-            return io_fail(c, "normalizer: Precompiled: precompiled_charsmap: not a string");
-        return tok_charsmap_load(c, v->valuestring, strlen(v->valuestring), &n->charsmap);
+        if (tok_field_string(c, j, "normalizer: Precompiled", "precompiled_charsmap", &text,
+                             &len) != 0)
+            return -1;
+        return tok_charsmap_load(c, text, len, &n->charsmap);
     case N_SEQUENCE:
         return load_sequence(c, j, n);
     default:
@@ -197,15 +164,15 @@ static int load_options(const err_ctx *c, const cJSON *j, tok_normalizer *n)
 int tok_normalizer_load(const err_ctx *c, const cJSON *j, tok_normalizer **out)
 {
     *out = NULL;
-    const cJSON *type = cJSON_GetObjectItemCaseSensitive(j, "type");
-    if (!cJSON_IsObject(j) || !cJSON_IsString(type))
-        return io_fail(c, "normalizer: not an object with a \"type\"");
+    const char *type = NULL;
+    if (tok_field_type(c, j, "normalizer", &type) != 0) return -1;
     size_t kind = 0;
-    while (kind < COUNT(KINDS) && strcmp(KINDS[kind].name, type->valuestring) != 0)
+    while (kind < COUNT(KINDS) && strcmp(KINDS[kind].name, type) != 0)
         kind++;
-    if (kind == COUNT(KINDS))
-        return io_fail(c, "normalizer: unsupported type \"%s\"", type->valuestring);
-    if (check_keys(c, j, (norm_kind)kind) != 0) return -1;
+    if (kind == COUNT(KINDS)) return io_fail(c, "normalizer: unsupported type \"%s\"", type);
+    char what[64];
+    snprintf(what, sizeof what, "normalizer: %s", type);
+    if (tok_fields_known(c, j, what, KINDS[kind].keys) != 0) return -1;
     tok_normalizer *n = calloc(1, sizeof *n);
     if (!n) return io_fail_oom(c, "normalizer: out of memory");
     n->kind = (norm_kind)kind;

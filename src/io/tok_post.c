@@ -54,9 +54,7 @@ static int load_special(const err_ctx *c, const cJSON *v, tpl_special *s)
             return io_fail(c, "%s: %s: tokens: expected strings", what, s->name);
         s->ids[k] = (int32_t)u;
         s->lens[k] = strlen(t->valuestring);
-        if (!(s->strs[k] = malloc(s->lens[k] + 1)))
-            return io_fail_oom(c, "%s: out of memory", what);
-        memcpy(s->strs[k], t->valuestring, s->lens[k] + 1);
+        if (tok_strdup(c, t->valuestring, &s->strs[k]) != 0) return -1;
     }
     return 0;
 }
@@ -157,9 +155,7 @@ static int load_named(const err_ctx *c, const cJSON *j, const char *what, const 
     if (tok_field_uint(c, v->child->next, where, INT32_MAX, &id) != 0) return -1;
     t->id = (int32_t)id;
     t->len = strlen(v->child->valuestring);
-    if (!(t->s = malloc(t->len + 1))) return io_fail_oom(c, "%s: out of memory", what);
-    memcpy(t->s, v->child->valuestring, t->len + 1);
-    return 0;
+    return tok_strdup(c, v->child->valuestring, &t->s);
 }
 
 /* tokenizers reads these two by their members, not their type (an untagged enum, Roberta
@@ -214,12 +210,10 @@ static int load_sequence(const err_ctx *c, const cJSON *j, tok_post *p)
 int tok_post_load(const err_ctx *c, const cJSON *j, tok_post **out)
 {
     *out = NULL;
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "type");
-    if (!cJSON_IsObject(j) || !cJSON_IsString(t))
-        return io_fail(c, "post_processor: expected an object with a \"type\"");
+    const char *type = NULL;
+    if (tok_field_type(c, j, "post_processor", &type) != 0) return -1;
     tok_post *p = calloc(1, sizeof *p);
     if (!p) return io_fail_oom(c, "post_processor: out of memory");
-    const char *type = t->valuestring;
     int rc;
     if (strcmp(type, "TemplateProcessing") == 0)
         rc = load_template(c, j, p);

@@ -3,6 +3,7 @@
  * metaspace.rs, byte_level.rs, whitespace.rs, punctuation.rs, digits.rs, split.rs, bert.rs,
  * sequence.rs; SplitDelimiterBehavior in tokenizers/src/tokenizer/normalizer.rs). A key that
  * tokenizers would ignore is refused here, by name: nothing is read but what is understood. */
+#include "tok_fields.h"
 #include "tok_norm_ops.h"
 #include "tok_pretokenizers.h"
 
@@ -22,80 +23,49 @@ static const char *const behavior_names[] = {"Removed", "Isolated", "MergedWithP
 typedef struct pretok_type {
     const char *name;
     pretok_kind kind;
-    const char *keys; /* the keys it reads besides "type", space-separated */
+    const char *keys[7]; /* the keys it reads, "type" first */
 } pretok_type;
 
 static const pretok_type types[] = {
-    {"Metaspace", PRETOK_METASPACE, "replacement add_prefix_space prepend_scheme split str_rep"},
-    {"ByteLevel", PRETOK_BYTE_LEVEL, "add_prefix_space trim_offsets use_regex"},
-    {"Whitespace", PRETOK_WHITESPACE, ""},
-    {"WhitespaceSplit", PRETOK_WHITESPACE_SPLIT, ""},
-    {"Punctuation", PRETOK_PUNCTUATION, "behavior"},
-    {"Digits", PRETOK_DIGITS, "individual_digits"},
-    {"Split", PRETOK_SPLIT, "pattern behavior invert"},
-    {"BertPreTokenizer", PRETOK_BERT, ""},
-    {"Sequence", PRETOK_SEQUENCE, "pretokenizers"},
+    {"Metaspace",
+     PRETOK_METASPACE,
+     {"type", "replacement", "add_prefix_space", "prepend_scheme", "split", "str_rep", NULL}},
+    {"ByteLevel",
+     PRETOK_BYTE_LEVEL,
+     {"type", "add_prefix_space", "trim_offsets", "use_regex", NULL}},
+    {"Whitespace", PRETOK_WHITESPACE, {"type", NULL}},
+    {"WhitespaceSplit", PRETOK_WHITESPACE_SPLIT, {"type", NULL}},
+    {"Punctuation", PRETOK_PUNCTUATION, {"type", "behavior", NULL}},
+    {"Digits", PRETOK_DIGITS, {"type", "individual_digits", NULL}},
+    {"Split", PRETOK_SPLIT, {"type", "pattern", "behavior", "invert", NULL}},
+    {"BertPreTokenizer", PRETOK_BERT, {"type", NULL}},
+    {"Sequence", PRETOK_SEQUENCE, {"type", "pretokenizers", NULL}},
 };
 
-/* Whether `key` is one of the space-separated words of `keys`. */
-static int key_listed(const char *keys, const char *key)
-{
-    size_t n = strlen(key);
-    for (const char *k = keys; *k;) {
-        size_t len = strcspn(k, " ");
-        if (len == n && strncmp(k, key, n) == 0) return 1;
-        k += len + (k[len] == ' ');
-    }
-    return 0;
-}
-
-static int check_keys(const err_ctx *c, const cJSON *j, const pretok_type *t)
-{
-    for (const cJSON *item = j->child; item; item = item->next)
-        if (strcmp(item->string, "type") != 0 && !key_listed(t->keys, item->string))
-            return io_fail(c, "pre_tokenizer: %s: unknown key \"%s\"", t->name, item->string);
-    return 0;
-}
-
-/* A boolean key: *out keeps its default when the key is absent and `required` is 0. */
-static int read_bool(const err_ctx *c, const cJSON *j, const char *type, const char *key,
-                     int required, int *out)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
-    if (!v && !required) return 0;
-    if (!v) return io_fail(c, "pre_tokenizer: %s: missing key \"%s\"", type, key);
-    if (!cJSON_IsBool(v)) return io_fail(c, "pre_tokenizer: %s: %s: not a boolean", type, key);
-    *out = cJSON_IsTrue(v);
-    return 0;
-}
-
-static int read_behavior(const err_ctx *c, const cJSON *j, const char *type, int required,
+static int read_behavior(const err_ctx *c, const cJSON *j, const char *what, int required,
                          tok_behavior *out)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "behavior");
-    if (!v && !required) return 0;
-    if (!v) return io_fail(c, "pre_tokenizer: %s: missing key \"behavior\"", type);
-    if (!cJSON_IsString(v)) return io_fail(c, "pre_tokenizer: %s: behavior: not a string", type);
+    const char *name = NULL;
+    size_t len = 0;
+    if (!required && !cJSON_GetObjectItemCaseSensitive(j, "behavior")) return 0;
+    if (tok_field_string(c, j, what, "behavior", &name, &len) != 0) return -1;
     for (size_t i = 0; i < sizeof behavior_names / sizeof *behavior_names; i++)
-        if (strcmp(v->valuestring, behavior_names[i]) == 0) {
+        if (strcmp(name, behavior_names[i]) == 0) {
             *out = (tok_behavior)i;
             return 0;
         }
-    return io_fail(c, "pre_tokenizer: %s: behavior: unknown \"%s\"", type, v->valuestring);
+    return io_fail(c, "%s: behavior: unknown \"%s\"", what, name);
 }
 
 static int load_metaspace(const err_ctx *c, const cJSON *j, tok_pretokenizer *p)
 {
-    const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "replacement");
-    if (!cJSON_IsString(r))
-        return io_fail(c, "pre_tokenizer: Metaspace: replacement: %s",
-                       r ? "not a string" : "missing");
-    size_t n = strlen(r->valuestring), len = 0;
-    if (n > 0) p->replacement = tok_utf8_next(r->valuestring, n, &len);
+    const char *what = "pre_tokenizer: Metaspace", *r = NULL, *rep = NULL;
+    size_t n = 0, len = 0;
+    if (tok_field_string(c, j, what, "replacement", &r, &n) != 0) return -1;
+    if (n > 0) p->replacement = tok_utf8_next(r, n, &len);
     if (n == 0 || len != n || n > 4)
-        return io_fail(c, "pre_tokenizer: Metaspace: replacement: \"%s\" is not one character",
-                       r->valuestring);
-    memcpy(p->replacement_utf8, r->valuestring, n);
+        return io_fail(c, "%s: replacement: \"%s\" is not one character", what, r);
+    memcpy(p->replacement_utf8, r, n);
     p->replacement_len = n;
 
     p->prepend = PREPEND_ALWAYS;
@@ -113,24 +83,18 @@ static int load_metaspace(const err_ctx *c, const cJSON *j, tok_pretokenizer *p)
     /* the older key: false must come with the scheme never (the default, always, is refused as
      * tokenizers refuses it) */
     int add_prefix_space = 1;
-    if (read_bool(c, j, "Metaspace", "add_prefix_space", 0, &add_prefix_space) != 0) return -1;
+    if (tok_field_bool(c, j, what, "add_prefix_space", 1, &add_prefix_space) != 0) return -1;
     if (!add_prefix_space && p->prepend != PREPEND_NEVER)
         return io_fail(c, "pre_tokenizer: Metaspace: add_prefix_space false does not match "
                           "prepend_scheme");
-    const cJSON *rep = cJSON_GetObjectItemCaseSensitive(j, "str_rep");
-    if (rep && !cJSON_IsString(rep))
-        return io_fail(c, "pre_tokenizer: Metaspace: str_rep: not a string");
-    p->split = 1;
-    return read_bool(c, j, "Metaspace", "split", 0, &p->split);
+    if (tok_field_opt_string(c, j, what, "str_rep", &rep) != 0) return -1;
+    return tok_field_bool(c, j, what, "split", 1, &p->split);
 }
 
 static int set_pattern(const err_ctx *c, tok_pretokenizer *p, const char *pattern, int is_regex)
 {
-    p->pattern = malloc(strlen(pattern) + 1);
-    if (!p->pattern) return io_fail_oom(c, "pre_tokenizer: out of memory");
-    strcpy(p->pattern, pattern);
     p->pattern_is_regex = is_regex;
-    return 0;
+    return tok_strdup(c, pattern, &p->pattern);
 }
 
 static int load_split(const err_ctx *c, const cJSON *j, tok_pretokenizer *p)
@@ -144,8 +108,8 @@ static int load_split(const err_ctx *c, const cJSON *j, tok_pretokenizer *p)
         (strcmp(inner->string, "String") != 0 && strcmp(inner->string, "Regex") != 0))
         return io_fail(c, "pre_tokenizer: Split: pattern: not one String or Regex string");
     int is_regex = strcmp(inner->string, "Regex") == 0;
-    if (read_behavior(c, j, "Split", 1, &p->behavior) != 0 ||
-        read_bool(c, j, "Split", "invert", 1, &p->invert) != 0 ||
+    if (read_behavior(c, j, "pre_tokenizer: Split", 1, &p->behavior) != 0 ||
+        tok_field_bool(c, j, "pre_tokenizer: Split", "invert", -1, &p->invert) != 0 ||
         set_pattern(c, p, inner->valuestring, is_regex) != 0)
         return -1;
     int rc = is_regex
@@ -174,16 +138,15 @@ static int load_sequence(const err_ctx *c, const cJSON *j, tok_pretokenizer *p)
     return 0;
 }
 
-static int load_fields(const err_ctx *c, const cJSON *j, tok_pretokenizer *p)
+static int load_fields(const err_ctx *c, const cJSON *j, const char *what, tok_pretokenizer *p)
 {
     switch (p->kind) {
     case PRETOK_METASPACE:
         return load_metaspace(c, j, p);
     case PRETOK_BYTE_LEVEL:
-        p->use_regex = 1;
-        if (read_bool(c, j, "ByteLevel", "add_prefix_space", 1, &p->add_prefix_space) != 0 ||
-            read_bool(c, j, "ByteLevel", "trim_offsets", 1, &p->trim_offsets) != 0 ||
-            read_bool(c, j, "ByteLevel", "use_regex", 0, &p->use_regex) != 0)
+        if (tok_field_bool(c, j, what, "add_prefix_space", -1, &p->add_prefix_space) != 0 ||
+            tok_field_bool(c, j, what, "trim_offsets", -1, &p->trim_offsets) != 0 ||
+            tok_field_bool(c, j, what, "use_regex", 1, &p->use_regex) != 0)
             return -1;
         return p->use_regex ? tok_regex_compile(c, gpt2_pattern, strlen(gpt2_pattern), &p->regex)
                             : 0;
@@ -191,9 +154,9 @@ static int load_fields(const err_ctx *c, const cJSON *j, tok_pretokenizer *p)
         return tok_regex_compile_rust(c, whitespace_pattern, strlen(whitespace_pattern), &p->regex);
     case PRETOK_PUNCTUATION:
         p->behavior = TOK_ISOLATED;
-        return read_behavior(c, j, "Punctuation", 0, &p->behavior);
+        return read_behavior(c, j, what, 0, &p->behavior);
     case PRETOK_DIGITS:
-        return read_bool(c, j, "Digits", "individual_digits", 1, &p->individual_digits);
+        return tok_field_bool(c, j, what, "individual_digits", -1, &p->individual_digits);
     case PRETOK_SPLIT:
         return load_split(c, j, p);
     case PRETOK_SEQUENCE:
@@ -208,18 +171,19 @@ static int load_fields(const err_ctx *c, const cJSON *j, tok_pretokenizer *p)
 int tok_pretokenizer_load(const err_ctx *c, const cJSON *j, tok_pretokenizer **out)
 {
     *out = NULL;
-    if (!cJSON_IsObject(j)) return io_fail(c, "pre_tokenizer: not an object");
-    const cJSON *type = cJSON_GetObjectItemCaseSensitive(j, "type");
-    if (!cJSON_IsString(type)) return io_fail(c, "pre_tokenizer: type: missing or not a string");
+    const char *type = NULL;
+    if (tok_field_type(c, j, "pre_tokenizer", &type) != 0) return -1;
     const pretok_type *t = NULL;
     for (size_t i = 0; i < sizeof types / sizeof *types; i++)
-        if (strcmp(type->valuestring, types[i].name) == 0) t = &types[i];
-    if (!t) return io_fail(c, "pre_tokenizer: unsupported type \"%s\"", type->valuestring);
-    if (check_keys(c, j, t) != 0) return -1;
+        if (strcmp(type, types[i].name) == 0) t = &types[i];
+    if (!t) return io_fail(c, "pre_tokenizer: unsupported type \"%s\"", type);
+    char what[64];
+    snprintf(what, sizeof what, "pre_tokenizer: %s", t->name);
+    if (tok_fields_known(c, j, what, t->keys) != 0) return -1;
     tok_pretokenizer *p = calloc(1, sizeof *p);
     if (!p) return io_fail_oom(c, "pre_tokenizer: out of memory");
     p->kind = t->kind;
-    if (load_fields(c, j, p) != 0) {
+    if (load_fields(c, j, what, p) != 0) {
         tok_pretokenizer_free(p);
         return -1;
     }

@@ -191,8 +191,7 @@ static int read_unk_id(const err_ctx *c, tok_unigram *m, const cJSON *j)
     m->unk_id = -1;
     if (!v || cJSON_IsNull(v)) return 0;
     double id;
-    if (tok_model_whole_number(c, v, "model: Unigram", "unk_id", INT32_MAX - 1, &id) != 0)
-        return -1;
+    if (tok_field_number(c, v, "model: Unigram", "unk_id", INT32_MAX - 1, &id) != 0) return -1;
     if (m->vocab.count == 0)
         return io_fail(c, "model: Unigram: the vocabulary is empty but unk_id is given");
     if (id >= m->vocab.count)
@@ -204,11 +203,9 @@ static int read_unk_id(const err_ctx *c, tok_unigram *m, const cJSON *j)
 
 static int unigram_read(const err_ctx *c, const cJSON *j, tok_unigram *m)
 {
-    const cJSON *fallback = cJSON_GetObjectItemCaseSensitive(j, "byte_fallback");
-    if (tok_model_known_keys(c, j, "model: Unigram", UNIGRAM_KEYS) != 0) return -1;
-    if (fallback && !cJSON_IsBool(fallback))
-        return io_fail(c, "model: Unigram: byte_fallback: expected true or false");
-    m->byte_fallback = cJSON_IsTrue(fallback);
+    if (tok_fields_known(c, j, "model: Unigram", UNIGRAM_KEYS) != 0 ||
+        tok_field_bool(c, j, "model: Unigram", "byte_fallback", 0, &m->byte_fallback) != 0)
+        return -1;
     const cJSON *vocab = cJSON_GetObjectItemCaseSensitive(j, "vocab");
     if (!vocab) return io_fail(c, "model: Unigram: vocab: missing");
     if (read_vocab(c, m, vocab) != 0 || read_unk_id(c, m, j) != 0) return -1;

@@ -112,7 +112,7 @@ static int object_ids(const err_ctx *c, const cJSON *obj, const char *what, doub
     cJSON_ArrayForEach(e, obj)
     {
         double id;
-        if (tok_model_whole_number(c, e, what, e->string, INT32_MAX - 1, &id) != 0) return -1;
+        if (tok_field_number(c, e, what, e->string, INT32_MAX - 1, &id) != 0) return -1;
         if (id > *top) *top = id;
     }
     return 0;

@@ -19,28 +19,21 @@ struct tok_wordpiece {
 static const char *const WORDPIECE_KEYS[] = {
     "type", "unk_token", "continuing_subword_prefix", "max_input_chars_per_word", "vocab", NULL};
 
-static int required_string(const err_ctx *c, const cJSON *j, const char *key, char **out)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
-    if (!cJSON_IsString(v)) return io_fail(c, "model: WordPiece: %s: expected a string", key);
-    return tok_model_strdup(c, v->valuestring, out);
-}
-
 static int wordpiece_read(const err_ctx *c, const cJSON *j, tok_wordpiece *m)
 {
     const char *what = "model: WordPiece";
-    if (tok_model_known_keys(c, j, what, WORDPIECE_KEYS) != 0) return -1;
+    size_t unk_len = 0;
+    if (tok_fields_known(c, j, what, WORDPIECE_KEYS) != 0) return -1;
     const cJSON *max = cJSON_GetObjectItemCaseSensitive(j, "max_input_chars_per_word");
     if (!max) return io_fail(c, "%s: max_input_chars_per_word: missing", what);
-    if (tok_model_whole_number(c, max, what, "max_input_chars_per_word", 18446744073709551615.0,
-                               &m->max_chars) != 0 ||
-        required_string(c, j, "unk_token", &m->unk) != 0 ||
-        required_string(c, j, "continuing_subword_prefix", &m->prefix) != 0 ||
+    if (tok_field_number(c, max, what, "max_input_chars_per_word", 18446744073709551615.0,
+                         &m->max_chars) != 0 ||
+        tok_field_copy(c, j, what, "unk_token", &m->unk, &unk_len) != 0 ||
+        tok_field_copy(c, j, what, "continuing_subword_prefix", &m->prefix, &m->prefix_len) != 0 ||
         tok_vocab_from_object(c, cJSON_GetObjectItemCaseSensitive(j, "vocab"),
                               "model: WordPiece: vocab", &m->vocab) != 0)
         return -1;
-    m->prefix_len = strlen(m->prefix);
-    m->unk_id = tok_vocab_find(&m->vocab, m->unk, strlen(m->unk));
+    m->unk_id = tok_vocab_find(&m->vocab, m->unk, unk_len);
     return 0;
 }
 

@@ -9,30 +9,11 @@
  * characters (the offsets tokenizers' Python binding reports). Exits 1 with the message on a
  * load error; a text that fails to normalize gives {"error": message}. */
 #include "tok_norm_ops.h"
+#include "tok_driver_input.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *s = malloc(cap);
-    for (size_t k; s && (k = fread(s + n, 1, cap - n - 1, f)) > 0;) {
-        n += k;
-        if (cap - n - 1 == 0) {
-            char *grown = realloc(s, cap * 2);
-            if (!grown) free(s);
-            s = grown;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (s) s[n] = 0;
-    return s;
-}
 
 static void print_string(const char *s, size_t n)
 {
@@ -81,7 +62,7 @@ int main(int argc, char **argv)
     }
     char err[512] = "";
     err_ctx c = {argv[1], err, sizeof err};
-    char *config = read_file(argv[1]), *texts = read_file(argv[2]);
+    char *config = tok_driver_read_file(argv[1]), *texts = tok_driver_read_file(argv[2]);
     cJSON *j = config ? cJSON_Parse(config) : NULL, *list = texts ? cJSON_Parse(texts) : NULL;
     tok_normalizer *n = NULL;
     int rc = 1;

@@ -12,6 +12,7 @@
  *   where enc is {"ids": [...], "special": [...], "offsets": [[start, end], ...]} with offsets
  *   in characters of its text, as tokenizers' Python Encoding gives them, and so back. */
 #include "io/tok_pipeline.h"
+#include "tok_driver_input.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,21 +233,9 @@ static int run_post(const cJSON *in, cJSON *out)
     return 0;
 }
 
-static char *read_all(FILE *f)
-{
-    size_t n = 0, cap = 1 << 16;
-    char *s = malloc(cap);
-    for (size_t got; s && (got = fread(s + n, 1, cap - n - 1, f)) > 0;) {
-        n += got;
-        if (n + 1 == cap) s = realloc(s, cap *= 2);
-    }
-    if (s) s[n] = 0;
-    return s;
-}
-
 int main(void)
 {
-    char *text = read_all(stdin);
+    char *text = tok_driver_read_stream(stdin);
     cJSON *in = text ? cJSON_Parse(text) : NULL;
     free(text);
     if (!in) {

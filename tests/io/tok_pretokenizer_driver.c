@@ -10,30 +10,11 @@
  *   tok_pretokenizer_driver --describe PRETOKENIZER.json
  * prints the pre-tokenizer's one-line description. */
 #include "io/tok_pipeline.h"
+#include "tok_driver_input.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *s = malloc(cap);
-    for (size_t got; s && (got = fread(s + n, 1, cap - n - 1, f)) > 0;) {
-        n += got;
-        if (cap - n - 1 == 0) {
-            char *grown = realloc(s, cap * 2);
-            if (!grown) free(s);
-            s = grown;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (s) s[n] = 0;
-    return s;
-}
 
 /* chars[i]: how many characters of s come before byte i (i up to n). */
 static size_t *char_index(const char *s, size_t n)
@@ -151,7 +132,7 @@ static int describe(const char *path)
 {
     char err[512] = "", line[512];
     err_ctx c = {"driver", err, sizeof err};
-    char *spec = read_file(path);
+    char *spec = tok_driver_read_file(path);
     cJSON *j = spec ? cJSON_Parse(spec) : NULL;
     free(spec);
     tok_pretokenizer *p = NULL;
@@ -174,7 +155,7 @@ int main(int argc, char **argv)
     }
     char err[512] = "";
     err_ctx c = {"driver", err, sizeof err};
-    char *texts_file = read_file(argv[argc - 1]);
+    char *texts_file = tok_driver_read_file(argv[argc - 1]);
     cJSON *texts = texts_file ? cJSON_Parse(texts_file) : NULL;
     free(texts_file);
     if (!cJSON_IsArray(texts)) return fail("cannot read the texts");
@@ -184,7 +165,7 @@ int main(int argc, char **argv)
     if (argc == 4) {
         loaded = tok_regex_compile(&c, argv[2], strlen(argv[2]), &r);
     } else {
-        char *spec = read_file(argv[1]);
+        char *spec = tok_driver_read_file(argv[1]);
         cJSON *j = spec ? cJSON_Parse(spec) : NULL;
         free(spec);
         loaded = j ? tok_pretokenizer_load(&c, j, &p) : (snprintf(err, sizeof err, "bad json"), -1);
