@@ -6,6 +6,7 @@
 #include "support.h"
 #include "io/bert_model.h"
 #include "fuzz/tiny_model.h"
+#include "io/tok_pipeline.h"
 #include "io/tokenizer.h"
 
 #include <criterion/criterion.h>
@@ -159,4 +160,28 @@ Test(fuzz_regressions, tokenizer_json_huge_vocab_id) /* as fuzz_tokenizer_json f
 Test(fuzz_regressions, tokenizer_json_huge_max_chars)
 {
     expect_tokenizer_error("huge_max_chars", "model.max_input_chars_per_word: expected an integer");
+}
+
+/* ---- regex: fuzz_regex's input is flags, pattern, NUL, text ---- */
+
+/* The pattern's error, once it is compiled in the flags' dialect (Oniguruma's here). */
+static void expect_regex_error(const char *name, const char *message)
+{
+    char input[4096];
+    size_t n = read_input("regex", name, input, sizeof input);
+    cr_assert_geq(n, 1);
+    cr_assert_eq(input[0] & 1, 0, "%s: only Oniguruma's dialect is replayed", name);
+    err_ctx c = {"fuzz_regex", err, sizeof err};
+    tok_regex *r = NULL;
+    err[0] = '\0';
+    cr_assert_eq(tok_regex_compile(&c, input + 1, strlen(input + 1), &r), -1, "%s compiled", name);
+    cr_expect_null(r);
+    cr_expect_not_null(strstr(err, message), "%s: error \"%s\" lacks \"%s\"", name, err, message);
+}
+
+/* \C matched one byte inside a character, and the splits were cut there (PCRE2 allows it in
+ * UTF mode); Oniguruma refuses it, and now so does vkbert. */
+Test(fuzz_regressions, regex_backslash_c) /* as fuzz_regex found it */
+{
+    expect_regex_error("backslash_c", "\\C is disabled");
 }
