@@ -1,10 +1,10 @@
-/* BERT's WordPiece tokenizer with the semantics of HuggingFace's fast tokenizer (the Rust
- * `tokenizers` that AutoTokenizer gives): strings kept whole (special and added tokens), then
- * BertNormalizer (clean the text, space out CJK ideographs, strip accents, lowercase),
- * BertPreTokenizer (split on whitespace and punctuation), greedy longest-match WordPiece,
- * longest_first truncation and the post-processor's template. Read from a model folder's
- * tokenizer.json, or from its vocab.txt and tokenizer_config.json. Plain C, no Vulkan.
- * A loaded tokenizer is read-only: any number of threads may encode with it at once. */
+/* The tokenizer of a model folder, as HuggingFace tokenizers' Tokenizer runs it (the Rust crate
+ * that AutoTokenizer's fast tokenizers are): added tokens kept whole, then the tokenizer.json's
+ * normalizer, pre-tokenizer, model (WordPiece, BPE, Unigram), truncation, post-processor and
+ * padding, each a component of tok_pipeline.h; decode through its decoder. A folder with only
+ * vocab.txt gets BERT's pipeline, as transformers builds it. docs/tokenizers.md says what is
+ * read and what is refused. Plain C, no Vulkan. A loaded tokenizer is read-only: any number of
+ * threads may encode with it at once. */
 #ifndef VKBERT_IO_TOKENIZER_H
 #define VKBERT_IO_TOKENIZER_H
 
@@ -29,10 +29,10 @@ typedef struct tok_ids {
 /* Loads a model folder: DIR/tokenizer.json when present, else DIR/vocab.txt; either way
  * DIR/tokenizer_config.json and DIR/special_tokens_map.json when present (model_max_length,
  * special tokens, do_lower_case and the like; see tokenizer_json.c for what each path reads).
- * A tokenizer.json piece other than BERT's (model WordPiece, normalizer BertNormalizer,
- * pre-tokenizer BertPreTokenizer, post-processor TemplateProcessing or BertProcessing, each
- * also null) is refused by name. On failure returns -1, sets *out to NULL and writes
- * "<file>: <problem>" to err. */
+ * A component or option outside the supported ones is refused by name. A folder with only
+ * SentencePiece's model file is refused with the way to make its tokenizer.json. On failure
+ * returns -1, sets *out to NULL and writes "<file>: <problem>" to err ("<dir>/tokenizer.json:
+ * normalizer: ..."). */
 int tok_load_dir(const char *dir, tokenizer **out, char *err, size_t err_size);
 
 /* Reads vocab.txt alone: one token per line, its id the line number from 0 (a trailing \r is

@@ -346,12 +346,17 @@ static int json_padding(const err_ctx *c, tokenizer *t, const cJSON *o)
  * tokenizer_config.json names BertTokenizer(Fast), or names no class and config.json's
  * model_type is "bert" (its TOKENIZER_MAPPING). `n` is the normalizer's JSON, changed in place
  * when it is a BertNormalizer (or a Sequence of that one). */
-int tok_folder_normalizer(const tok_folder *f, cJSON *n, int always, char *err, size_t size)
+static int bert_folder(const tok_folder *f)
 {
     const cJSON *cls = f->config ? member(f->config, "tokenizer_class") : NULL;
-    int bert = cJSON_IsString(cls) ? strcmp(cls->valuestring, "BertTokenizer") == 0 ||
-                                         strcmp(cls->valuestring, "BertTokenizerFast") == 0
-                                   : f->bert_model;
+    return cJSON_IsString(cls) ? strcmp(cls->valuestring, "BertTokenizer") == 0 ||
+                                     strcmp(cls->valuestring, "BertTokenizerFast") == 0
+                               : f->bert_model;
+}
+
+int tok_folder_normalizer(const tok_folder *f, cJSON *n, int always, char *err, size_t size)
+{
+    int bert = bert_folder(f);
     if (is_type(n, "Sequence") && cJSON_GetArraySize(member(n, "normalizers")) == 1)
         n = cJSON_GetArrayItem(member(n, "normalizers"), 0);
     if (!is_type(n, "BertNormalizer") || (!always && !bert)) return 0;
@@ -374,11 +379,13 @@ int tok_folder_normalizer(const tok_folder *f, cJSON *n, int always, char *err, 
     return failed ? io_fail_oom(&c, "out of memory") : 0;
 }
 
-/* The folder's special tokens kept whole, then the added tokens' match texts. */
-static int finish(const err_ctx *c, const tok_folder *f, tokenizer *t, int require, char *err,
-                  size_t size)
+/* The special tokens the configs name kept whole, and BertTokenizer's defaults when the
+ * folder's tokenizer is BERT's (a tokenizer.json alone keeps only its own added tokens, as
+ * Tokenizer.from_file does); then the added tokens' match texts. */
+static int finish(const err_ctx *c, const tok_folder *f, tokenizer *t, char *err, size_t size)
 {
-    if (tok_folder_specials(t, f, err, size) != 0 || tok_add_specials(c, t, require) != 0)
+    if (tok_folder_specials(t, f, err, size) != 0 ||
+        (bert_folder(f) && tok_add_specials(c, t, 0) != 0))
         return -1;
     return tok_prepare_added(c, t);
 }
@@ -396,7 +403,7 @@ static int load_json(const tok_folder *f, cJSON *root, tokenizer *t, char *err, 
         json_padding(&c, t, member(root, "padding")) ||
         json_added_tokens(&c, t, member(root, "added_tokens")))
         return -1;
-    return finish(&c, f, t, 0, err, size);
+    return finish(&c, f, t, err, size);
 }
 
 static int model_max_length(const tok_folder *f, tokenizer *t, char *err, size_t size)

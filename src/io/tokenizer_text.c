@@ -2,9 +2,10 @@
  * (tokenizers/src/tokenizer/mod.rs: encode_single_sequence, do_tokenize, post_process): added
  * tokens out of the raw text, normalizer, added tokens out of each normalized piece
  * (tokenizer/added_vocabulary.rs: extract_and_normalize, find_matches), pre-tokenizer, model,
- * the pieces' tokens as one encoding with offsets in the original text, turned into characters
- * (tokenizer/pre_tokenizer.rs: into_encoding, BytesToCharOffsetConverter), truncation
- * (utils/truncation.rs), post-processor, padding (utils/padding.rs, tokenizer/encoding.rs: pad). */
+ * the pieces' tokens as one encoding with byte offsets in the original text
+ * (tokenizer/pre_tokenizer.rs: into_encoding), truncation (utils/truncation.rs), post-processor,
+ * padding (utils/padding.rs, tokenizer/encoding.rs: pad), then the offsets in characters
+ * (pre_tokenizer.rs: BytesToCharOffsetConverter; see to_chars for why last here). */
 #include "tokenizer_internal.h"
 
 #include <limits.h>

@@ -50,6 +50,8 @@ static const char specials[] =
     "{\"id\":2,\"content\":\"[CLS]\",\"normalized\":false,\"special\":true},"
     "{\"id\":3,\"content\":\"[SEP]\",\"normalized\":false,\"special\":true}";
 
+static int with_specials = 1; /* the added tokens start with [PAD], [UNK], [CLS], [SEP] */
+
 static const char bert_processing[] =
     "{\"type\":\"BertProcessing\",\"sep\":[\"[SEP]\",3],\"cls\":[\"[CLS]\",2]}";
 
@@ -68,8 +70,8 @@ static void write_json(int lower, const char *added, const char *extra)
                      "\"model\":{\"type\":\"WordPiece\",\"unk_token\":\"[UNK]\","
                      "\"continuing_subword_prefix\":\"##\",\"max_input_chars_per_word\":100,"
                      "\"vocab\":{",
-                     extra, specials, *added ? "," : "", added, lower ? "true" : "false",
-                     bert_processing);
+                     extra, with_specials ? specials : "", *added && with_specials ? "," : "",
+                     added, lower ? "true" : "false", bert_processing);
     for (int i = 0; i < VOCAB_SIZE; i++)
         n += snprintf(text + n, sizeof text - (size_t)n, "\"%s\":%d%s", vocab[i], i,
                       i + 1 < VOCAB_SIZE ? "," : "}}}");
@@ -307,6 +309,22 @@ Test(tokenizer_rules, decode)
     cr_expect_null(text);
     cr_expect_not_null(strstr(err, "999"), "%s", err);
     tok_free(t);
+}
+
+Test(tokenizer_rules, bert_specials_only_in_a_bert_folder)
+{
+    /* a tokenizer.json alone keeps only its own added tokens whole, as from_file does */
+    with_specials = 0;
+    write_json(0, "", "");
+    tokenizer *t = load();
+    EXPECT(t, "[CLS]", IDS(CLS, UNK, UNK, UNK, SEP), IDS(0, 0, 0, 1, 1, 4, 4, 5, 0, 0));
+    tok_free(t);
+    /* in a BERT folder, BertTokenizer's special tokens too */
+    write_file("config.json", "{\"model_type\": \"bert\"}");
+    t = load();
+    EXPECT(t, "[CLS]", IDS(CLS, CLS, SEP), IDS(0, 0, 0, 5, 0, 0));
+    tok_free(t);
+    with_specials = 1;
 }
 
 Test(tokenizer_rules, sentencepiece_specials_without_config)
