@@ -156,6 +156,8 @@ vkbert_status vkbert_model_encode(const vkbert_model *m, const char *text, const
     free(joined);
     if (rc) return fail(VKBERT_ERROR_INVALID_ARGUMENT, err);
     free(t.mask);
+    free(t.special);
+    free(t.offsets);
     *out = (vkbert_encoding){.struct_size = sizeof *out,
                              .ids = t.ids,
                              .type_ids = t.type_ids,
@@ -174,6 +176,8 @@ vkbert_status vkbert_tokenizer_encode(const vkbert_tokenizer *t, const char *tex
     if (tok_encode(t->tok, text, pair, max, &ids, err, sizeof err))
         return fail(VKBERT_ERROR_INVALID_ARGUMENT, err);
     free(ids.mask);
+    free(ids.special);
+    free(ids.offsets);
     out->ids = ids.ids;
     out->type_ids = ids.type_ids;
     out->count = ids.count;
