@@ -6,10 +6,12 @@
 #include "support.h"
 #include "io/bert_model.h"
 #include "fuzz/tiny_model.h"
+#include "fuzz/tok_families.h"
 #include "io/tok_pipeline.h"
 #include "io/tokenizer.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,20 +31,33 @@ static void teardown(void)
 
 TestSuite(fuzz_regressions, .init = setup, .fini = teardown);
 
-/* The inputs lie beside this file: CMake compiles it by its absolute path. */
-static size_t read_input(const char *harness, const char *name, char *buf, size_t cap)
+/* tests/fuzz/<kind>/<harness>/<name> or, name NULL, the folder: the inputs lie beside this
+ * file, which CMake compiles by its absolute path. */
+static void input_path(char *path, size_t size, const char *kind, const char *harness,
+                       const char *name)
 {
-    char path[1024];
     const char *slash = strrchr(__FILE__, '/');
     int dir_len = slash ? (int)(slash - __FILE__) : 1;
-    snprintf(path, sizeof path, "%.*s/regressions/%s/%s", dir_len, slash ? __FILE__ : ".", harness,
-             name);
+    snprintf(path, size, "%.*s/%s/%s%s%s", dir_len, slash ? __FILE__ : ".", kind, harness,
+             name ? "/" : "", name ? name : "");
+}
+
+static size_t read_file_in(const char *kind, const char *harness, const char *name, char *buf,
+                           size_t cap)
+{
+    char path[1024];
+    input_path(path, sizeof path, kind, harness, name);
     FILE *f = fopen(path, "rb");
     cr_assert_not_null(f, "cannot open %s", path);
     size_t n = fread(buf, 1, cap - 1, f);
     cr_assert_eq(fclose(f), 0);
     buf[n] = '\0';
     return n;
+}
+
+static size_t read_input(const char *harness, const char *name, char *buf, size_t cap)
+{
+    return read_file_in("regressions", harness, name, buf, cap);
 }
 
 static void write_file(const char *path, const char *bytes, size_t n)
@@ -186,4 +201,66 @@ static void expect_regex_error(const char *name, const char *message)
 Test(fuzz_regressions, regex_backslash_c) /* as fuzz_regex found it */
 {
     expect_regex_error("backslash_c", "\\C is disabled");
+}
+
+/* ---- tokenize, the tokenizer.json families: fuzz_tokenize's flags pick one (bits 2-3) ---- */
+
+static tokenizer *load_family(int family)
+{
+    static char json[65536];
+    char path[256];
+    size_t n =
+        read_file_in("corpus", "tokenizer_json", tok_family_files[family], json, sizeof json);
+    cr_assert_lt(n, sizeof json - 1, "%s: a larger buffer is needed", tok_family_files[family]);
+    snprintf(path, sizeof path, "%s/tokenizer.json", tmpdir);
+    write_file(path, json, n);
+    tokenizer *t;
+    cr_assert_eq(tok_load_dir(tmpdir, &t, err, sizeof err), 0, "%s", err);
+    return t;
+}
+
+/* One input as fuzz_tokenize runs it: an encoding refused, or one that keeps what the harness
+ * checks; *replayed counts the family inputs. */
+static void replay_family_input(const char *kind, const char *name, int *replayed)
+{
+    static char input[8192];
+    size_t n = read_file_in(kind, "tokenize", name, input, sizeof input);
+    int family = n >= 2 ? (input[0] >> 2) & 3 : 0;
+    if (!family) return;
+    size_t len = strlen(input + 2);
+    const char *pair = input[0] & 2 && len < n - 2 ? input + 2 + len + 1 : NULL;
+    tokenizer *t = load_family(family);
+    tok_ids ids;
+    if (tok_encode_cut(t, input + 2, pair, tok_family_max_len((unsigned char)input[1]),
+                       input[0] & 16, &ids, err, sizeof err) == 0) {
+        const char *broke = tok_family_check_ids(t, &ids, input + 2, pair);
+        if (!broke)
+            broke = tok_family_check_decode(t, family, &ids, input + 2,
+                                            pair || ids.count != ids.full_count, input[0] & 1);
+        cr_expect_null(broke, "%s/tokenize/%s: %s", kind, name, broke);
+        tok_ids_free(&ids);
+    }
+    tok_free(t);
+    ++*replayed;
+}
+
+static int replay_families(const char *kind)
+{
+    char path[1024];
+    int replayed = 0;
+    input_path(path, sizeof path, kind, "tokenize", NULL);
+    DIR *dir = opendir(path);
+    if (!dir) return 0; /* no regressions yet */
+    for (struct dirent *e; (e = readdir(dir));)
+        if (e->d_name[0] != '.') replay_family_input(kind, e->d_name, &replayed);
+    closedir(dir);
+    return replayed;
+}
+
+/* The family seeds and any family regression, in the normal build: what fuzz_tokenize checks
+ * under the sanitizers holds here too. */
+Test(fuzz_regressions, tokenize_families)
+{
+    cr_expect_gt(replay_families("corpus"), 0, "no family seeds in tests/fuzz/corpus/tokenize");
+    replay_families("regressions");
 }
