@@ -235,8 +235,8 @@ int tok_norm_strip(const err_ctx *c, tok_norm *t, int left, int right)
         trailing++;
     }
     if (leading == 0 && trailing == 0) return 0;
-    /* the kept characters unchanged: the ends fall away with the splice, as in lrstrip, whose
-     * "-trailing" change never lands on a kept character's alignment reads */
+    /* the kept characters as they are, the leading ones skipped and the trailing ones cut by
+     * the splice; lrstrip's "-trailing" on the last kept character changes no alignment */
     tok_changes out = {0};
     for (size_t i = start; i < end; i += len) {
         int32_t ch = tok_utf8_next(t->s + i, end - i, &len);

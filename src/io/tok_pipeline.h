@@ -131,6 +131,8 @@ int tok_split_at(const err_ctx *c, const tok_norm *t, const tok_span *matches, s
 typedef struct tok_regex tok_regex;
 
 int tok_regex_compile(const err_ctx *c, const char *pattern, size_t n, tok_regex **out);
+/* s[0..n) matched as it is written: a String pattern, which tokenizers escapes into a regex. */
+int tok_regex_compile_literal(const err_ctx *c, const char *s, size_t n, tok_regex **out);
 void tok_regex_free(tok_regex *r);
 /* Every match in s[0..n), left to right, appended to *out (grown with realloc, *count and *cap
  * updated), as Oniguruma's find_iter gives them: empty matches too (they cut a text as the

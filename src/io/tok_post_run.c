@@ -166,7 +166,8 @@ static int trim_offsets(const post_ctx *r, post_part *p, int add_prefix_space)
 {
     for (size_t i = 0; i < p->n; i++) {
         size_t len = p->lens[i];
-        const char *s = p->strs[i] ? p->strs[i] : r->vocab->token(r->vocab->ctx, p->ids[i], &len);
+        const char *s = p->strs[i];
+        if (!s && r->vocab) s = r->vocab->token(r->vocab->ctx, p->ids[i], &len);
         if (!s) return io_fail(r->c, "post_processor: no token has the id %d", (int)p->ids[i]);
         const char *text = NULL;
         if (p->seq[i] >= 0 && !(r->texts && (text = r->texts[p->seq[i]])))

@@ -133,26 +133,6 @@ static int set_pattern(const err_ctx *c, tok_pretokenizer *p, const char *patter
     return 0;
 }
 
-/* A String pattern is matched literally: every ASCII character but letters and digits escaped
- * (PCRE2 reads an escaped one of those as itself), as split.rs escapes it for its regex. */
-static int compile_literal(const err_ctx *c, const char *s, tok_regex **out)
-{
-    size_t n = strlen(s);
-    if (n > (SIZE_MAX - 1) / 2) return io_fail_oom(c, "pre_tokenizer: Split: pattern too long");
-    char *escaped = malloc(2 * n + 1);
-    if (!escaped) return io_fail_oom(c, "pre_tokenizer: out of memory");
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char b = (unsigned char)s[i];
-        int plain = b >= 0x80 || (b >= '0' && b <= '9') || ((b | 0x20) >= 'a' && (b | 0x20) <= 'z');
-        if (!plain) escaped[k++] = '\\';
-        escaped[k++] = s[i];
-    }
-    int rc = tok_regex_compile(c, escaped, k, out);
-    free(escaped);
-    return rc;
-}
-
 static int load_split(const err_ctx *c, const cJSON *j, tok_pretokenizer *p)
 {
     const cJSON *pattern = cJSON_GetObjectItemCaseSensitive(j, "pattern");
@@ -170,7 +150,8 @@ static int load_split(const err_ctx *c, const cJSON *j, tok_pretokenizer *p)
         return -1;
     int rc = is_regex
                  ? tok_regex_compile(c, inner->valuestring, strlen(inner->valuestring), &p->regex)
-                 : compile_literal(c, inner->valuestring, &p->regex);
+                 : tok_regex_compile_literal(c, inner->valuestring, strlen(inner->valuestring),
+                                             &p->regex);
     if (rc == 0) return 0;
     /* the regex's own message, less its "<path>: ", before this one overwrites it */
     char why[256];

@@ -151,6 +151,14 @@ static int put_shorthand(const err_ctx *c, char e, int in_class, dialect d, pat_
     return put_class(c, out, u, e != lower, in_class, written);
 }
 
+static int is_hex4(const char *p, size_t n)
+{
+    if (n < 4) return 0;
+    for (int i = 0; i < 4; i++)
+        if (!strchr("0123456789abcdefABCDEF", p[i]) || !p[i]) return 0;
+    return 1;
+}
+
 /* The (?imx-imx) flags: Oniguruma's m is PCRE2's s (a dot matches a newline). */
 static size_t put_flags(const char *p, size_t n, pat_buf *out, int *ok)
 {
@@ -180,7 +188,13 @@ static int translate(const err_ctx *c, const char *p, size_t n, dialect d, pat_b
                          ? put_property(c, p + i, n - i, in_class, out, &used)
                          : put_shorthand(c, p[i + 1], in_class, d, out);
             if (rc < 0) return -1;
-            if (rc == 1) ok = put(out, p + i, 2);
+            if (rc == 1 && p[i + 1] == 'u' && is_hex4(p + i + 2, n - i - 2)) {
+                /* Oniguruma's \uHHHH is PCRE2's \x{HHHH} */
+                ok = put(out, "\\x{", 3) || put(out, p + i + 2, 4) || put(out, "}", 1);
+                used = 6;
+            } else if (rc == 1) {
+                ok = put(out, p + i, 2);
+            }
             i += used - 1;
         } else if (!in_class && p[i] == '(' && i + 1 < n && p[i + 1] == '?') {
             i += put_flags(p + i, n - i, out, &ok) - 1;
@@ -271,6 +285,26 @@ static int compile(const err_ctx *c, const char *pattern, size_t n, dialect d, t
 int tok_regex_compile(const err_ctx *c, const char *pattern, size_t n, tok_regex **out)
 {
     return compile(c, pattern, n, ONIGURUMA, out);
+}
+
+/* Every ASCII character but letters and digits escaped: PCRE2 reads an escaped one of those as
+ * itself, and no escape is left for the translation to read as a class. */
+int tok_regex_compile_literal(const err_ctx *c, const char *s, size_t n, tok_regex **out)
+{
+    *out = NULL;
+    if (n > (SIZE_MAX - 1) / 2) return io_fail_oom(c, "regex: a literal too long");
+    char *escaped = malloc(2 * n + 1);
+    if (!escaped) return io_fail_oom(c, "regex: out of memory");
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char b = (unsigned char)s[i];
+        int plain = b >= 0x80 || (b >= '0' && b <= '9') || ((b | 0x20) >= 'a' && (b | 0x20) <= 'z');
+        if (!plain) escaped[k++] = '\\';
+        escaped[k++] = s[i];
+    }
+    int rc = compile(c, escaped, k, ONIGURUMA, out);
+    free(escaped);
+    return rc;
 }
 
 int tok_regex_compile_rust(const err_ctx *c, const char *pattern, size_t n, tok_regex **out)

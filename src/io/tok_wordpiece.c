@@ -32,7 +32,7 @@ static int wordpiece_read(const err_ctx *c, const cJSON *j, tok_wordpiece *m)
     if (tok_model_known_keys(c, j, what, WORDPIECE_KEYS) != 0) return -1;
     const cJSON *max = cJSON_GetObjectItemCaseSensitive(j, "max_input_chars_per_word");
     if (!max) return io_fail(c, "%s: max_input_chars_per_word: missing", what);
-    if (tok_model_whole_number(c, max, what, "max_input_chars_per_word", 9007199254740992.0,
+    if (tok_model_whole_number(c, max, what, "max_input_chars_per_word", 18446744073709551615.0,
                                &m->max_chars) != 0 ||
         required_string(c, j, "unk_token", &m->unk) != 0 ||
         required_string(c, j, "continuing_subword_prefix", &m->prefix) != 0 ||

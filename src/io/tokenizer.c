@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <utf8proc.h>
 
 static const char *const default_specials[TOK_SPECIALS] = {"[UNK]", "[SEP]", "[PAD]", "[CLS]",
                                                            "[MASK]"};
@@ -56,6 +57,37 @@ void tok_free(tokenizer *t)
     for (int i = 0; i < TOK_SPECIALS; i++)
         free(t->special[i]);
     free(t);
+}
+
+/* ---- growable byte strings ---- */
+
+static int bytes_reserve(bytes *b, size_t more)
+{
+    if (b->n + more <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < b->n + more)
+        cap *= 2;
+    char *v = realloc(b->v, cap);
+    if (!v) return -1;
+    b->v = v;
+    b->cap = cap;
+    return 0;
+}
+
+int bytes_put(bytes *b, const char *s, size_t n)
+{
+    if (n == 0) return 0;
+    if (bytes_reserve(b, n) != 0) return -1;
+    memcpy(b->v + b->n, s, n);
+    b->n += n;
+    return 0;
+}
+
+int bytes_put_char(bytes *b, int32_t c)
+{
+    if (bytes_reserve(b, 4) != 0) return -1;
+    b->n += (size_t)utf8proc_encode_char(c, (utf8proc_uint8_t *)b->v + b->n);
+    return 0;
 }
 
 /* ---- the added vocabulary ---- */

@@ -26,35 +26,6 @@ size_t tok_utf8_prefix(const char *s, size_t n)
     return i;
 }
 
-static int bytes_reserve(bytes *b, size_t more)
-{
-    if (b->n + more <= b->cap) return 0;
-    size_t cap = b->cap ? b->cap : 64;
-    while (cap < b->n + more)
-        cap *= 2;
-    char *v = realloc(b->v, cap);
-    if (!v) return -1;
-    b->v = v;
-    b->cap = cap;
-    return 0;
-}
-
-int bytes_put(bytes *b, const char *s, size_t n)
-{
-    if (n == 0) return 0;
-    if (bytes_reserve(b, n) != 0) return -1;
-    memcpy(b->v + b->n, s, n);
-    b->n += n;
-    return 0;
-}
-
-int bytes_put_char(bytes *b, int32_t c)
-{
-    if (bytes_reserve(b, 4) != 0) return -1;
-    b->n += (size_t)utf8proc_encode_char(c, (utf8proc_uint8_t *)b->v + b->n);
-    return 0;
-}
-
 /* ---- added tokens ---- */
 
 /* The code point at s[i] (valid UTF-8). */
@@ -211,11 +182,18 @@ static int has_added(const tokenizer *t, int normalized)
 }
 
 /* A piece of `from` at the added tokens of one set, appended to `to`; without any, the piece
- * moves in whole (unless empty). */
+ * moves in whole (unless empty), as the slice of all of it that tokenizers makes: its original
+ * span now starts where its first byte came from (what Metaspace's prepend_scheme "first"
+ * asks of it). */
 static int split_or_move(const err_ctx *c, const tokenizer *t, int normalized, scratch *w,
                          tok_split *from, tok_splits *to)
 {
-    if (!has_added(t, normalized)) return from->text.n ? move_split(c, to, from) : 0;
+    if (!has_added(t, normalized)) {
+        if (!from->text.n) return 0;
+        size_t end;
+        tok_norm_span(&from->text, 0, from->text.n, &from->text.origin, &end);
+        return move_split(c, to, from);
+    }
     return find_matches(c, t, normalized, from->text.s, from->text.n, &w->matches) ||
                    split_added(c, &from->text, &w->matches, to)
                ? -1

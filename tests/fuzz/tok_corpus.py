@@ -9,6 +9,7 @@ compiler, so it depends only on the rules below.
 Needs the test environment (.venv: sentencepiece, transformers, tokenizers), which also checks
 that tokenizers loads every file written here."""
 import base64
+import functools
 import json
 import os
 import tempfile
@@ -21,6 +22,7 @@ CHARSMAP_RULES = [("FF21", "61"), ("FB01", "66 69"), ("A0", "20"), ("2460", "31"
                   ("FDFA", "635 644 649"), ("200B", ""), ("1F600", "3A 29"), ("41 30A", "C5")]
 
 
+@functools.cache
 def precompiled_charsmap():
     """The base64 precompiled_charsmap of a tiny SentencePiece model trained with the rules above,
     as transformers converts it into tokenizer.json."""
@@ -295,12 +297,18 @@ def tokenizer_json_seeds(put):
         else a for a in roberta["added_tokens"]]))))
 
 
-def charsmap_seeds(put):
+def normalizer_seeds(put):
+    """fuzz_normalizer's: an even first byte and a raw charsmap blob, or an odd one and a
+    normalizer section."""
     blob = base64.b64decode(precompiled_charsmap())
-    put("charsmap", "real", blob)
-    put("charsmap", "trie_only", blob[:4 + int.from_bytes(blob[:4], "little")])
-    put("charsmap", "size_past_end", (len(blob) * 4).to_bytes(4, "little") + blob[4:])
-    put("charsmap", "pool_cut", blob[:-7])
+    put("normalizer", "charsmap_real", b"\0" + blob)
+    put("normalizer", "charsmap_trie_only", b"\0" + blob[:4 + int.from_bytes(blob[:4], "little")])
+    put("normalizer", "charsmap_size_past_end",
+        b"\0" + (len(blob) * 4).to_bytes(4, "little") + blob[4:])
+    put("normalizer", "charsmap_pool_cut", b"\0" + blob[:-7])
+    docs = families()
+    for name in ("unigram", "bpe_byte_fallback", "bpe_prefix_suffix", "wordpiece_variant"):
+        put("normalizer", "section_" + name, "\x01" + dumps(docs[name]["normalizer"]))
 
 
 # fuzz_regex's input: a flags byte (bit 0: the regex crate's dialect; bits 1-3: the split
@@ -351,6 +359,6 @@ def tokenize_family_seeds(put):
 
 def write(put):
     tokenizer_json_seeds(put)
-    charsmap_seeds(put)
+    normalizer_seeds(put)
     regex_seeds(put)
     tokenize_family_seeds(put)

@@ -171,3 +171,35 @@ Test(tok_post, roberta_trims_and_adds)
     tok_enc_free(&out);
     tok_post_free(p);
 }
+
+/* The forms older tokenizer.json files hold, and what `vkbert info` shows of them. */
+Test(tok_decoders, older_forms_and_descriptions)
+{
+    char desc[128];
+    tok_decoder *d = decoder("{\"type\":\"Sequence\",\"decoders\":[{\"type\":\"Metaspace\","
+                             "\"replacement\":\"\u2581\",\"str_rep\":\"\u2581\","
+                             "\"add_prefix_space\":true},{\"type\":\"ByteLevel\","
+                             "\"add_prefix_space\":false,\"trim_offsets\":true,"
+                             "\"use_regex\":true},{\"type\":\"Fuse\"}]}");
+    tok_decoder_describe(d, desc, sizeof desc);
+    cr_assert_str_eq(desc, "Sequence[Metaspace, ByteLevel, Fuse]");
+    tok_decoder_describe(d, desc, 12); /* cut short, still terminated */
+    cr_assert_str_eq(desc, "Sequence[Me");
+    tok_decoder_free(d);
+}
+
+/* tokenizers reads Bert and Roberta by their members: a RobertaProcessing without
+ * trim_offsets and add_prefix_space is a BertProcessing to it. */
+Test(tok_post, bert_and_roberta_by_their_members)
+{
+    char desc[128];
+    cJSON *j = cJSON_Parse("{\"type\":\"RobertaProcessing\",\"sep\":[\"</s>\",2],"
+                           "\"cls\":[\"<s>\",0]}");
+    tok_post *p = NULL;
+    cr_assert_eq(tok_post_load(&ctx, j, &p), 0, "%s", err);
+    cJSON_Delete(j);
+    tok_post_describe(p, desc, sizeof desc);
+    cr_assert_str_eq(desc, "BertProcessing");
+    cr_assert_eq(tok_post_added(p, 1), 3);
+    tok_post_free(p);
+}

@@ -311,6 +311,29 @@ Test(tokenizer_rules, decode)
     tok_free(t);
 }
 
+/* Each piece after the normalizer starts where its first byte came from, as tokenizers' slice
+ * of it does: Metaspace's "first" prepends to none after a stripped space. */
+Test(tokenizer_rules, pieces_start_where_their_text_came_from)
+{
+    write_file("tokenizer.json",
+               "{\"version\":\"1.0\",\"truncation\":null,\"padding\":null,\"added_tokens\":[],"
+               "\"normalizer\":{\"type\":\"Strip\",\"strip_left\":true,\"strip_right\":true},"
+               "\"pre_tokenizer\":{\"type\":\"Metaspace\",\"replacement\":\"\u2581\","
+               "\"prepend_scheme\":\"first\",\"split\":false},\"post_processor\":null,"
+               "\"decoder\":null,\"model\":{\"type\":\"WordPiece\",\"unk_token\":\"[UNK]\","
+               "\"continuing_subword_prefix\":\"##\",\"max_input_chars_per_word\":100,"
+               "\"vocab\":{\"[UNK]\":0,\"a\":1,\"\u2581a\":2}}}");
+    tokenizer *t = load();
+    EXPECT(t, " a", IDS(1), IDS(1, 2));
+    EXPECT(t, "a", IDS(2), IDS(0, 1));
+    tok_ids got = encode(t, " a", "a", INT_MAX); /* no post-processor: type ids 0 and 1 */
+    cr_assert_eq(got.count, 2);
+    expect_array(got.ids, IDS(1, 2), 2, "id");
+    expect_array(got.type_ids, IDS(0, 1), 2, "type");
+    tok_ids_free(&got);
+    tok_free(t);
+}
+
 Test(tokenizer_rules, bert_specials_only_in_a_bert_folder)
 {
     /* a tokenizer.json alone keeps only its own added tokens whole, as from_file does */

@@ -102,37 +102,39 @@ static const char *vocab_token(const void *p, int32_t id, size_t *len)
     return v->v[id];
 }
 
-/* Byte offset of character `chars` of text. */
-static size_t byte_at(const char *text, size_t n, size_t chars)
-{
-    size_t i = 0;
-    for (; i < n && chars > 0; chars--)
-        for (i++; i < n && ((unsigned char)text[i] & 0xC0) == 0x80; i++)
-            ;
-    return i;
-}
+/* A text's character <-> byte tables: to_byte[k] is where character k starts (k up to the
+ * count), to_char[i] how many characters start before byte i (i up to n). */
+typedef struct text_map {
+    size_t *to_byte, *to_char;
+} text_map;
 
-static size_t chars_before(const char *text, size_t bytes)
+static void map_text(const char *text, size_t n, text_map *m)
 {
-    size_t count = 0;
-    for (size_t i = 0; i < bytes; i++)
-        count += ((unsigned char)text[i] & 0xC0) != 0x80;
-    return count;
+    m->to_byte = malloc((n + 1) * sizeof *m->to_byte);
+    m->to_char = malloc((n + 1) * sizeof *m->to_char);
+    if (!m->to_byte || !m->to_char) abort();
+    size_t chars = 0;
+    for (size_t i = 0; i < n; i++) {
+        m->to_char[i] = chars;
+        if (((unsigned char)text[i] & 0xC0) != 0x80) m->to_byte[chars++] = i;
+    }
+    m->to_char[n] = chars;
+    m->to_byte[chars] = n;
 }
 
 /* poison: a value no real encoding has, so a field left unset shows */
 #define POISON 0x5A5A5A5A
 
-static void read_enc(const cJSON *j, const char *text, size_t n, int32_t seq, tok_enc *e)
+static void read_enc(const cJSON *j, const text_map *m, int32_t seq, tok_enc *e)
 {
-    const cJSON *ids = cJSON_GetObjectItem(j, "ids"), *sp = cJSON_GetObjectItem(j, "special");
-    const cJSON *off = cJSON_GetObjectItem(j, "offsets");
-    for (int i = 0; i < cJSON_GetArraySize(ids); i++) {
-        const cJSON *o = cJSON_GetArrayItem(off, i);
-        size_t s = byte_at(text, n, (size_t)cJSON_GetArrayItem(o, 0)->valuedouble);
-        size_t t = byte_at(text, n, (size_t)cJSON_GetArrayItem(o, 1)->valuedouble);
-        if (tok_enc_push(&ctx, e, (int32_t)cJSON_GetArrayItem(ids, i)->valuedouble, POISON,
-                         (int)cJSON_GetArrayItem(sp, i)->valuedouble, s, t, seq) != 0)
+    const cJSON *id = cJSON_GetObjectItem(j, "ids")->child;
+    const cJSON *sp = cJSON_GetObjectItem(j, "special")->child;
+    const cJSON *o = cJSON_GetObjectItem(j, "offsets")->child;
+    for (; id && sp && o; id = id->next, sp = sp->next, o = o->next) {
+        size_t s = m->to_byte[(size_t)o->child->valuedouble];
+        size_t t = m->to_byte[(size_t)o->child->next->valuedouble];
+        if (tok_enc_push(&ctx, e, (int32_t)id->valuedouble, POISON, (int)sp->valuedouble, s, t,
+                         seq) != 0)
             abort();
     }
 }
@@ -145,7 +147,7 @@ static cJSON *int_array(const int32_t *v, size_t n)
     return a;
 }
 
-static cJSON *write_enc(const tok_enc *e, char *const texts[2])
+static cJSON *write_enc(const tok_enc *e, const text_map maps[2])
 {
     cJSON *r = cJSON_CreateObject();
     cJSON_AddItemToObject(r, "ids", int_array(e->ids, e->n));
@@ -154,9 +156,9 @@ static cJSON *write_enc(const tok_enc *e, char *const texts[2])
     cJSON_AddItemToObject(r, "seq", int_array(e->seq, e->n));
     cJSON *offs = cJSON_AddArrayToObject(r, "offsets");
     for (size_t i = 0; i < e->n; i++) {
-        const char *text = e->seq[i] == 0 || e->seq[i] == 1 ? texts[e->seq[i]] : NULL;
-        double s = text ? (double)chars_before(text, e->starts[i]) : (double)e->starts[i];
-        double t = text ? (double)chars_before(text, e->ends[i]) : (double)e->ends[i];
+        const text_map *m = e->seq[i] == 0 || e->seq[i] == 1 ? &maps[e->seq[i]] : NULL;
+        double s = (double)(m ? m->to_char[e->starts[i]] : e->starts[i]);
+        double t = (double)(m ? m->to_char[e->ends[i]] : e->ends[i]);
         cJSON *o = cJSON_CreateArray();
         cJSON_AddItemToArray(o, cJSON_CreateNumber(s));
         cJSON_AddItemToArray(o, cJSON_CreateNumber(t));
@@ -170,12 +172,15 @@ static cJSON *post_case(const tok_post *p, const tok_vocab_view *view, const cJS
     char *texts[2] = {NULL, NULL};
     size_t lens[2] = {0, 0};
     const cJSON *tx = cJSON_GetObjectItem(c, "texts");
-    for (int i = 0; i < 2; i++)
+    text_map maps[2];
+    for (int i = 0; i < 2; i++) {
         if (!(texts[i] = unhex(cJSON_GetArrayItem(tx, i)->valuestring, &lens[i]))) abort();
+        map_text(texts[i], lens[i], &maps[i]);
+    }
     tok_enc a = {0}, b = {0}, out = {0};
     const cJSON *jb = cJSON_GetObjectItem(c, "b");
-    read_enc(cJSON_GetObjectItem(c, "a"), texts[0], lens[0], 0, &a);
-    if (cJSON_IsObject(jb)) read_enc(jb, texts[1], lens[1], 1, &b);
+    read_enc(cJSON_GetObjectItem(c, "a"), &maps[0], 0, &a);
+    if (cJSON_IsObject(jb)) read_enc(jb, &maps[1], 1, &b);
     int add = cJSON_IsTrue(cJSON_GetObjectItem(c, "add_special"));
     const char *const tconst[2] = {texts[0], texts[1]};
     cJSON *r;
@@ -183,13 +188,16 @@ static cJSON *post_case(const tok_post *p, const tok_vocab_view *view, const cJS
         r = cJSON_CreateObject();
         cJSON_AddStringToObject(r, "error", err);
     } else {
-        r = write_enc(&out, texts);
+        r = write_enc(&out, maps);
     }
     tok_enc_free(&a);
     tok_enc_free(&b);
     tok_enc_free(&out);
-    free(texts[0]);
-    free(texts[1]);
+    for (int i = 0; i < 2; i++) {
+        free(texts[i]);
+        free(maps[i].to_byte);
+        free(maps[i].to_char);
+    }
     return r;
 }
 
@@ -203,10 +211,9 @@ static int run_post(const cJSON *in, cJSON *out)
                calloc((size_t)cJSON_GetArraySize(jv) + 1, sizeof(size_t)),
                (size_t)cJSON_GetArraySize(jv)};
     if (!v.v || !v.lens) abort();
-    for (size_t i = 0; i < v.n; i++) {
-        const cJSON *t = cJSON_GetArrayItem(jv, (int)i);
+    size_t i = 0;
+    for (const cJSON *t = jv ? jv->child : NULL; t; t = t->next, i++)
         if (cJSON_IsString(t) && !(v.v[i] = unhex(t->valuestring, &v.lens[i]))) abort();
-    }
     const tok_vocab_view view = {vocab_token, &v};
     tok_post_describe(p, desc, sizeof desc);
     cJSON_AddStringToObject(out, "describe", desc);
@@ -217,7 +224,7 @@ static int run_post(const cJSON *in, cJSON *out)
     const cJSON *c;
     cJSON_ArrayForEach(c, cJSON_GetObjectItem(in, "cases"))
         cJSON_AddItemToArray(results, post_case(p, &view, c));
-    for (size_t i = 0; i < v.n; i++)
+    for (i = 0; i < v.n; i++)
         free(v.v[i]);
     free(v.v);
     free(v.lens);

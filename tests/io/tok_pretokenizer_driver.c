@@ -56,20 +56,52 @@ static cJSON *span_json(const size_t *chars, size_t start, size_t end)
     return a;
 }
 
+/* A split that already has its tokens, put before the text: every pre-tokenizer must leave it
+ * as it is. */
+static const char done_text[] = "\xe2\x96\x81" "done split";
+
+static int push_done(const err_ctx *c, tok_splits *s)
+{
+    tok_norm t;
+    if (tok_norm_init(c, &t, done_text, strlen(done_text), 1000) != 0) return -1;
+    if (tok_splits_push(c, s, &t) != 0) {
+        tok_norm_free(&t);
+        return -1;
+    }
+    s->v[s->n - 1].done = 1;
+    return tok_toks_push(c, &s->v[s->n - 1].toks, 7, 0, 3);
+}
+
+static int done_intact(const tok_splits *s)
+{
+    const tok_split *d = &s->v[0];
+    return s->n > 0 && d->done && d->text.n == strlen(done_text) &&
+           memcmp(d->text.s, done_text, d->text.n) == 0 && d->text.align[0] == 1000 &&
+           d->toks.n == 1 && d->toks.v[0].id == 7 && d->toks.v[0].end == 3;
+}
+
 static cJSON *pretokenize(const err_ctx *c, const tok_pretokenizer *p, const char *text)
 {
     size_t n = strlen(text);
     tok_splits s = {0};
     tok_norm t;
-    if (tok_norm_init(c, &t, text, n, 0) != 0) return NULL;
+    if (push_done(c, &s) != 0 || tok_norm_init(c, &t, text, n, 0) != 0) {
+        tok_splits_free(&s);
+        return NULL;
+    }
     if (tok_splits_push(c, &s, &t) != 0 || tok_pretokenizer_run(c, p, &s) != 0) {
         tok_norm_free(&t);
         tok_splits_free(&s);
         return NULL;
     }
+    if (!done_intact(&s)) {
+        snprintf(c->err, c->size, "the split with its tokens was changed");
+        tok_splits_free(&s);
+        return NULL;
+    }
     size_t *chars = char_index(text, n);
     cJSON *pieces = cJSON_CreateArray();
-    for (size_t i = 0; chars && i < s.n; i++) {
+    for (size_t i = 1; chars && i < s.n; i++) {
         const tok_norm *piece = &s.v[i].text;
         size_t start, end;
         tok_norm_span(piece, 0, piece->n, &start, &end);
@@ -82,14 +114,21 @@ static cJSON *pretokenize(const err_ctx *c, const tok_pretokenizer *p, const cha
     return pieces;
 }
 
+/* The matches are appended after what the list holds: a poisoned first entry stays. */
 static cJSON *regex_matches(const err_ctx *c, const tok_regex *r, const char *text)
 {
-    size_t n = strlen(text), count = 0, cap = 0;
-    tok_span *m = NULL;
-    if (tok_regex_all(c, r, text, n, &m, &count, &cap) != 0) return NULL;
+    size_t n = strlen(text), count = 1, cap = 1;
+    tok_span *m = malloc(sizeof *m);
+    if (!m) return NULL;
+    m[0] = (tok_span){SIZE_MAX, SIZE_MAX - 1};
+    if (tok_regex_all(c, r, text, n, &m, &count, &cap) != 0 || m[0].start != SIZE_MAX ||
+        m[0].end != SIZE_MAX - 1 || cap < count) {
+        free(m);
+        return NULL;
+    }
     size_t *chars = char_index(text, n);
     cJSON *out = cJSON_CreateArray();
-    for (size_t i = 0; chars && i < count; i++)
+    for (size_t i = 1; chars && i < count; i++)
         cJSON_AddItemToArray(out, span_json(chars, m[i].start, m[i].end));
     free(chars);
     free(m);

@@ -152,6 +152,20 @@ def test_precompiled(driver, tmp_path, texts, rule):
     compare(driver, tmp_path, xlmr, texts)
 
 
+def every_code_point():
+    """Every code point but NUL and the surrogates, each after a letter and before a mark, so
+    that compositions, canonical orders and graphemes across it are all exercised."""
+    points = [chr(c) for c in range(1, 0x110000) if not 0xD800 <= c <= 0xDFFF]
+    return ["".join("a" + c + "\u0301" for c in points[i:i + 500])
+            for i in range(0, len(points), 500)]
+
+
+@pytest.mark.parametrize("name", ["NFC", "NFD", "NFKC", "NFKD", "StripAccents", "nmt_nfkc"])
+def test_every_code_point(driver, tmp_path, name):
+    normalizer = CONFIGS.get(name) or xlmr_normalizer(tmp_path, name)
+    compare(driver, tmp_path, normalizer, every_code_point())
+
+
 def test_refusals(driver, tmp_path):
     """A type, a key or a charsmap it cannot read is an error naming it, never a crash."""
     cases = [({"type": "Frobnicate"}, "Frobnicate"),

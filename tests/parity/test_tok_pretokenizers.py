@@ -149,7 +149,9 @@ def test_pretokenizer(name, driver, texts_file, tmp_path):
 
 
 REGEXES = {"gpt2": GPT2, "cl100k": CL100K, "lookahead": r"\s+(?!\S)|\p{L}+(?=\p{N})",
-           "lookbehind": r"(?<=\p{L})\p{N}+", "classes": r"[\w\-]+|[^\w\s]", "case": "(?i:th)e"}
+           "lookbehind": r"(?<=\p{L})\p{N}+", "classes": r"[\w\-]+|[^\w\s]", "case": "(?i:th)e",
+           "scripts_and_escapes": r"\u0020\p{Han}+|\p{Hiragana}+|\p{^L}\p{Latin}|\h+",
+           "oniguruma_dotall": "(?m:e.)|^.|.$"}
 
 
 @pytest.mark.parametrize("name", sorted(REGEXES))
