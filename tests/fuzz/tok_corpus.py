@@ -2,9 +2,10 @@
 Unigram with a real Precompiled charsmap and Metaspace, byte-level BPE (merges as strings and as
 pairs), BPE with byte_fallback, BPE with a subword prefix and a word suffix, WordPiece variants,
 Split and Replace with regular expressions, every post-processor and decoder, added tokens with
-their flags, truncation and padding. Small, and the same on every run: the vocabularies and
-merges are written here, and the charsmap comes from SentencePiece's own normalization-rule
-compiler, so it depends only on the rules below.
+their flags, truncation and padding; and from them the seeds of fuzz_normalizer, fuzz_regex and
+fuzz_tokenize's families. Small, and the same on every run: the vocabularies and merges are
+written here, and the charsmap comes from SentencePiece's own normalization-rule compiler, so it
+depends only on the rules below.
 
 Needs the test environment (.venv: sentencepiece, transformers, tokenizers), which also checks
 that tokenizers loads every file written here."""
