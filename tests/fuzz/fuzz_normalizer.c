@@ -7,6 +7,7 @@
  * rules of the real charsmap seed) must give UTF-8 whose every byte aligns to a span inside
  * the original text. */
 #include "io/tok_norm_ops.h"
+#include "io/tokenizer_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *json;
     if (data[0] % 2 == 0) {
         json = precompiled_section(data + 1, size - 1);
+    } else if (tok_utf8_prefix((const char *)data + 1, size - 1) != size - 1) {
+        return 0; /* tokenizer.json is read only when it is UTF-8, as serde_json reads it */
     } else {
         json = malloc(size);
         if (json) {
