@@ -203,6 +203,33 @@ Test(fuzz_regressions, regex_backslash_c) /* as fuzz_regex found it */
     expect_regex_error("backslash_c", "\\C is disabled");
 }
 
+/* ---- normalizer: fuzz_normalizer's input is a byte, odd here, then a normalizer section ---- */
+
+/* Replaces of a pattern matching the empty string, each inserting 200 bytes between every two
+ * characters, made the text 200 times longer at each step: 22 s under the sanitizers for 1 KB
+ * of tokenizer.json, and gigabytes a few steps on. A text may now grow 64 times its original. */
+Test(fuzz_regressions, normalizer_replace_growth) /* as fuzz_normalizer found it */
+{
+    char input[4096];
+    read_input("normalizer", "replace_growth", input, sizeof input);
+    cr_assert_eq(input[0] & 1, 1);
+    cJSON *j = cJSON_Parse(input + 1);
+    cr_assert_not_null(j);
+    err_ctx c = {"fuzz_normalizer", err, sizeof err};
+    tok_normalizer *n;
+    cr_assert_eq(tok_normalizer_load(&c, j, &n), 0, "%s", err);
+    const char *text = "hello world";
+    tok_norm t;
+    cr_assert_eq(tok_norm_init(&c, &t, text, strlen(text), 0), 0);
+    err[0] = '\0';
+    cr_expect_eq(tok_normalizer_run(&c, n, &t), -1, "the text grew to %zu bytes", t.n);
+    cr_expect_not_null(strstr(err, "normalizer: the text would grow to"), "error \"%s\"", err);
+    cr_expect_not_null(strstr(err, "from 11 of the original, past 64 times"), "error \"%s\"", err);
+    tok_norm_free(&t);
+    tok_normalizer_free(n);
+    cJSON_Delete(j);
+}
+
 /* ---- tokenize, the tokenizer.json families: fuzz_tokenize's flags pick one (bits 2-3) ---- */
 
 static tokenizer *load_family(int family)
