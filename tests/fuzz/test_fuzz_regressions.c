@@ -12,6 +12,7 @@
 
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +178,29 @@ Test(fuzz_regressions, tokenizer_json_huge_max_chars)
 {
     expect_tokenizer_error("huge_max_chars",
                            "model: WordPiece: max_input_chars_per_word: expected a whole number");
+}
+
+/* A decoder of Replaces of the empty string, each putting 300 bytes between every two
+ * characters, decoded "hi" to 109 MB after three and to 32 GB after four (tokenizers does
+ * too). The decoded text may now grow 64 times the tokens' bytes. */
+Test(fuzz_regressions, tokenizer_json_decoder_growth) /* as fuzz_tokenizer_json would find it */
+{
+    char text[4096], path[256];
+    size_t n = read_input("tokenizer_json", "decoder_growth", text, sizeof text);
+    snprintf(path, sizeof path, "%s/tokenizer.json", tmpdir);
+    write_file(path, text, n);
+    tokenizer *t;
+    cr_assert_eq(tok_load_dir(tmpdir, &t, err, sizeof err), 0, "%s", err);
+    tok_ids ids;
+    cr_assert_eq(tok_encode(t, "hi", NULL, INT_MAX, &ids, err, sizeof err), 0, "%s", err);
+    char *back = NULL;
+    err[0] = '\0';
+    cr_expect_eq(tok_decode(t, ids.ids, (size_t)ids.count, 0, &back, err, sizeof err), -1);
+    cr_expect_null(back);
+    cr_expect_not_null(strstr(err, "decoder: the text would grow to"), "error \"%s\"", err);
+    cr_expect_not_null(strstr(err, "past 64 times the tokens'"), "error \"%s\"", err);
+    tok_ids_free(&ids);
+    tok_free(t);
 }
 
 /* ---- regex: fuzz_regex's input is flags, pattern, NUL, text ---- */
