@@ -203,6 +203,14 @@ Test(fuzz_regressions, tokenizer_json_decoder_growth) /* as fuzz_tokenizer_json 
     tok_free(t);
 }
 
+/* The vocabulary's id table is dense: two tokens, one at id 1.7e9, took 27 GB (fuzz_tokenizer_json
+ * found it as a BPE vocabulary). Ids far past the count are refused. */
+Test(fuzz_regressions, tokenizer_json_sparse_vocab) /* as fuzz_tokenizer_json found it */
+{
+    expect_tokenizer_error("sparse_vocab", "model: BPE: vocab: id 1700000000 among 2 tokens: ids "
+                                           "past 4 times the count plus 65536 are refused");
+}
+
 /* ---- regex: fuzz_regex's input is flags, pattern, NUL, text ---- */
 
 /* The pattern's error, once it is compiled in the flags' dialect (Oniguruma's here). */
