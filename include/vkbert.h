@@ -85,12 +85,12 @@ extern "C" {
 
 /* The version of this header. CMakeLists.txt reads it from here. */
 #define VKBERT_VERSION_MAJOR 0
-#define VKBERT_VERSION_MINOR 3
+#define VKBERT_VERSION_MINOR 4
 #define VKBERT_VERSION_PATCH 0
 #define VKBERT_VERSION_NUMBER                                                                      \
     (VKBERT_VERSION_MAJOR * 10000 + VKBERT_VERSION_MINOR * 100 + VKBERT_VERSION_PATCH)
 
-/* The version of the library loaded: VKBERT_VERSION_NUMBER as it was built, and "0.3.0".
+/* The version of the library loaded: VKBERT_VERSION_NUMBER as it was built, and "0.4.0".
  * Before 1.0 a library runs programs built against a header of the same major and minor
  * version; from 1.0, of the same major version (docs/c-api.md, "ABI"). */
 VKBERT_API unsigned vkbert_version(void);
@@ -375,11 +375,12 @@ VKBERT_API vkbert_status vkbert_model_time_split(const vkbert_model *model, vkbe
 /* ----------------------------------------------------------------------------- tokenizers ---- */
 
 /* The tokenizer of a model folder, as HuggingFace's fast tokenizer (AutoTokenizer) reads it:
- * tokenizer.json when present (WordPiece with BertNormalizer, BertPreTokenizer and a
- * TemplateProcessing or BertProcessing post-processor; any other type is refused by name), else
- * vocab.txt with tokenizer_config.json and special_tokens_map.json. Special tokens typed in a
- * text ("[MASK]") are matched whole first, as HuggingFace does. Needs no context: a failure's
- * message is in vkbert_last_error(NULL). A tokenizer may be used by many threads at once. */
+ * tokenizer.json when present (the WordPiece, BPE or Unigram model with the normalizers,
+ * pre-tokenizers, post-processors and decoders of HuggingFace tokenizers; a type or option
+ * outside those vkbert runs is refused by name), else vocab.txt with tokenizer_config.json and
+ * special_tokens_map.json. Special tokens typed in a text ("[MASK]") are matched whole first,
+ * as HuggingFace does. Needs no context: a failure's message is in vkbert_last_error(NULL). A
+ * tokenizer may be used by many threads at once. */
 typedef struct vkbert_tokenizer vkbert_tokenizer;
 
 VKBERT_API vkbert_status vkbert_tokenizer_load(const char *model_dir, vkbert_tokenizer **out);
@@ -393,8 +394,8 @@ VKBERT_API int vkbert_tokenizer_max_length(const vkbert_tokenizer *tokenizer);
 
 /* One input as token ids: [CLS] text [SEP] (pair [SEP]) with the folder's template. The
  * tokenizers and vkbert_model_encode fill it in (set struct_size, VKBERT_ENCODING_INIT, first),
- * their ids and type_ids allocated: free them with vkbert_encoding_free. A caller may also make
- * one by hand, over arrays of its own, for vkbert_model_embed_inputs and _score_inputs. */
+ * its arrays allocated: free them with vkbert_encoding_free. A caller may also make one by
+ * hand, over arrays of its own, for vkbert_model_embed_inputs and _score_inputs. */
 typedef struct vkbert_encoding {
     uint32_t struct_size; /* VKBERT_ENCODING_INIT */
     int32_t *ids;         /* [count], with the special tokens ([CLS] ... [SEP]) */
@@ -406,16 +407,40 @@ typedef struct vkbert_encoding {
     int prompt_tokens;
     /* The length before truncation (count when not truncated); the _inputs calls ignore it. */
     int full_count;
+    /* Since 0.4, filled by vkbert_tokenizer_encode and vkbert_model_encode when the caller's
+     * struct_size reaches them (else left unallocated), freed by vkbert_encoding_free; the
+     * _inputs calls ignore them. [count]: 1 for the tokens the post-processor or padding added
+     * ([CLS], [SEP], <s>, padding), 0 for the text's own. */
+    int32_t *special_tokens_mask;
+    /* [2 * count]: each token's [start, stop) in characters (Unicode code points) of the text
+     * it came from (text or pair, as tokenizers' Encoding.offsets in Python); (0, 0) for the
+     * tokens the post-processor or padding added. */
+    int32_t *offsets;
+    /* [count]: 0 for the padding a tokenizer.json's padding section added
+     * (VKBERT_TOKENIZER_FILE_RULES), else 1; NULL in one made by hand means all 1. */
+    int32_t *attention_mask;
 } vkbert_encoding;
 #define VKBERT_ENCODING_INIT VKBERT_STRUCT_INIT_(vkbert_encoding)
 
+/* vkbert_tokenizer_encode's max_length for the tokenizer.json's own truncation and padding
+ * sections (none when absent), as tokenizers' Tokenizer.from_file(path).encode applies them. */
+#define VKBERT_TOKENIZER_FILE_RULES (-2)
+
 /* Encodes `text`, and `pair` unless NULL (UTF-8), truncated to `max_length` ids: 0 means the
- * folder's limit, -1 no limit. A pair is truncated longest-first as the fast tokenizer does
- * (docs/model-folders.md, "Lengths"). */
+ * folder's limit, -1 no limit, VKBERT_TOKENIZER_FILE_RULES the tokenizer.json's truncation and
+ * padding. A pair is truncated longest-first as the fast tokenizer does (docs/model-folders.md,
+ * "Lengths"). */
 VKBERT_API vkbert_status vkbert_tokenizer_encode(const vkbert_tokenizer *tokenizer,
                                                  const char *text, const char *pair, int max_length,
                                                  vkbert_encoding *out);
 VKBERT_API void vkbert_encoding_free(vkbert_encoding *encoding);
+/* The text of `count` ids, as tokenizers' Tokenizer.decode: the tokens (the special ones left
+ * out when `skip_special_tokens`) through the tokenizer.json's decoder. *text is allocated,
+ * NUL-terminated: free it with vkbert_free. An id outside the vocabulary is
+ * VKBERT_ERROR_INVALID_ARGUMENT naming it. */
+VKBERT_API vkbert_status vkbert_tokenizer_decode(const vkbert_tokenizer *tokenizer,
+                                                 const int32_t *ids, int count,
+                                                 int skip_special_tokens, char **text);
 /* The token of an id (NULL when out of range), and the id of a token (-1 when absent). */
 VKBERT_API const char *vkbert_tokenizer_token(const vkbert_tokenizer *tokenizer, int32_t id);
 VKBERT_API int32_t vkbert_tokenizer_token_id(const vkbert_tokenizer *tokenizer, const char *token);
@@ -444,10 +469,11 @@ typedef struct vkbert_encode_options {
 #define VKBERT_ENCODE_OPTIONS_INIT VKBERT_STRUCT_INIT_(vkbert_encode_options)
 
 /* Tokenizes `text` (and `pair`, for a cross-encoder's (query, document), when not NULL) into
- * *out, whose ids and type_ids are allocated: free them with vkbert_encoding_free. The
- * prompt (the folder's default one unless options say otherwise; none by default for a
- * classifier, as vkbert_model_classify) is prepended to a text without a pair. Thread-safe:
- * needs no lock and no device. `options` may be NULL. */
+ * *out, whose arrays are allocated: free them with vkbert_encoding_free. The prompt (the
+ * folder's default one unless options say otherwise; none by default for a classifier, as
+ * vkbert_model_classify) is prepended to a text without a pair, and the offsets count the
+ * characters of that whole (the prompt's first). Thread-safe: needs no lock and no device.
+ * `options` may be NULL. */
 VKBERT_API vkbert_status vkbert_model_encode(const vkbert_model *model, const char *text,
                                              const char *pair, const vkbert_encode_options *options,
                                              vkbert_encoding *out);

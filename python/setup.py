@@ -5,7 +5,7 @@ from setuptools import setup
 
 setup(
     name="vkbert",
-    version="0.3.0",
+    version="0.4.0",
     description="BERT encoders and attention layers on any GPU through Vulkan compute (libvkbert)",
     long_description=open("README.md", encoding="utf-8").read(),
     long_description_content_type="text/markdown",

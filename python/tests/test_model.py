@@ -132,7 +132,9 @@ def test_tokenize_matches_the_cli_and_the_vocabulary(st, folders, cli):
     ids = {t: i for i, t in enumerate(folder.VOCAB)}
     expect = [ids[t] for t in ("[CLS]", "the", "cat", "sat", "[SEP]")]
     assert st.tokenize("the cat sat") == {"input_ids": expect, "token_type_ids": [0] * 5,
-                                          "attention_mask": [1] * 5}
+                                          "attention_mask": [1] * 5,
+                                          "special_tokens_mask": [1, 0, 0, 0, 1],
+                                          "offsets": [[0, 0], [0, 3], [4, 7], [8, 11], [0, 0]]}
     pair = st.tokenize("hello", pair="world")
     assert pair["input_ids"] == [ids[t] for t in ("[CLS]", "hello", "[SEP]", "world", "[SEP]")]
     assert pair["token_type_ids"] == [0, 0, 0, 1, 1]

@@ -8,6 +8,8 @@ from ._attention import Attention
 from ._context import Context, devices, version
 from ._lib import Error
 from ._model import Model
+from ._tokenizer import FILE_RULES, Encoding, Tokenizer
 
-__all__ = ["Attention", "Context", "Error", "Model", "devices", "version"]
-__version__ = "0.3.0"
+__all__ = ["Attention", "Context", "Encoding", "Error", "FILE_RULES", "Model", "Tokenizer",
+           "devices", "version"]
+__version__ = "0.4.0"

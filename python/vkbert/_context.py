@@ -42,7 +42,7 @@ def devices():
 
 
 def version():
-    """The library's version string, such as "0.3.0"."""
+    """The library's version string, such as "0.4.0"."""
     return _lib.version_string().decode()
 
 

@@ -212,6 +212,9 @@ class Encoding(ctypes.Structure):
         ("count", c_int),
         ("prompt_tokens", c_int),
         ("full_count", c_int),
+        ("special_tokens_mask", POINTER(c_int32)),
+        ("offsets", POINTER(c_int32)),  # [2 * count]: (start, stop) in characters
+        ("attention_mask", POINTER(c_int32)),
     ]
 
 
@@ -275,14 +278,26 @@ _declare(
 )
 _declare("vkbert_model_classify", _status, _handle, POINTER(c_char_p), c_int, POINTER(c_float))
 _declare("vkbert_model_time_split", _status, _handle, POINTER(TimeSplit))
+_declare("vkbert_tokenizer_load", _status, c_char_p, _out)
+_declare("vkbert_tokenizer_destroy", None, _handle)
+_declare("vkbert_tokenizer_max_length", c_int, _handle)
 _declare("vkbert_tokenizer_encode", _status, _handle, c_char_p, c_char_p, c_int, POINTER(Encoding))
 _declare("vkbert_encoding_free", None, POINTER(Encoding))
+_declare(
+    "vkbert_tokenizer_decode", _status, _handle, POINTER(c_int32), c_int, c_int,
+    POINTER(c_void_p),
+)
+_declare("vkbert_tokenizer_token", c_char_p, _handle, c_int32)
+_declare("vkbert_tokenizer_token_id", c_int32, _handle, c_char_p)
+_declare("vkbert_free", None, c_void_p)
+
+TOKENIZER_FILE_RULES = -2  # VKBERT_TOKENIZER_FILE_RULES
 
 version_string = _declare("vkbert_version_string", c_char_p)
 version_number = _declare("vkbert_version", ctypes.c_uint)
 
-# The structs above are 0.3's: a library of another minor version (before 1.0) may differ.
-ABI = (0, 3)
+# The structs above are 0.4's: a library of another minor version (before 1.0) may differ.
+ABI = (0, 4)
 if (version_number() // 10000, version_number() // 100 % 100) != ABI:
     raise ImportError(
         f"{lib._name} is vkbert {version_string().decode()}; this package needs {ABI[0]}.{ABI[1]}.x"

@@ -8,6 +8,7 @@ import numpy as np
 from . import _lib
 from ._context import Made
 from ._lib import lib
+from ._tokenizer import FILE_RULES, Tokenizer
 
 
 def _texts(texts, what="texts"):
@@ -63,6 +64,8 @@ class Model(Made):
     device: an index or a name substring for a context of the model's own (None: the best
     device, or VKBERT_DEVICE); context: a shared vkbert.Context instead. precision: "fp32",
     "fp16" (dense weights stored as fp16) or "int8" (dense weights as int8 blocks)."""
+
+    _tokenizer = None
 
     def __init__(self, path, device=None, precision="fp32", *, context=None):
         folder = os.fsencode(path)
@@ -140,27 +143,34 @@ class Model(Made):
             self._call(lib.vkbert_model_classify, _char_array(items), len(items), _floats(out))
         return out[0] if single else out
 
+    @property
+    def tokenizer(self):
+        """The model's tokenizer (a vkbert.Tokenizer), valid while the model is open."""
+        if self._tokenizer is None:
+            self._tokenizer = Tokenizer._of(self, lib.vkbert_model_tokenizer(self._live()))
+        return self._tokenizer
+
     def tokenize(self, texts, pair=None, max_length=None):
-        """The folder's tokenizer, as HuggingFace's fast tokenizer(texts) without padding: a dict
-        of "input_ids", "token_type_ids" and "attention_mask", each a list per text of ints (one
-        flat list for one str). pair: the second text of every input. max_length: None for the
-        folder's limit, -1 for none."""
+        """The folder's tokenizer, as HuggingFace's fast tokenizer(texts) without padding, in the
+        shape of `vkbert tokenize`'s JSON: a dict of "input_ids", "token_type_ids",
+        "attention_mask", "special_tokens_mask" (lists of ints) and "offsets" (a [start, stop]
+        list per token, in characters), each a list per text (one flat list for one str).
+        pair: the second text of every input. max_length: None for the folder's limit, -1 for
+        none, vkbert.FILE_RULES for the tokenizer.json's own truncation and padding."""
         items, single = _texts(texts)
-        second = _optional(pair, "pair")
         if max_length is None:
             max_length = 0
         elif not isinstance(max_length, int) or isinstance(max_length, bool):
             raise TypeError(f"max_length must be an int or None, not {max_length!r}")
-        elif max_length < 1 and max_length != -1:
-            raise ValueError(f"max_length must be positive, -1 or None, not {max_length}")
-        tokenizer = lib.vkbert_model_tokenizer(self._live())
-        result = {"input_ids": [], "token_type_ids": [], "attention_mask": []}
+        elif max_length < 1 and max_length not in (-1, FILE_RULES):
+            raise ValueError(f"max_length must be positive, -1, vkbert.FILE_RULES or None, not "
+                             f"{max_length}")
+        keys = ("input_ids", "token_type_ids", "attention_mask", "special_tokens_mask", "offsets")
+        result = {k: [] for k in keys}
         for text in items:
-            e = _lib.new(_lib.Encoding)
-            _lib.check(lib.vkbert_tokenizer_encode(tokenizer, text, second, max_length,
-                                                   ctypes.byref(e)))
-            result["input_ids"].append(e.ids[: e.count])
-            result["token_type_ids"].append(e.type_ids[: e.count])
-            result["attention_mask"].append([1] * e.count)
-            lib.vkbert_encoding_free(ctypes.byref(e))
+            e = self.tokenizer.encode(text.decode("utf-8"), pair, max_length)
+            values = (e.ids, e.type_ids, e.attention_mask, e.special_tokens_mask,
+                      [list(span) for span in e.offsets])
+            for k, v in zip(keys, values):
+                result[k].append(v)
         return {k: v[0] for k, v in result.items()} if single else result

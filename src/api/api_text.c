@@ -3,6 +3,7 @@
 #include "api/api.h"
 #include "nn/model/model.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,27 +40,6 @@ int vkbert_tokenizer_max_length(const vkbert_tokenizer *t)
     return t->max_length;
 }
 
-static vkbert_status encode(const vkbert_tokenizer *t, const char *text, const char *pair,
-                            int max_length, vkbert_encoding *e)
-{
-    if (!text) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "text is NULL");
-    if (max_length < -1)
-        return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT,
-                               "max_length %d: 0 (the folder's limit), -1 (none) or a length",
-                               max_length);
-    tok_ids ids;
-    char err[VKB_ERROR_SIZE];
-    if (vkb_tokenizer_encode(t, text, pair, max_length == 0 ? t->max_length : max_length, 0, &ids,
-                             err, sizeof err))
-        return vkb_fail_global(vkb_io_status(VKBERT_ERROR_INVALID_ARGUMENT), "%s", err);
-    free(ids.mask);
-    free(ids.special);
-    free(ids.offsets);
-    *e = (vkbert_encoding){
-        .ids = ids.ids, .type_ids = ids.type_ids, .count = ids.count, .full_count = ids.full_count};
-    return VKBERT_OK;
-}
-
 /* A vkbert_encoding's first published size (0.3.0, when the tokenizers' and the models' token
  * structs became one), and the check of a caller's struct_size against it. */
 #define ENCODING_FIRST VKB_SIZE_THROUGH(vkbert_encoding, full_count)
@@ -67,6 +47,47 @@ static vkbert_status encode(const vkbert_tokenizer *t, const char *text, const c
 static vkbert_status encoding_size(const vkbert_encoding *e, uint32_t *size)
 {
     return vkb_struct_out_size(NULL, e, ENCODING_FIRST, "vkbert_encoding", size);
+}
+
+/* Whether a caller's struct of `size` bytes holds `field`'s pointer (fields added since 0.3). */
+#define ENCODING_HOLDS(size, field) ((size) >= VKB_SIZE_THROUGH(vkbert_encoding, field))
+
+/* Hands an encoding's arrays over to a caller's struct of `size` bytes: those its header does
+ * not know are freed here, or nobody could free them. */
+static void keep_known(vkbert_encoding *e, uint32_t size)
+{
+    if (!ENCODING_HOLDS(size, special_tokens_mask)) free(e->special_tokens_mask);
+    if (!ENCODING_HOLDS(size, offsets)) free(e->offsets);
+    if (!ENCODING_HOLDS(size, attention_mask)) free(e->attention_mask);
+    if (!ENCODING_HOLDS(size, special_tokens_mask)) e->special_tokens_mask = NULL;
+    if (!ENCODING_HOLDS(size, offsets)) e->offsets = NULL;
+    if (!ENCODING_HOLDS(size, attention_mask)) e->attention_mask = NULL;
+}
+
+/* The public max_length as tok_encode's: the folder's limit, none, the file's rules or a
+ * length. */
+static int encode_limit(const vkbert_tokenizer *t, int max_length)
+{
+    if (max_length == VKBERT_TOKENIZER_FILE_RULES) return TOK_FILE_RULES;
+    if (max_length == -1) return INT_MAX;
+    return max_length == 0 ? t->max_length : max_length;
+}
+
+static vkbert_status encode(const vkbert_tokenizer *t, const char *text, const char *pair,
+                            int max_length, vkbert_encoding *e)
+{
+    if (!text) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "text is NULL");
+    if (max_length < VKBERT_TOKENIZER_FILE_RULES)
+        return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT,
+                               "max_length %d: 0 (the folder's limit), -1 (none), -2 "
+                               "(VKBERT_TOKENIZER_FILE_RULES) or a length",
+                               max_length);
+    tok_ids ids;
+    char err[VKB_ERROR_SIZE];
+    if (vkb_tokenizer_encode(t, text, pair, encode_limit(t, max_length), 0, &ids, err, sizeof err))
+        return vkb_fail_global(vkb_io_status(VKBERT_ERROR_INVALID_ARGUMENT), "%s", err);
+    vkb_encoding_from_ids(&ids, e);
+    return VKBERT_OK;
 }
 
 /* `out` is emptied first, so that vkbert_encoding_free may follow any failure. */
@@ -81,6 +102,7 @@ vkbert_status vkbert_tokenizer_encode(const vkbert_tokenizer *t, const char *tex
     vkb_struct_out(out, size, &e, sizeof e);
     CHECK_HANDLE(t, BAD_HANDLE);
     status = encode(t, text, pair, max_length, &e);
+    if (!status) keep_known(&e, size);
     if (!status) vkb_struct_out(out, size, &e, sizeof e);
     return status;
 }
@@ -95,8 +117,27 @@ void vkbert_encoding_free(vkbert_encoding *e)
     if (!e || encoding_size(e, &size)) return;
     free(e->ids);
     free(e->type_ids);
+    if (ENCODING_HOLDS(size, special_tokens_mask)) free(e->special_tokens_mask);
+    if (ENCODING_HOLDS(size, offsets)) free(e->offsets);
+    if (ENCODING_HOLDS(size, attention_mask)) free(e->attention_mask);
     vkbert_encoding empty = {0};
     vkb_struct_out(e, size, &empty, sizeof empty);
+}
+
+vkbert_status vkbert_tokenizer_decode(const vkbert_tokenizer *t, const int32_t *ids, int count,
+                                      int skip_special_tokens, char **text)
+{
+    if (!text) return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT, "text is NULL");
+    *text = NULL;
+    CHECK_HANDLE(t, BAD_HANDLE);
+    if (count < 0 || (count > 0 && !ids))
+        return vkb_fail_global(VKBERT_ERROR_INVALID_ARGUMENT,
+                               "count is %d and ids %s: a count of 0 or more ids is needed", count,
+                               ids ? "given" : "NULL");
+    char err[VKB_ERROR_SIZE];
+    if (tok_decode(t->tok, ids, (size_t)count, skip_special_tokens != 0, text, err, sizeof err))
+        return vkb_fail_global(vkb_io_status(VKBERT_ERROR_INVALID_ARGUMENT), "%s", err);
+    return VKBERT_OK;
 }
 
 const char *vkbert_tokenizer_token(const vkbert_tokenizer *t, int32_t id)
@@ -287,6 +328,7 @@ vkbert_status vkbert_model_encode(const vkbert_model *model, const char *text, c
     char err[VKB_ERROR_SIZE];
     status = model_encode(model, text, pair, options, &in, err, sizeof err);
     if (status) return encode_failed(model->ctx, status, err);
+    keep_known(&in, size);
     vkb_struct_out(out, size, &in, sizeof in);
     return VKBERT_OK;
 }

@@ -40,7 +40,7 @@
  * each of its bytes the span of the original text (absolute byte offsets into the text the
  * caller gave) that byte came from. */
 typedef struct tok_norm {
-    char *s;      /* n bytes of UTF-8, then a NUL */
+    char *s; /* n bytes of UTF-8, then a NUL */
     size_t n, cap;
     size_t *align; /* 2 * n: byte i came from original [align[2i], align[2i + 1]) */
     size_t origin; /* the original span's start (tokenizers' original_shift), kept as it is */
@@ -62,8 +62,8 @@ typedef struct tok_change {
 /* tokenizers' NormalizedString::transform_range over the normalized bytes [a, b) (character
  * boundaries): the characters there are replaced by changes[0..count), `initial_offset` old
  * characters at the start being removed first. */
-int tok_norm_transform(const err_ctx *c, tok_norm *t, size_t a, size_t b,
-                       const tok_change *changes, size_t count, size_t initial_offset);
+int tok_norm_transform(const err_ctx *c, tok_norm *t, size_t a, size_t b, const tok_change *changes,
+                       size_t count, size_t initial_offset);
 
 /* A new normalized string of t's bytes [a, b) (character boundaries), alignments kept. */
 int tok_norm_slice(const err_ctx *c, const tok_norm *t, size_t a, size_t b, tok_norm *out);

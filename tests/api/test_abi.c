@@ -274,3 +274,36 @@ Test(abi, encoding_struct_size)
     vkbert_tokenizer_destroy(t);
     test_dir_remove(dir);
 }
+
+static void assert_bytes(const unsigned char *at, size_t n, unsigned char want, const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(at[i], want, "%s: byte %zu is 0x%02x", what, i, at[i]);
+}
+
+/* A 0.3 caller's vkbert_encoding ends before the fields added in 0.4: nothing is written
+ * there, and the arrays it cannot see are not left allocated (the leak checker's part). */
+Test(abi, encoding_older_size)
+{
+    char dir[TEST_DIR_SIZE], path[TEST_DIR_SIZE + 16];
+    test_dir_make(dir, "abi");
+    snprintf(path, sizeof path, "%s/vocab.txt", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nhello\nworld\n", f);
+    fclose(f);
+    vkbert_tokenizer *t = NULL;
+    TEST_OK(vkbert_tokenizer_load(dir, &t));
+    vkbert_encoding e;
+    const size_t older = offsetof(vkbert_encoding, special_tokens_mask);
+    memset(&e, 0xab, sizeof e);
+    e.struct_size = (uint32_t)older;
+    TEST_OK(vkbert_tokenizer_encode(t, "hello world", NULL, 0, &e));
+    cr_assert(e.count == 4 && e.ids[1] == 5 && e.full_count == 4);
+    assert_bytes((const unsigned char *)&e + older, sizeof e - older, 0xab, "past 0.3's size");
+    vkbert_encoding_free(&e);
+    cr_assert(e.ids == NULL && e.count == 0 && e.struct_size == older);
+    assert_bytes((const unsigned char *)&e + older, sizeof e - older, 0xab, "freed, past it");
+    vkbert_tokenizer_destroy(t);
+    test_dir_remove(dir);
+}

@@ -298,6 +298,10 @@ Test(api_args, null_handles_leave_a_message)
     EXPECT_NULL_HANDLE(vkbert_tokenizer_max_length(NULL), 0, "vkbert_tokenizer_max_length");
     EXPECT_NULL_HANDLE(vkbert_tokenizer_encode(NULL, "a", NULL, 0, &encoding), BAD,
                        "vkbert_tokenizer_encode");
+    char *decoded = NULL;
+    EXPECT_NULL_HANDLE(vkbert_tokenizer_decode(NULL, ids, 1, 1, &decoded), BAD,
+                       "vkbert_tokenizer_decode");
+    cr_assert_null(decoded);
     EXPECT_NULL_HANDLE(vkbert_tokenizer_token(NULL, 0), NULL, "vkbert_tokenizer_token");
     EXPECT_NULL_HANDLE(vkbert_tokenizer_token_id(NULL, "a"), -1, "vkbert_tokenizer_token_id");
     EXPECT_NULL_HANDLE(vkbert_model_load(NULL, "/nonexistent", NULL, &model), BAD,

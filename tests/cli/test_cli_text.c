@@ -302,6 +302,7 @@ Test(cli_text, a_full_stdout_fails_every_command)
         {"rerank", "--model", reranker_dir, "--query", "the cat", "a dog", NULL},
         {"classify", "--model", classifier_dir, "the cat", NULL},
         {"tokenize", "--model", st_dir, "the cat", NULL},
+        {"decode", "--model", st_dir, "5", "6", NULL},
         {"info", "--model", st_dir, NULL},
         {"devices", NULL},
         {"--version", NULL},

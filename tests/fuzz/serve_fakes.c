@@ -155,14 +155,14 @@ vkbert_status vkbert_model_encode(const vkbert_model *m, const char *text, const
                             &t, err, sizeof err);
     free(joined);
     if (rc) return fail(VKBERT_ERROR_INVALID_ARGUMENT, err);
-    free(t.mask);
-    free(t.special);
-    free(t.offsets);
     *out = (vkbert_encoding){.struct_size = sizeof *out,
                              .ids = t.ids,
                              .type_ids = t.type_ids,
                              .count = t.count,
-                             .full_count = t.full_count};
+                             .full_count = t.full_count,
+                             .special_tokens_mask = t.special,
+                             .offsets = t.offsets,
+                             .attention_mask = t.mask};
     return VKBERT_OK;
 }
 
@@ -190,13 +190,28 @@ void vkbert_encoding_free(vkbert_encoding *e)
 {
     free(e->ids);
     free(e->type_ids);
-    e->ids = e->type_ids = NULL;
+    free(e->special_tokens_mask);
+    free(e->offsets);
+    free(e->attention_mask);
+    e->ids = e->type_ids = e->special_tokens_mask = e->offsets = e->attention_mask = NULL;
 }
 
+vkbert_status vkbert_tokenizer_decode(const vkbert_tokenizer *t, const int32_t *ids, int count,
+                                      int skip_special_tokens, char **text)
+{
+    char err[256];
+    if (tok_decode(t->tok, ids, (size_t)count, skip_special_tokens, text, err, sizeof err))
+        return fail(VKBERT_ERROR_INVALID_ARGUMENT, err);
+    return VKBERT_OK;
+}
+
+/* The prompts as find_prompt has them: "query", not the default. */
 vkbert_status vkbert_model_describe(vkbert_model *m, char **json)
 {
     (void)m;
-    *json = join("{\"pooling\":[\"mean_tokens\",\"lasttoken\"],", "\"max_length\":8}");
+    *json = join("{\"pooling\":[\"mean_tokens\",\"lasttoken\"],\"prompts\":{\"query\":"
+                 "\"query: \"},",
+                 "\"default_prompt_name\":null,\"max_length\":8}");
     return *json ? VKBERT_OK : VKBERT_ERROR_OUT_OF_MEMORY;
 }
 

@@ -58,7 +58,8 @@ static cJSON *span_json(const size_t *chars, size_t start, size_t end)
 
 /* A split that already has its tokens, put before the text: every pre-tokenizer must leave it
  * as it is. */
-static const char done_text[] = "\xe2\x96\x81" "done split";
+static const char done_text[] = "\xe2\x96\x81"
+                                "done split";
 
 static int push_done(const err_ctx *c, tok_splits *s)
 {

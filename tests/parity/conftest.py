@@ -69,3 +69,15 @@ def mpnet(tmp_path_factory):
 
 def run_cli(cli, *args):
     return subprocess.run([cli, *args], capture_output=True, text=True)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """test_tokenizer_families.py's counts per family, when it ran: inputs compared, equal."""
+    module = sys.modules.get("test_tokenizer_families")
+    counts = getattr(module, "TOK_PARITY_COUNTS", None)
+    if not counts:
+        return
+    terminalreporter.section("tokenizer parity: inputs compared / equal, per family")
+    for name, kinds in counts.items():
+        terminalreporter.write_line(f"{name:28} " + ", ".join(
+            f"{what} {equal}/{compared}" for what, (compared, equal) in kinds.items()))

@@ -196,3 +196,35 @@ def test_text_classification_pipeline(cli, tmp, kind):
         for label in want:
             assert abs(want[label] - have[label]) <= SCORE_TOL * max(1, abs(want[label])), \
                 (kind, t[i][:30], label, want[label], have[label])
+
+
+# ---- a BERT with XLM-R's tokenizer (paraphrase-multilingual-MiniLM-L12-v2's shape) ----
+
+def multilingual_folder(tmp):
+    """A BertModel whose vocabulary is a SentencePiece Unigram model's, trained by sentencepiece
+    and converted by transformers as XLM-R's (Precompiled normalizer, Metaspace, <s> A </s>),
+    saved by sentence-transformers with mean pooling."""
+    import tok_zoo  # tests/parity/tok_zoo.py
+    shape = "h120_heads5x24_l3"
+    positions = SHAPES[shape]["max_position_embeddings"]
+    tokenizer_dir = tok_zoo.sentencepiece_folder(os.path.join(tmp, "xlmr_tokenizer"), "nmt_nfkc",
+                                                 model_max_length=positions)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(tokenizer_dir)
+    bert = os.path.join(tmp, "multilingual_bert")
+    torch.manual_seed(5)
+    config = bert_config(shape, pad_token_id=tokenizer.pad_token_id)
+    config.vocab_size = len(tokenizer)
+    model = transformers.BertModel(config, add_pooling_layer=True)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "LayerNorm" not in name:
+                p.mul_(4.0)
+    model.save_pretrained(bert)
+    tokenizer.save_pretrained(bert)
+    t = Transformer(bert, model_kwargs={"dtype": torch.float32})
+    return st_folder(tmp, "multilingual_st", [t, Pooling(t.get_embedding_dimension(), "mean")])
+
+
+def test_bert_with_xlmr_unigram_tokenizer(cli, tmp):
+    pytest.importorskip("sentencepiece", reason="sentencepiece is not installed")
+    check_embed(cli, multilingual_folder(tmp))

@@ -23,6 +23,7 @@ int cli_bench(int argc, char **argv);
 int cli_tune(int argc, char **argv);
 int cli_encode(int argc, char **argv);
 int cli_tokenize(int argc, char **argv);
+int cli_decode(int argc, char **argv);
 int cli_embed(int argc, char **argv);
 int cli_rerank(int argc, char **argv);
 int cli_classify(int argc, char **argv);

@@ -91,14 +91,14 @@ static char *lower_text(const char *text)
 int vkb_tokenizer_encode(const vkbert_tokenizer *t, const char *text, const char *pair, int max_len,
                          int left, tok_ids *out, char *err, size_t err_size)
 {
-    int limit = max_len < 0 ? INT32_MAX : max_len;
-    if (!t->lower_text) return tok_encode_cut(t->tok, text, pair, limit, left, out, err, err_size);
+    if (!t->lower_text)
+        return tok_encode_cut(t->tok, text, pair, max_len, left, out, err, err_size);
     char *a = lower_text(text), *b = pair ? lower_text(pair) : NULL;
     int rc = -1;
     if (!a || (pair && !b))
         snprintf(err, err_size, "text: invalid UTF-8, or out of memory");
     else
-        rc = tok_encode_cut(t->tok, a, b, limit, left, out, err, err_size);
+        rc = tok_encode_cut(t->tok, a, b, max_len, left, out, err, err_size);
     free(a);
     free(b);
     return rc;

@@ -44,9 +44,9 @@ struct vkbert_model {
 int vkb_tokenizer_open(const char *dir, const st_model *st, vkbert_tokenizer *out, char *err,
                        size_t err_size);
 void vkb_tokenizer_close(vkbert_tokenizer *t);
-/* Encodes one text (and a pair) with sentence-transformers' lowercasing when set; max_len < 0
- * means no limit; `left` cuts from the start (tok_encode_cut). Returns 0, or -1 with the
- * message in err. */
+/* Encodes one text (and a pair) with sentence-transformers' lowercasing when set; max_len is
+ * tok_encode's (INT_MAX: no limit; TOK_FILE_RULES: the tokenizer.json's sections); `left` cuts
+ * from the start (tok_encode_cut). Returns 0, or -1 with the message in err. */
 int vkb_tokenizer_encode(const vkbert_tokenizer *t, const char *text, const char *pair, int max_len,
                          int left, tok_ids *out, char *err, size_t err_size);
 
@@ -77,6 +77,8 @@ vkbert_status vkb_model_tokenize(const vkbert_model *m, const model_rule *rule, 
 vkbert_status vkb_model_encode(const vkbert_model *m, const char *text, const char *pair,
                                const vkbert_encode_options *o, vkbert_encoding *out, char *err,
                                size_t size);
+/* Moves a tok_ids' arrays into a full-size encoding (prompt_tokens 0) and empties `t`. */
+void vkb_encoding_from_ids(tok_ids *t, vkbert_encoding *out);
 void vkb_model_input_clear(vkbert_encoding *input);
 
 typedef enum run_kind { RUN_SENTENCES, RUN_LOGITS } run_kind;

@@ -21,6 +21,22 @@ static void add_transformer(cJSON *root, const vkbert_model *m)
     cJSON_AddBoolToObject(root, "pooler", m->has_pooler);
 }
 
+/* Each stage of the tokenizer as tok_describe names it ("Sequence[Precompiled, Replace]",
+ * "none"); null where the tokenizer does not say. */
+static void add_components(cJSON *t, const tok_info *info)
+{
+    cJSON *c = cJSON_AddObjectToObject(t, "components");
+    const char *const keys[] = {"model", "normalizer", "pre_tokenizer", "post_processor",
+                                "decoder"};
+    const char *const values[] = {info->model_desc, info->normalizer_desc, info->pre_tokenizer_desc,
+                                  info->post_processor_desc, info->decoder_desc};
+    for (int i = 0; i < 5; i++)
+        if (values[i])
+            cJSON_AddStringToObject(c, keys[i], values[i]);
+        else
+            cJSON_AddNullToObject(c, keys[i]);
+}
+
 static void add_tokenizer(cJSON *root, const vkbert_model *m)
 {
     tok_info info;
@@ -50,6 +66,7 @@ static void add_tokenizer(cJSON *root, const vkbert_model *m)
         cJSON_AddStringToObject(s, "token", named[i]->text);
         cJSON_AddNumberToObject(s, "id", named[i]->id);
     }
+    add_components(t, &info);
     cJSON_AddNumberToObject(t, "added_tokens", info.added_tokens);
     cJSON_AddNumberToObject(t, "specials_per_text", info.added_single);
     cJSON_AddNumberToObject(t, "specials_per_pair", info.added_pair);

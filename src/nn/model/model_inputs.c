@@ -5,6 +5,7 @@
 
 #include "nn/model/model.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -102,8 +103,9 @@ vkbert_status vkb_model_tokenize(const vkbert_model *m, const model_rule *r, con
     if (r->prompt && !pair && !(joined = join(r->prompt, text)))
         return say(VKBERT_ERROR_OUT_OF_MEMORY, err, size, "out of host memory");
     tok_ids t;
-    int rc = vkb_tokenizer_encode(&m->tokenizer, joined ? joined : text, pair,
-                                  r->truncate ? m->max_length : -1, r->left, &t, why, sizeof why);
+    int rc =
+        vkb_tokenizer_encode(&m->tokenizer, joined ? joined : text, pair,
+                             r->truncate ? m->max_length : INT_MAX, r->left, &t, why, sizeof why);
     free(joined);
     if (rc) return say(vkb_io_status(VKBERT_ERROR_INVALID_ARGUMENT), err, size, "%s", why);
     if (t.count > m->max_length) {
@@ -113,15 +115,9 @@ vkbert_status vkb_model_tokenize(const vkbert_model *m, const model_rule *r, con
                    "%d tokens, over the model's limit of %d (truncation is off)", count,
                    m->max_length);
     }
-    free(t.mask);
-    free(t.special);
-    free(t.offsets);
-    *out = (vkbert_encoding){.struct_size = sizeof *out,
-                             .ids = t.ids,
-                             .type_ids = t.type_ids,
-                             .count = t.count,
-                             .prompt_tokens = pair ? 0 : prompt_left(r, &t),
-                             .full_count = t.full_count};
+    int prompt_tokens = pair ? 0 : prompt_left(r, &t);
+    vkb_encoding_from_ids(&t, out);
+    out->prompt_tokens = prompt_tokens;
     return VKBERT_OK;
 }
 
@@ -137,11 +133,28 @@ vkbert_status vkb_model_encode(const vkbert_model *m, const char *text, const ch
     return status ? status : vkb_model_tokenize(m, &rule, text, pair, out, err, size);
 }
 
+void vkb_encoding_from_ids(tok_ids *t, vkbert_encoding *out)
+{
+    *out = (vkbert_encoding){.struct_size = sizeof *out,
+                             .ids = t->ids,
+                             .type_ids = t->type_ids,
+                             .count = t->count,
+                             .full_count = t->full_count,
+                             .special_tokens_mask = t->special,
+                             .offsets = t->offsets,
+                             .attention_mask = t->mask};
+    *t = (tok_ids){0};
+}
+
 void vkb_model_input_clear(vkbert_encoding *input)
 {
     free(input->ids);
     free(input->type_ids);
-    input->ids = input->type_ids = NULL;
+    free(input->special_tokens_mask);
+    free(input->offsets);
+    free(input->attention_mask);
+    input->ids = input->type_ids = input->special_tokens_mask = NULL;
+    input->offsets = input->attention_mask = NULL;
 }
 
 /* ---- inputs to results ---- */

@@ -178,6 +178,7 @@ serve_reply serve_tei_embed(serve_server *s, const serve_call *call);
 serve_reply serve_tei_rerank(serve_server *s, const serve_call *call);
 serve_reply serve_tei_predict(serve_server *s, const serve_call *call);
 serve_reply serve_tei_tokenize(serve_server *s, const serve_call *call);
+serve_reply serve_tei_decode(serve_server *s, const serve_call *call);
 serve_reply serve_tei_health(serve_server *s, const serve_call *call);
 serve_reply serve_tei_info(serve_server *s, const serve_call *call);
 serve_reply serve_metrics_route(serve_server *s, const serve_call *call);

@@ -69,6 +69,11 @@ int serve_inputs_text(const serve_server *s, serve_inputs *x, int i, const char 
 /* Input i from a JSON array of token ids, used as given (no special tokens added). */
 int serve_inputs_ids(const serve_server *s, serve_inputs *x, int i, const cJSON *ids,
                      const serve_encode_opts *o, serve_fail *f);
+/* Whether v is a JSON array of numbers only (an empty one too). */
+int serve_is_ids(const cJSON *v);
+/* The token ids of a JSON array of numbers into out[0..n): TEI's Vec<u32> (anything else a
+ * 422), each in the vocabulary (else a Tokenizer error naming it). */
+int serve_ids_read(const cJSON *ids, int32_t *out, int n, const vkbert_tokenizer *t, serve_fail *f);
 /* TEI's Input: a string, a list of token ids, or a list of those (`ids` 0: strings only).
  * Checks TEI's batch rules and tokenizes every input into *x. */
 int serve_inputs_parse(const serve_server *s, const cJSON *v, const char *field, int ids,

@@ -17,8 +17,8 @@
 
 /* The routes of serve.h, then "other" for every path that is not one of them. */
 static const char *const route_names[] = {
-    "/v1/embeddings", "/embeddings", "/embed", "/rerank",  "/predict",
-    "/tokenize",      "/health",     "/info",  "/metrics", "other",
+    "/v1/embeddings", "/embeddings", "/embed", "/rerank",  "/predict", "/tokenize",
+    "/decode",        "/health",     "/info",  "/metrics", "other",
 };
 #define ROUTE_COUNT ((int)(sizeof route_names / sizeof *route_names))
 /* HTTP statuses are three digits; 0 is serve_reply's "the client is gone". */

@@ -18,6 +18,8 @@ const serve_route serve_routes[] = {
     {"GET", "/health", serve_tei_health},
     {"GET", "/info", serve_tei_info},
     {"GET", "/metrics", serve_metrics_route},
+    /* last, so that the fuzzer's corpus keeps the indices of the routes before it */
+    {"POST", "/decode", serve_tei_decode},
 };
 const int serve_route_count = (int)(sizeof serve_routes / sizeof *serve_routes);
 

@@ -80,7 +80,7 @@ int serve_inputs_text(const serve_server *s, serve_inputs *x, int i, const char 
     return 0;
 }
 
-static int ids_copy(const cJSON *ids, int32_t *out, int n, const vkbert_tokenizer *t, serve_fail *f)
+int serve_ids_read(const cJSON *ids, int32_t *out, int n, const vkbert_tokenizer *t, serve_fail *f)
 {
     int at = 0;
     const cJSON *v;
@@ -109,7 +109,7 @@ int serve_inputs_ids(const serve_server *s, serve_inputs *x, int i, const cJSON 
     x->hand[i] = 1;
     if (!(in->ids = malloc((size_t)n * sizeof *in->ids)))
         return serve_fail_set(f, "Backend", "out of host memory");
-    if (ids_copy(ids, in->ids, n, t, f)) return -1;
+    if (serve_ids_read(ids, in->ids, n, t, f)) return -1;
     in->full_count = in->count = n;
     x->tokens += n;
     if (n <= limit) return 0;
@@ -121,7 +121,7 @@ int serve_inputs_ids(const serve_server *s, serve_inputs *x, int i, const cJSON 
     return 0;
 }
 
-static int is_ids(const cJSON *v)
+int serve_is_ids(const cJSON *v)
 {
     if (!cJSON_IsArray(v)) return 0;
     const cJSON *e;
@@ -133,7 +133,7 @@ static int encode_one(const serve_server *s, const cJSON *v, int ids, int i,
                       const serve_encode_opts *o, serve_inputs *x, serve_fail *f)
 {
     if (cJSON_IsString(v)) return serve_inputs_text(s, x, i, v->valuestring, NULL, o, f);
-    if (ids && is_ids(v)) return serve_inputs_ids(s, x, i, v, o, f);
+    if (ids && serve_is_ids(v)) return serve_inputs_ids(s, x, i, v, o, f);
     return -2;
 }
 
@@ -148,7 +148,7 @@ int serve_inputs_parse(const serve_server *s, const cJSON *v, const char *field,
         ids ? "a string, a list of token ids, or a list of those" : "a string or a list of strings";
     if (!v) return serve_fail_status(f, 422, "missing field `%s`", field);
     int empty = cJSON_IsArray(v) && !cJSON_GetArraySize(v);
-    int single = cJSON_IsString(v) || (ids && !empty && is_ids(v));
+    int single = cJSON_IsString(v) || (ids && !empty && serve_is_ids(v));
     if (!single && !cJSON_IsArray(v))
         return serve_fail_status(f, 422, "`%s` must be %s", field, shape);
     int n = single ? 1 : cJSON_GetArraySize(v);

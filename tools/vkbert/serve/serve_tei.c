@@ -1,5 +1,8 @@
-/* text-embeddings-inference's model routes: /embed, /rerank, /predict. The request and
- * response shapes and the checks are TEI's (router/src/http/types.rs and server.rs). */
+/* text-embeddings-inference's model routes: /embed, /rerank, /predict, and the tokenizer's:
+ * /tokenize, /decode. The request and response shapes and the checks are TEI's
+ * (router/src/http/types.rs and server.rs). */
+#define _POSIX_C_SOURCE 200809L
+
 #include "serve_json.h"
 
 #include <stdlib.h>
@@ -275,56 +278,113 @@ serve_reply serve_tei_predict(serve_server *s, const serve_call *call)
     return request_end(&q, out);
 }
 
-/* Whether the input starts with the template's first `lead` tokens and ends with the rest. */
-static int template_split(const vkbert_encoding *in, const vkbert_encoding *e, int lead)
+/* The prompt vkbert_model_encode put before each text (nn/model/model_inputs.c's rule): the
+ * request's prompt_name, else the folder's default prompt for an embedding model; read from the
+ * model's description. *out is malloc'd, NULL for none. */
+static int prompt_of(serve_server *s, const char *name, char **out, serve_fail *f)
 {
-    if (e->count > in->count) return 0;
-    for (int i = 0; i < e->count; i++) {
-        int at = i < lead ? i : in->count - (e->count - i);
-        if (in->ids[at] != e->ids[i]) return 0;
-    }
-    return 1;
+    *out = NULL;
+    if (!name && vkbert_model_labels(s->model) > 0) return 0;
+    char *json = NULL;
+    if (vkbert_model_describe(s->model, &json))
+        return serve_fail_set(f, "Backend", "%s", vkbert_last_error(s->context));
+    cJSON *d = cJSON_Parse(json);
+    vkbert_free(json);
+    if (!d) return serve_fail_set(f, "Backend", "out of host memory");
+    const cJSON *fallback = cJSON_GetObjectItemCaseSensitive(d, "default_prompt_name");
+    const char *key = name ? name : cJSON_IsString(fallback) ? fallback->valuestring : NULL;
+    const cJSON *prompts = cJSON_GetObjectItemCaseSensitive(d, "prompts");
+    const cJSON *p = key ? cJSON_GetObjectItemCaseSensitive(prompts, key) : NULL;
+    int failed = cJSON_IsString(p) && !(*out = strdup(p->valuestring));
+    cJSON_Delete(d);
+    return failed ? serve_fail_set(f, "Backend", "out of host memory") : 0;
 }
 
-/* How many of the template's special tokens come before the text, and (*specials) how many
- * there are: the empty text's encoding is the template alone ([CLS] [SEP]). Splits are tried
- * from the middle out, so that a text that starts with [SEP] still splits [CLS] | [SEP]. */
-static int template_lead(const vkbert_tokenizer *t, const vkbert_encoding *in, int *specials)
+/* The text the tokenizer saw (the prompt, then the input) and the byte where each of its
+ * characters starts, one past the last at [chars]: the library's offsets count characters,
+ * TEI's bytes. */
+typedef struct seen_text {
+    char *text;
+    size_t *starts;
+    int32_t chars;
+} seen_text;
+
+static int seen_make(const char *prompt, const char *input, seen_text *t)
 {
-    vkbert_encoding e = VKBERT_ENCODING_INIT;
-    int lead = -1;
-    *specials = 0;
-    if (vkbert_tokenizer_encode(t, "", NULL, -1, &e)) return 0;
-    for (int step = 0; lead < 0 && step <= 2 * e.count; step++) {
-        int c = (e.count + 1) / 2 + (step % 2 ? -(step + 1) / 2 : step / 2);
-        if (c >= 0 && c <= e.count && template_split(in, &e, c)) lead = c;
-    }
-    if (lead >= 0) *specials = e.count;
-    vkbert_encoding_free(&e);
-    return lead < 0 ? 0 : lead;
+    size_t a = prompt ? strlen(prompt) : 0, n = a + strlen(input);
+    t->text = malloc(n + 1);
+    t->starts = malloc((n + 1) * sizeof *t->starts);
+    if (!t->text || !t->starts) return -1;
+    memcpy(t->text, prompt ? prompt : "", a);
+    memcpy(t->text + a, input, n - a + 1);
+    t->chars = 0;
+    for (size_t i = 0; i < n; i++)
+        if (((unsigned char)t->text[i] & 0xc0) != 0x80) t->starts[t->chars++] = i;
+    t->starts[t->chars] = n;
+    return 0;
 }
 
-/* TEI's SimpleToken (types.rs): start and stop are Option<usize>, null for special tokens;
- * vkbert's tokenizer keeps no offsets, so they are null for every token, and text is the
- * vocabulary's token instead of the input's characters. */
-static cJSON *tokens_json(const serve_server *s, const vkbert_encoding *in, int add_special)
+static void seen_free(seen_text *t)
+{
+    free(t->text);
+    free(t->starts);
+}
+
+/* TEI's SimpleToken (router/src/http/types.rs, core/src/tokenization.rs into_tokens): a special
+ * token's text is its vocabulary entry, its start and stop null; any other token's are the byte
+ * offsets of its span in the text the tokenizer saw (the prompt's included), and the text
+ * there. Special tokens are those the template added: left out without add_special_tokens. */
+static cJSON *token_json(const vkbert_tokenizer *t, const vkbert_encoding *in, int i,
+                         const seen_text *seen)
+{
+    cJSON *o = cJSON_CreateObject();
+    int special = in->special_tokens_mask[i] != 0;
+    int32_t a = in->offsets[2 * i], b = in->offsets[2 * i + 1];
+    if (!o || (!special && (a < 0 || a > b || b > seen->chars))) return cJSON_Delete(o), NULL;
+    cJSON_AddNumberToObject(o, "id", in->ids[i]);
+    if (special) {
+        const char *text = vkbert_tokenizer_token(t, in->ids[i]);
+        cJSON_AddStringToObject(o, "text", text ? text : "");
+    } else {
+        size_t start = seen->starts[a], stop = seen->starts[b];
+        char *text = strndup(seen->text + start, stop - start);
+        if (!text || !cJSON_AddStringToObject(o, "text", text)) cJSON_Delete(o), o = NULL;
+        free(text);
+        if (!o) return NULL;
+    }
+    cJSON_AddBoolToObject(o, "special", special);
+    if (special) cJSON_AddNullToObject(o, "start"), cJSON_AddNullToObject(o, "stop");
+    if (!special) {
+        cJSON_AddNumberToObject(o, "start", (double)seen->starts[a]);
+        cJSON_AddNumberToObject(o, "stop", (double)seen->starts[b]);
+    }
+    return o;
+}
+
+static cJSON *tokens_json(const serve_server *s, const vkbert_encoding *in, const char *prompt,
+                          const char *input, int add_special, serve_fail *f)
 {
     const vkbert_tokenizer *t = vkbert_model_tokenizer(s->model);
-    int specials, lead = template_lead(t, in, &specials), trail = specials - lead;
-    cJSON *out = cJSON_CreateArray();
+    if (in->count && (!in->special_tokens_mask || !in->offsets))
+        return serve_fail_set(f, "Backend", "the tokenizer gave no offsets"), NULL;
+    seen_text seen = {0};
+    cJSON *out = seen_make(prompt, input, &seen) ? NULL : cJSON_CreateArray();
     for (int i = 0; out && i < in->count; i++) {
-        int special = i < lead || i >= in->count - trail;
-        if (special && !add_special) continue;
-        cJSON *o = cJSON_CreateObject();
-        const char *text = vkbert_tokenizer_token(t, in->ids[i]);
-        cJSON_AddNumberToObject(o, "id", in->ids[i]);
-        cJSON_AddStringToObject(o, "text", text ? text : "");
-        cJSON_AddBoolToObject(o, "special", special);
-        cJSON_AddNullToObject(o, "start");
-        cJSON_AddNullToObject(o, "stop");
-        cJSON_AddItemToArray(out, o);
+        if (in->special_tokens_mask[i] && !add_special) continue;
+        cJSON *token = token_json(t, in, i, &seen);
+        if (!token) cJSON_Delete(out), out = NULL;
+        if (token) cJSON_AddItemToArray(out, token);
     }
+    seen_free(&seen);
+    if (!out) serve_fail_set(f, "Backend", "out of host memory, or offsets outside the text");
     return out;
+}
+
+/* The request's i-th text: inputs itself, or its i-th element. */
+static const char *input_text(const cJSON *inputs, int i)
+{
+    const cJSON *v = cJSON_IsString(inputs) ? inputs : cJSON_GetArrayItem(inputs, i);
+    return cJSON_IsString(v) ? v->valuestring : "";
 }
 
 /* TEI's /tokenize (server.rs, tokenize): TokenizeInput is a string or a list of strings (no
@@ -335,14 +395,86 @@ serve_reply serve_tei_tokenize(serve_server *s, const serve_call *call)
     request q;
     serve_encode_opts o = {NULL, 1, 0};
     int add_special = 1;
+    char *prompt = NULL;
+    const cJSON *inputs = NULL;
     if (request_begin(s, call, &q) ||
         serve_field_bool(q.root, "add_special_tokens", 0, &add_special, &q.fail) ||
         serve_field_string(q.root, "prompt_name", &o.prompt_name, &q.fail) ||
-        serve_inputs_parse(s, cJSON_GetObjectItemCaseSensitive(q.root, "inputs"), "inputs", 0, &o,
-                           &q.inputs, &q.fail))
+        serve_inputs_parse(s, inputs = cJSON_GetObjectItemCaseSensitive(q.root, "inputs"), "inputs",
+                           0, &o, &q.inputs, &q.fail) ||
+        prompt_of(s, o.prompt_name, &prompt, &q.fail))
         return request_end(&q, NULL);
     cJSON *out = cJSON_CreateArray();
-    for (int i = 0; out && i < q.inputs.count; i++)
-        cJSON_AddItemToArray(out, tokens_json(s, &q.inputs.in[i], add_special));
+    for (int i = 0; out && i < q.inputs.count; i++) {
+        cJSON *tokens =
+            tokens_json(s, &q.inputs.in[i], prompt, input_text(inputs, i), add_special, &q.fail);
+        if (!tokens) cJSON_Delete(out), out = NULL;
+        if (tokens) cJSON_AddItemToArray(out, tokens);
+    }
+    free(prompt);
+    return request_end(&q, out);
+}
+
+/* One list of ids to its text: an empty one is TEI's Empty error (core/src/tokenization.rs,
+ * decode); an id that is not an integer in [0, 2^32) is a 422, as TEI's Vec<u32> refuses it.
+ * An id outside the vocabulary is a Tokenizer error naming it, as in /embed's token ids (TEI,
+ * through tokenizers' decode, would leave it out). */
+static cJSON *decoded_json(serve_server *s, const cJSON *ids, int skip, serve_fail *f)
+{
+    const vkbert_tokenizer *t = vkbert_model_tokenizer(s->model);
+    int n = cJSON_GetArraySize(ids);
+    if (!n) return serve_fail_set(f, "Empty", "`input_ids` cannot be empty"), NULL;
+    int32_t *v = malloc((size_t)n * sizeof *v);
+    char *text = NULL;
+    if (!v) return serve_fail_set(f, "Backend", "out of host memory"), NULL;
+    if (serve_ids_read(ids, v, n, t, f)) return free(v), NULL;
+    vkbert_status st = vkbert_tokenizer_decode(t, v, n, skip, &text);
+    free(v);
+    if (st == VKBERT_ERROR_OUT_OF_MEMORY) serve_fail_set(f, "Backend", "out of host memory");
+    if (st && st != VKBERT_ERROR_OUT_OF_MEMORY)
+        serve_fail_set(f, "Tokenizer", "%s", vkbert_last_error(NULL));
+    cJSON *out = text ? cJSON_CreateString(text) : NULL;
+    vkbert_free(text);
+    if (text && !out) serve_fail_set(f, "Backend", "out of host memory");
+    return out;
+}
+
+/* A list of lists of numbers, not one list of numbers ([] is one). */
+static int is_batch(const cJSON *ids)
+{
+    if (!cJSON_IsArray(ids) || serve_is_ids(ids)) return 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, ids) if (!serve_is_ids(e)) return 0;
+    return 1;
+}
+
+/* TEI's /decode (server.rs, decode): DecodeRequest's ids are one list of token ids or a list
+ * of those (InputIds, untagged: [] is one empty list), skip_special_tokens (true); the
+ * DecodeResponse is a list of strings, one for a single list. A batch over
+ * max_client_batch_size is a 413 Validation error. Runs nothing on the device. */
+serve_reply serve_tei_decode(serve_server *s, const serve_call *call)
+{
+    request q;
+    int skip = 1;
+    if (request_begin(s, call, &q) ||
+        serve_field_bool(q.root, "skip_special_tokens", 0, &skip, &q.fail))
+        return request_end(&q, NULL);
+    const cJSON *ids = cJSON_GetObjectItemCaseSensitive(q.root, "ids");
+    int batch = is_batch(ids), n = cJSON_GetArraySize(ids);
+    if (!ids)
+        serve_fail_status(&q.fail, 422, "missing field `ids`");
+    else if (!batch && !serve_is_ids(ids))
+        serve_fail_status(&q.fail, 422, "`ids` must be a list of token ids or a list of those");
+    else if (batch && n > s->config->max_client_batch_size)
+        serve_fail_set(&q.fail, "Validation", "batch size %d > maximum allowed batch size %d", n,
+                       s->config->max_client_batch_size);
+    if (q.fail.status) return request_end(&q, NULL);
+    cJSON *out = cJSON_CreateArray();
+    for (int i = 0; out && i < (batch ? n : 1); i++) {
+        cJSON *text = decoded_json(s, batch ? cJSON_GetArrayItem(ids, i) : ids, skip, &q.fail);
+        if (!text) cJSON_Delete(out), out = NULL;
+        if (text) cJSON_AddItemToArray(out, text);
+    }
+    if (!out && !q.fail.status) serve_fail_set(&q.fail, "Backend", "out of host memory");
     return request_end(&q, out);
 }
