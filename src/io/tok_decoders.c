@@ -330,11 +330,24 @@ static int run_one(const err_ctx *c, const tok_decoder *d, const tok_strs *in, t
     return 0;
 }
 
-int tok_decoder_run(const err_ctx *c, const tok_decoder *d, tok_strs *tokens)
+/* The decoded tokens may be at most this many times the tokens' bytes, plus GROWTH_SLACK:
+ * far more than any real decoder makes, while a hostile sequence of Replaces of an empty
+ * pattern would multiply the text at every step. */
+enum { GROWTH_FACTOR = 64, GROWTH_SLACK = 4096 };
+
+static size_t total_bytes(const tok_strs *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->n; i++)
+        n += s->lens[i];
+    return n;
+}
+
+static int run_chain(const err_ctx *c, const tok_decoder *d, tok_strs *tokens, size_t limit)
 {
     if (d->kind == DEC_SEQUENCE) {
         for (size_t i = 0; i < d->n_decoders; i++)
-            if (tok_decoder_run(c, d->decoders[i], tokens) != 0) return -1;
+            if (run_chain(c, d->decoders[i], tokens, limit) != 0) return -1;
         return 0;
     }
     tok_strs out = {0};
@@ -348,5 +361,18 @@ int tok_decoder_run(const err_ctx *c, const tok_decoder *d, tok_strs *tokens)
     }
     tok_strs_free(tokens);
     *tokens = out;
-    return 0;
+    size_t n = total_bytes(tokens);
+    return n <= limit ? 0
+                      : io_fail(c,
+                                "decoder: the text would grow to %zu bytes, past %d times the "
+                                "tokens'",
+                                n, GROWTH_FACTOR);
+}
+
+int tok_decoder_run(const err_ctx *c, const tok_decoder *d, tok_strs *tokens)
+{
+    size_t n = total_bytes(tokens);
+    size_t limit = n <= (SIZE_MAX - GROWTH_SLACK) / GROWTH_FACTOR ? n * GROWTH_FACTOR + GROWTH_SLACK
+                                                                  : SIZE_MAX;
+    return run_chain(c, d, tokens, limit);
 }

@@ -88,10 +88,34 @@ static int piece_alloc(const err_ctx *c, piece *p, size_t chars)
     return 0;
 }
 
+/* A normalized text may be at most this many times its original span, plus GROWTH_SLACK bytes:
+ * far more than any real normalizer makes (NFKD's longest expansion is 11 times), while a
+ * hostile sequence of Replaces of empty matches would multiply the text at every step. */
+enum { GROWTH_FACTOR = 64, GROWTH_SLACK = 4096 };
+
+/* 0 when t may become n bytes long, else -1 with the error. */
+static int check_growth(const err_ctx *c, const tok_norm *t, size_t n)
+{
+    size_t end = t->n ? t->align[2 * t->n - 1] : t->origin;
+    size_t span = end > t->origin ? end - t->origin : 0;
+    if (span <= (SIZE_MAX - GROWTH_SLACK) / GROWTH_FACTOR &&
+        n <= span * GROWTH_FACTOR + GROWTH_SLACK)
+        return 0;
+    return io_fail(c,
+                   "normalizer: the text would grow to %zu bytes from %zu of the original, past "
+                   "%d times",
+                   n, span, GROWTH_FACTOR);
+}
+
 /* Replaces t's bytes [a, b) by p's (which it frees). */
 static int splice(const err_ctx *c, tok_norm *t, size_t a, size_t b, piece *p)
 {
     size_t n = t->n - (b - a) + p->n;
+    if (n > t->n && check_growth(c, t, n) != 0) {
+        free(p->s);
+        free(p->align);
+        return -1;
+    }
     if (n > t->cap) {
         char *s = realloc(t->s, n + 1);
         if (s) t->s = s;
@@ -278,6 +302,7 @@ int tok_norm_replace(const err_ctx *c, tok_norm *t, const tok_span *matches, siz
             return io_fail_oom(c, "normalizer: Replace: a text too long");
         size = size - match + n;
     }
+    if (size > t->n && check_growth(c, t, size) != 0) return -1;
     piece p;
     if (piece_alloc(c, &p, (size + 3) / 4) != 0) return -1;
     size_t last = 0;

@@ -246,7 +246,10 @@ static int compile_translated(const err_ctx *c, const char *pattern, size_t n, d
         return io_fail_oom(c, "regex: out of memory");
     }
     pcre2_set_newline(cc, PCRE2_NEWLINE_LF);
-    r->code = pcre2_compile((PCRE2_SPTR)text.s, text.n, PCRE2_UTF | PCRE2_UCP | PCRE2_MULTILINE,
+    /* \C (one byte, even inside a character) is refused, as Oniguruma refuses it alone: a
+     * match must end on a character boundary for the splits cut there */
+    r->code = pcre2_compile((PCRE2_SPTR)text.s, text.n,
+                            PCRE2_UTF | PCRE2_UCP | PCRE2_MULTILINE | PCRE2_NEVER_BACKSLASH_C,
                             &code, &at, cc);
     pcre2_compile_context_free(cc);
     free(text.s);

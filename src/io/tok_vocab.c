@@ -103,6 +103,10 @@ const char *tok_vocab_token(const tok_vocab *v, int32_t id, size_t *len)
     return v->tokens[id];
 }
 
+/* How far a vocabulary's ids may run past its count (tokenizers' are a map; real ones have few
+ * holes). */
+enum { SPARSE_FACTOR = 4, SPARSE_SLACK = 1 << 16 };
+
 /* The largest id of the object's values, each checked to be a whole number in u32's range that
  * also fits an int32 id. */
 static int object_ids(const err_ctx *c, const cJSON *obj, const char *what, double *top)
@@ -124,6 +128,12 @@ int tok_vocab_from_object(const err_ctx *c, const cJSON *obj, const char *what, 
     double top;
     if (object_ids(c, obj, what, &top) != 0) return -1;
     size_t entries = (size_t)cJSON_GetArraySize(obj);
+    /* the id table is dense: a few tokens at ids in the billions would take gigabytes */
+    if (top >= (double)entries * SPARSE_FACTOR + SPARSE_SLACK)
+        return io_fail(c,
+                       "%s: id %.0f among %zu tokens: ids past %d times the count plus %d are "
+                       "refused",
+                       what, top, entries, SPARSE_FACTOR, SPARSE_SLACK);
     if (tok_vocab_init(c, v, (int32_t)(top + 1), entries) != 0) return -1;
     const cJSON *e;
     cJSON_ArrayForEach(e, obj)

@@ -1,8 +1,9 @@
 /* libFuzzer harness for tokenizer.json (src/io/tokenizer_json.c): the input is the
  * tokenizer.json of a model folder, loaded with tok_load_dir; a tokenizer that loads then
  * encodes fixed texts (special and added tokens inside them, accents, CJK, a word longer than
- * max_input_chars_per_word) and a pair cut to a few ids, so that what the file set up (the
- * vocabulary, the normalizer, added tokens and their match texts, the templates) is used.
+ * max_input_chars_per_word), a pair cut to a few ids and one under the file's own truncation and
+ * padding, each decoded back, so that what the file set up (the vocabulary, the normalizer, the
+ * pre-tokenizer, added tokens and their match texts, the post-processor, the decoder) is used.
  * Two folders, picked by the input's size: tokenizer.json alone (even), and beside it a
  * tokenizer_config.json that names BertTokenizerFast and its own special tokens (odd). */
 #define _GNU_SOURCE /* memfd_create, mkdtemp, nftw */
@@ -27,6 +28,9 @@ static const char *const texts[] = {
     "H\u00e9llo CAF\u00c9 cafe\u0301 na\u00efve \u00c5NGSTR\u00d6M \u0130stanbul \u00df",
     "\u4e2d\u6587\u5b57 \u3053\u3093\u306b\u3061\u306f \ud55c\uad6d\uc5b4 \xf0\x9f\x98\x80 \u2028x",
     "\t\r\n \x7f\xc2\xa0 hello\x01world -- $#!",
+    ("<s> the<mask> caf\u00e9  \u2581x </s><unk> \ufb01ne \uff21 A\u030a "
+     "\U0001F468\u200d\U0001F469 "
+     "I've 12345 <0x41>"),
 };
 
 static char dirs[2][512], long_word[300];
@@ -59,8 +63,12 @@ static int setup(void)
 static void encode(const tokenizer *t, const char *text, const char *pair, int max_len)
 {
     tok_ids ids;
-    char err[256];
-    if (tok_encode(t, text, pair, max_len, &ids, err, sizeof err) == 0) tok_ids_free(&ids);
+    char err[256], *back;
+    if (tok_encode(t, text, pair, max_len, &ids, err, sizeof err) != 0) return;
+    for (int skip_special = 0; skip_special < 2; skip_special++)
+        if (tok_decode(t, ids.ids, (size_t)ids.count, skip_special, &back, err, sizeof err) == 0)
+            free(back);
+    tok_ids_free(&ids);
 }
 
 static void use(const tokenizer *t)
@@ -72,6 +80,7 @@ static void use(const tokenizer *t)
     encode(t, long_word, NULL, INT_MAX);
     encode(t, texts[1], texts[2], 7);
     encode(t, texts[3], long_word, 3);
+    encode(t, texts[5], texts[1], TOK_FILE_RULES);
     (void)tok_token(t, tok_id(t, "[MASK]"));
     (void)tok_pad_id(t);
 }

@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 """Writes the seed corpus, tests/fuzz/corpus/<harness>/: a few small valid and near-valid
-inputs per harness. Run from anywhere; it overwrites the files it writes."""
+inputs per harness. Run from anywhere with the test environment's Python (.venv/bin/python: the
+tokenizer families of tok_corpus.py need sentencepiece, transformers and tokenizers); it
+overwrites the files it writes."""
 import json
 import os
 import struct
+
+import tok_corpus
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -318,3 +322,4 @@ if __name__ == "__main__":
     tokenizer_json_corpus()
     st_model_corpus()
     serve_corpus()
+    tok_corpus.write(put)

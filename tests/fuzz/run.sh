@@ -13,10 +13,11 @@ seconds=${1:-30}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${VKBERT_FUZZ_BUILD:-$root/build-fuzz}
 here=$root/tests/fuzz
-harnesses=(npy safetensors config vocab tokenize tokenizer_json st_model serve_request normalizer)
+harnesses=(npy safetensors config vocab tokenize tokenizer_json normalizer regex st_model
+           serve_request)
 declare -A dicts=([npy]=npy.dict [safetensors]=json.dict [config]=json.dict [vocab]=tokenize.dict
-                  [tokenize]=tokenize.dict [tokenizer_json]=json.dict [st_model]=json.dict
-                  [serve_request]=serve.dict [normalizer]=json.dict)
+                  [tokenize]=tokenize.dict [tokenizer_json]=json.dict [normalizer]=json.dict
+                  [regex]=regex.dict [st_model]=json.dict [serve_request]=serve.dict)
 
 # Configured every time, so that an existing folder without VKBERT_FUZZ gets it; clang is
 # forced because libFuzzer is clang's (a folder first configured with gcc fails with a message).
