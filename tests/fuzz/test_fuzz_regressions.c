@@ -170,14 +170,14 @@ Test(fuzz_regressions, tokenizer_json_not_an_object)
 Test(fuzz_regressions, tokenizer_json_huge_vocab_id) /* as fuzz_tokenizer_json found it */
 {
     expect_tokenizer_error("huge_vocab_id",
-                           "model: WordPiece: vocab: ,: expected a whole number from 0 to "
+                           "model: WordPiece: vocab: ,: expected an integer from 0 to "
                            "2147483646");
 }
 
 Test(fuzz_regressions, tokenizer_json_huge_max_chars)
 {
     expect_tokenizer_error("huge_max_chars",
-                           "model: WordPiece: max_input_chars_per_word: expected a whole number");
+                           "model: WordPiece: max_input_chars_per_word: expected an integer");
 }
 
 /* A decoder of Replaces of the empty string, each putting 300 bytes between every two
