@@ -20,6 +20,7 @@ import sys
 import unicodedata
 
 import tokenizers
+from c_tables import runs_of, table
 from tokenizers.normalizers import NFD, NFKD, Precompiled, StripAccents
 
 CANONICAL, COMPAT = 1, 2
@@ -59,28 +60,8 @@ def utf8proc():
     return lib
 
 
-def runs_of(items):
-    """(first, last, value) for runs of consecutive code points of one value."""
-    runs = []
-    for c, v in items:
-        if runs and runs[-1][1] == c - 1 and runs[-1][2] == v:
-            runs[-1][1] = c
-        else:
-            runs.append([c, c, v])
-    return runs
 
 
-def table(name, kind_name, rows, fmt):
-    lines = [f"static const {kind_name} {name}[] = {{"]
-    line = "   "
-    for cell in (fmt(r) for r in rows):
-        if len(line) + len(cell) + 2 > 100:
-            lines.append(line)
-            line = "   "
-        line += " " + cell + ","
-    lines.append(line)
-    lines.append("};")
-    return "\n".join(lines)
 
 
 def main():

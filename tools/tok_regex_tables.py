@@ -18,6 +18,7 @@ import ctypes.util
 import sys
 
 import tokenizers
+from c_tables import ranges
 from tokenizers import Regex
 from tokenizers.pre_tokenizers import Digits, Split, Whitespace
 
@@ -102,14 +103,6 @@ def numeric_set():
     return {ord(p) for p, _ in pieces if len(p) == 1 and p != "a"}
 
 
-def ranges(points):
-    out = []
-    for c in sorted(points):
-        if out and out[-1][1] == c - 1:
-            out[-1][1] = c
-        else:
-            out.append([c, c])
-    return out
 
 
 def items(base, extra):

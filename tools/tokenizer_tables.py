@@ -17,6 +17,7 @@ import sys
 import unicodedata
 
 import tokenizers
+from c_tables import ranges, runs_of, table
 from tokenizers.normalizers import NFD, BertNormalizer
 from tokenizers.pre_tokenizers import BertPreTokenizer
 
@@ -69,25 +70,8 @@ def combining_class(c):
     return k if moved else 0
 
 
-def ranges(points):
-    out = []
-    for c in points:
-        if out and out[-1][1] == c - 1:
-            out[-1][1] = c
-        else:
-            out.append([c, c])
-    return out
 
 
-def class_runs(classes):
-    """(first, last, class) for runs of code points of one class."""
-    runs = []
-    for c, k in classes:
-        if runs and runs[-1][1] == c - 1 and runs[-1][2] == k:
-            runs[-1][1] = c
-        else:
-            runs.append([c, c, k])
-    return runs
 
 
 def case_runs(pairs):
@@ -104,18 +88,6 @@ def case_runs(pairs):
     return runs
 
 
-def table(name, kind, rows, fmt):
-    lines = [f"static const {kind} {name}[] = {{"]
-    cells = [fmt(r) for r in rows]
-    line = "   "
-    for cell in cells:
-        if len(line) + len(cell) + 2 > 100:
-            lines.append(line)
-            line = "   "
-        line += " " + cell + ","
-    lines.append(line)
-    lines.append("};")
-    return "\n".join(lines)
 
 
 def main():
@@ -155,7 +127,7 @@ do not edit.
 
 {table("tok_mark", "tok_range", ranges(mark), rng)}
 
-{table("tok_ccc", "tok_class", class_runs(classes), cls)}
+{table("tok_ccc", "tok_class", runs_of(classes), cls)}
 
 {table("tok_lower_runs", "tok_case", case_runs(lower), case)}
 /* clang-format on */
