@@ -69,6 +69,12 @@ static void free_tokenizers(void)
     }
 }
 
+/* tests/fuzz/CMakeLists.txt names the folder by its absolute path; the default is that folder
+ * from the repository's root, where a build made by hand would be run. */
+#ifndef VKBERT_FUZZ_DIR
+#define VKBERT_FUZZ_DIR "tests/fuzz"
+#endif
+
 /* A family's seed (in tests/fuzz, VKBERT_FUZZ_DIR) as the tokenizer.json of a folder of its
  * own, loaded. */
 static int load_family(int i, char *err, size_t err_size)

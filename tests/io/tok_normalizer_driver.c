@@ -8,7 +8,7 @@
  * for each character of the normalized text, the span of the original it came from, in
  * characters (the offsets tokenizers' Python binding reports). Exits 1 with the message on a
  * load error; a text that fails to normalize gives {"error": message}. */
-#include "tok_norm_ops.h"
+#include "io/tok_norm_ops.h"
 #include "tok_driver_input.h"
 
 #include <stdio.h>
